@@ -1,0 +1,144 @@
+"""Abstract values: which pieces of autograd graph a value keeps alive, and its shape.
+
+A `Graph` stands for the part of an autograd graph built by one module call (its *site*). It
+remembers whether it was carried over a loop's back-edge (`crossed`, `via`) and whether a
+backward already went through it (`consumed_by`). A backward that reaches a graph which was
+consumed in an earlier iteration of an enclosing loop and then carried into this one is exactly
+"Trying to backward through the graph a second time" (or, with `retain_graph=True`, the
+in-place version error once an optimizer has stepped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from loopfix.model import shapes
+from loopfix.model.shapes import Shape
+
+
+@dataclass(frozen=True)
+class Graph:
+    site: tuple[int, ...]
+    crossed: int | None = None
+    via: str | None = None
+    consumed_by: int | None = None
+    retained: bool = False
+
+    @property
+    def key(self) -> tuple:
+        """Identity of the graph piece for freeing: whichever variable carries it, one
+        backward frees it for all of them."""
+        return (self.site, self.crossed)
+
+    @property
+    def route(self) -> tuple:
+        """The piece and the variable it came through: what a backward's signature lists."""
+        return (self.site, self.crossed, self.via)
+
+    def consume(self, backward_id: int, retained: bool) -> Graph:
+        if self.consumed_by is not None:
+            return self
+        return replace(self, consumed_by=backward_id, retained=retained)
+
+    def carry(self, loop_id: int, via: str, enclosing: tuple[int, ...]) -> Graph:
+        """Cross `loop_id`'s back-edge in `via`. A piece that already crossed this loop keeps
+        the variable it first crossed in (the state to blame and to detach); one that crossed
+        an enclosing loop keeps that label, which is the older and more telling one."""
+        if self.crossed == loop_id or self.crossed in enclosing:
+            return self
+        return replace(self, crossed=loop_id, via=via)
+
+
+@dataclass(frozen=True)
+class Value:
+    graphs: frozenset[Graph] = frozenset()
+    shape: Shape = None
+
+    def with_shape(self, shape: Shape) -> Value:
+        return Value(self.graphs, shape)
+
+
+EMPTY = Value()
+
+Env = dict[str, Value]
+
+
+def join_values(a: Value | None, b: Value | None) -> Value | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape))
+
+
+def union(values) -> frozenset[Graph]:
+    result: frozenset[Graph] = frozenset()
+    for value in values:
+        result |= value.graphs
+    return result
+
+
+def join_envs(a: Env | None, b: Env | None) -> Env | None:
+    if a is None:
+        return None if b is None else dict(b)
+    if b is None:
+        return dict(a)
+    joined = dict(a)
+    for key, value in b.items():
+        joined[key] = join_values(joined.get(key, EMPTY), value)
+    for key in a.keys() - b.keys():
+        joined[key] = join_values(a[key], EMPTY)
+    return joined
+
+
+@dataclass
+class Flow:
+    """Where control goes after a block: on, to the loop head, out of the loop, or returns."""
+
+    normal: Env | None
+    continues: Env | None = None
+    breaks: Env | None = None
+    returns: Env | None = None
+    returned: Value | None = None
+
+    def then(self, after: Flow) -> Flow:
+        """This flow followed by `after`, which ran on this flow's `normal` environment."""
+        return Flow(
+            normal=after.normal,
+            continues=join_envs(self.continues, after.continues),
+            breaks=join_envs(self.breaks, after.breaks),
+            returns=join_envs(self.returns, after.returns),
+            returned=join_values(self.returned, after.returned),
+        )
+
+    def join(self, other: Flow) -> Flow:
+        return Flow(
+            normal=join_envs(self.normal, other.normal),
+            continues=join_envs(self.continues, other.continues),
+            breaks=join_envs(self.breaks, other.breaks),
+            returns=join_envs(self.returns, other.returns),
+            returned=join_values(self.returned, other.returned),
+        )
+
+
+@dataclass
+class BackwardSite:
+    """One call that runs a backward pass (`loss.backward()`, `torch.autograd.grad`, ...)."""
+
+    id: int
+    call: object
+    statement: object | None
+    retain: bool | None
+    retain_keyword: object | None
+    loops: tuple[int, ...]
+
+
+@dataclass
+class CarriedGraph:
+    """A variable that carries an already-consumed graph over a loop's back-edge."""
+
+    loop_id: int
+    var: str
+    consumers: set[int] = field(default_factory=set)
+    failing: set[int] = field(default_factory=set)
+    retained: bool = False

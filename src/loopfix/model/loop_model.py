@@ -1,0 +1,168 @@
+"""The loop model of one module: what the rules ask about, built once per source text.
+
+`build_model` parses nothing itself; it takes a tree and runs the abstract interpreter over the
+module body and over every function and method body (each as its own scope). Rules read the
+observations through the small query methods here and never walk the tree for facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from loopfix.model import shapes
+from loopfix.model.graphs import BackwardSite, CarriedGraph
+from loopfix.model.interpreter import Frame, Interpreter, Observations
+from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols
+
+Block = list[ast.stmt]
+
+
+@dataclass
+class LoopModel:
+    tree: ast.Module
+    symbols: Symbols
+    observations: Observations
+    parents: dict[int, tuple[ast.AST, Block]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ questions for rules
+    def carried_graphs(self) -> list[CarriedGraph]:
+        """Variables that carry a consumed graph into the next iteration of a loop."""
+        found = [
+            record
+            for record in self.observations.carried.values()
+            if record.loop_id in self.observations.loops and "#" not in record.var
+        ]
+        return sorted(found, key=lambda r: (self.loop(r.loop_id).lineno, r.var))
+
+    def loop(self, loop_id: int) -> ast.For | ast.While | ast.AsyncFor:
+        return self.observations.loops[loop_id]
+
+    def backward(self, backward_id: int) -> BackwardSite:
+        return self.observations.backwards[backward_id]
+
+    def backward_signatures(self) -> dict[int, frozenset]:
+        return dict(self.observations.signatures)
+
+    def backwards_reaching_graph_of(self, backward_id: int) -> list[int]:
+        """Backwards that go through graph already traversed by `backward_id`."""
+        return [
+            other
+            for other, consumers in self.observations.reached_consumers.items()
+            if backward_id in consumers and other != backward_id
+        ]
+
+    def writers(self, loop_id: int, var: str) -> list[ast.stmt]:
+        """Statements inside the loop (innermost, in this scope) that assign `var`."""
+        return list(self.observations.writers.get((loop_id, var), []))
+
+    def shape_before(self, statement: ast.stmt, var: str):
+        return self.observations.shapes_before.get(id(statement), {}).get(var)
+
+    def shape_after(self, statement: ast.stmt, var: str):
+        return self.observations.shapes_after.get(id(statement), {}).get(var)
+
+    def block_of(self, statement: ast.stmt) -> tuple[ast.AST, Block]:
+        """The node owning the statement list that holds `statement`, and that list."""
+        return self.parents[id(statement)]
+
+    def enclosing_statements(self, statement: ast.stmt) -> list[ast.stmt]:
+        """`statement` and the compound statements around it, innermost first."""
+        chain = [statement]
+        while id(chain[-1]) in self.parents:
+            owner, _ = self.parents[id(chain[-1])]
+            if not isinstance(owner, ast.stmt):
+                break
+            chain.append(owner)
+        return chain
+
+    def names_in_use(self) -> set[str]:
+        return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | set(
+            self.symbols.functions
+        )
+
+    def detaching_functions(self) -> list[str]:
+        """Module-level functions that return their argument detached (`repackage_hidden`)."""
+        return [
+            name
+            for name, function in self.symbols.functions.items()
+            if _returns_detached(function, self.symbols)
+        ]
+
+
+def build_model(tree: ast.Module) -> LoopModel:
+    symbols = collect_symbols(tree)
+    observations = Observations()
+    interpreter = Interpreter(symbols, observations)
+    interpreter.run_scope(tree.body, Frame(), {})
+    for owner, function in _functions(tree, symbols):
+        frame = Frame(self_path="self" if owner is not None else None, cls=owner)
+        env = {a.arg: _parameter_value(a) for a in _parameters(function)}
+        interpreter.run_scope(function.body, frame, env)
+    model = LoopModel(tree=tree, symbols=symbols, observations=observations)
+    model.parents = _statement_parents(tree)
+    return model
+
+
+def _functions(tree: ast.Module, symbols: Symbols):
+    classes_by_node = {id(info.node): info for info in symbols.classes.values()}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            info: ClassInfo | None = classes_by_node.get(id(node))
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield info, item
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not _is_method(node, tree):
+                yield None, node
+
+
+def _is_method(function: ast.AST, tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
+    )
+
+
+def _parameters(function) -> list[ast.arg]:
+    arguments = function.args
+    return arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+
+
+def _parameter_value(argument: ast.arg):
+    from loopfix.model.graphs import EMPTY
+
+    annotation = ast.unparse(argument.annotation) if argument.annotation is not None else ""
+    if annotation.endswith("Module"):
+        return EMPTY.with_shape(shapes.module("custom"))
+    return EMPTY
+
+
+def _statement_parents(tree: ast.Module) -> dict[int, tuple[ast.AST, Block]]:
+    parents: dict[int, tuple[ast.AST, Block]] = {}
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for statement in block:
+                    if isinstance(statement, ast.stmt):
+                        parents[id(statement)] = (node, block)
+        if isinstance(node, ast.ExceptHandler | ast.match_case):
+            for statement in node.body:
+                parents[id(statement)] = (node, node.body)
+    return parents
+
+
+def _returns_detached(function, symbols: Symbols) -> bool:
+    """Run the function on a graph-carrying argument and see whether the graph survives."""
+    from loopfix.model.graphs import Graph, Value
+
+    params = _parameters(function)
+    if len(params) != 1 or function.args.vararg or function.args.kwarg:
+        return False
+    observations = Observations()
+    interpreter = Interpreter(symbols, observations)
+    carried = Value(frozenset({Graph(site=(-1,))}), shapes.UNKNOWN)
+    env = {params[0].arg: carried}
+    flow = interpreter.exec_block(function.body, env)
+    returned = flow.returned
+    return returned is not None and not returned.graphs and flow.normal is None

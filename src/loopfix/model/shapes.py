@@ -1,0 +1,106 @@
+"""What kind of value a variable holds, as far as the fix needs to know.
+
+Shapes are plain tuples so they compare and hash cheaply:
+
+- ``TENSOR``, ``NONE``, ``OTHER`` (a non-tensor such as an int), ``UNKNOWN``; ``None`` is "no
+  information yet" (the bottom of the lattice);
+- ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("seq", s)`` a list or tuple of any
+  length whose items have shape ``s``;
+- ``("opt", s)`` either ``None`` or ``s`` (a state that starts as ``None``);
+- ``("module", kind, cls)`` an ``nn.Module``: ``kind`` is the torch class name (``"LSTM"``) or
+  ``"custom"``; ``cls`` names a class defined in the analysed file;
+- ``("modules", m)`` a ``ModuleList`` / list of modules of shape ``m``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Shape = Any
+
+TENSOR = "tensor"
+NONE = "none"
+OTHER = "other"
+UNKNOWN = "unknown"
+
+LSTM_STATE = ("tuple", (TENSOR, TENSOR))
+
+# Output shape of a forward call, by torch.nn class name.
+RECURRENT_OUTPUT = {
+    "LSTM": ("tuple", (TENSOR, LSTM_STATE)),
+    "GRU": ("tuple", (TENSOR, TENSOR)),
+    "RNN": ("tuple", (TENSOR, TENSOR)),
+    "LSTMCell": LSTM_STATE,
+    "GRUCell": TENSOR,
+    "RNNCell": TENSOR,
+}
+
+
+def module(kind: str, cls: str | None = None) -> Shape:
+    return ("module", kind, cls)
+
+
+def is_module(shape: Shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "module"
+
+
+def is_module_list(shape: Shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "modules"
+
+
+def item_shape(shape: Shape) -> Shape:
+    """Shape of one item when the value is iterated or indexed."""
+    if isinstance(shape, tuple):
+        if shape[0] == "seq":
+            return shape[1]
+        if shape[0] == "modules":
+            return shape[1]
+        if shape[0] == "tuple":
+            return join_all(shape[1])
+    if shape == TENSOR:
+        return TENSOR
+    return UNKNOWN if shape is not None else None
+
+
+def join(a: Shape, b: Shape) -> Shape:
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if a == NONE:
+        return b if _is_opt(b) else ("opt", b)
+    if b == NONE:
+        return a if _is_opt(a) else ("opt", a)
+    if _is_opt(a) or _is_opt(b):
+        return ("opt", join(_strip_opt(a), _strip_opt(b)))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return _join_containers(a, b)
+    return UNKNOWN
+
+
+def join_all(shapes) -> Shape:
+    result = None
+    for shape in shapes:
+        result = join(result, shape)
+    return result
+
+
+def _is_opt(shape: Shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "opt"
+
+
+def _strip_opt(shape: Shape) -> Shape:
+    return shape[1] if _is_opt(shape) else shape
+
+
+def _join_containers(a: tuple, b: tuple) -> Shape:
+    if a[0] == b[0] == "tuple" and len(a[1]) == len(b[1]):
+        return ("tuple", tuple(join(x, y) for x, y in zip(a[1], b[1], strict=True)))
+    sequences = {"tuple", "seq"}
+    if a[0] in sequences and b[0] in sequences:
+        return ("seq", join(item_shape(a), item_shape(b)))
+    if a[0] == b[0] == "modules":
+        return ("modules", join(a[1], b[1]))
+    if a[0] == b[0] == "module":
+        return a if a[1] == b[1] else module("custom")
+    return UNKNOWN

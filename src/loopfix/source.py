@@ -1,0 +1,107 @@
+"""A Python file read once: its bytes, encoding, BOM and text, and offsets into that text.
+
+Everything loopfix changes is expressed as offsets into `SourceFile.text`; `encode` turns an
+edited text back into bytes with the file's own encoding and BOM, so untouched bytes survive.
+Line endings are never normalised: the text keeps `\\r\\n`, `\\r` and `\\n` exactly as read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be read, decoded or parsed; the message names the file."""
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    data: bytes
+    encoding: str
+    has_bom: bool
+    text: str
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def from_bytes(cls, path: Path, data: bytes) -> SourceFile:
+        if b"\x00" in data:
+            raise SourceError(f"{path}: contains NUL bytes; not a Python source file")
+        has_bom = data.startswith(codecs.BOM_UTF8)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as error:
+            raise SourceError(f"{path}: {error}") from None
+        if encoding == "utf-8-sig":
+            encoding = "utf-8"
+        body = data[len(codecs.BOM_UTF8) :] if has_bom else data
+        try:
+            text = body.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as error:
+            raise SourceError(f"{path}: cannot decode as {encoding}: {error}") from None
+        return cls(path=path, data=data, encoding=encoding, has_bom=has_bom, text=text)
+
+    @classmethod
+    def read(cls, path: Path) -> SourceFile:
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise SourceError(f"{path}: cannot read: {error.strerror or error}") from None
+        return cls.from_bytes(path, data)
+
+    def encode(self, text: str) -> bytes:
+        """Bytes for `text` written the way this file was written (encoding and BOM)."""
+        body = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + body if self.has_bom else body
+
+    @property
+    def line_starts(self) -> list[int]:
+        if not self._line_starts:
+            self._line_starts = line_starts(self.text)
+        return self._line_starts
+
+    def offset(self, lineno: int, utf8_col: int) -> int:
+        """Text offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        return offset_of(self.text, self.line_starts, lineno, utf8_col)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and 1-based character column of a text offset."""
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index] + 1
+
+
+def line_starts(text: str) -> list[int]:
+    return [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+
+
+def offset_of(text: str, starts: list[int], lineno: int, utf8_col: int) -> int:
+    start = starts[lineno - 1]
+    line_end = starts[lineno] if lineno < len(starts) else len(text)
+    prefix = text[start:line_end].encode("utf-8")[:utf8_col]
+    return start + len(prefix.decode("utf-8", errors="ignore"))
+
+
+def line_break_at(text: str, starts: list[int], lineno: int) -> str:
+    """The line ending of line `lineno` ('' on a last line without one)."""
+    end = starts[lineno] if lineno < len(starts) else len(text)
+    line = text[starts[lineno - 1] : end]
+    for ending in ("\r\n", "\r", "\n"):
+        if line.endswith(ending):
+            return ending
+    return ""
+
+
+def dominant_line_break(text: str) -> str:
+    counts = {"\r\n": text.count("\r\n")}
+    counts["\r"] = text.count("\r") - counts["\r\n"]
+    counts["\n"] = text.count("\n") - counts["\r\n"]
+    best = max(counts, key=lambda key: counts[key])
+    return best if counts[best] else "\n"
