@@ -249,9 +249,25 @@ class Interpreter:
 
     def stmt_If(self, node: ast.If, env: Env) -> Flow:
         self.eval(node.test, env)
-        taken = self.exec_block(node.body, dict(env))
-        skipped = self.exec_block(node.orelse, dict(env))
-        return taken.join(skipped)
+        taken, skipped = dict(env), dict(env)
+        none_check = self._none_check(node.test)
+        if none_check is not None:
+            key, none_when_true = none_check
+            if key in env:  # on the branch where it is None, it holds no graph
+                (taken if none_when_true else skipped)[key] = EMPTY.with_shape(NONE)
+        return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
+
+    def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
+        """`x is None` -> (x, True); `x is not None` -> (x, False)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        right = test.comparators[0]
+        if not (isinstance(right, ast.Constant) and right.value is None):
+            return None
+        key = self.key_for(test.left)
+        if key is None or not isinstance(test.ops[0], ast.Is | ast.IsNot):
+            return None
+        return key, isinstance(test.ops[0], ast.Is)
 
     def stmt_Match(self, node: ast.Match, env: Env) -> Flow:
         self.eval(node.subject, env)
@@ -471,6 +487,8 @@ class Interpreter:
         return self.eval(node.value, env)
 
     def _comprehension(self, node, env: Env, elements: list[ast.expr]) -> Value:
+        """The comprehension's value: the graphs of its last element expression (a dict
+        comprehension's value, never its key)."""
         inner = dict(env)
         targets: set[str] = set()
         for generator in node.generators:
@@ -484,7 +502,8 @@ class Interpreter:
         for key, value in inner.items():
             if key not in targets and key.removeprefix(self.frame.prefix) not in targets:
                 env[key] = value
-        return Value(union(values), ("seq", values[0].shape if len(values) == 1 else UNKNOWN))
+        result = values[-1]
+        return Value(result.graphs, ("seq", result.shape if len(values) == 1 else UNKNOWN))
 
     def expr_ListComp(self, node: ast.ListComp, env: Env) -> Value:
         return self._comprehension(node, env, [node.elt])
@@ -601,6 +620,8 @@ class Interpreter:
                     return ("module", shape, key)
         if shapes.is_module(receiver.shape):
             return self._module_method(func, receiver.shape)
+        if receiver.shape in (None, UNKNOWN) and func.attr in self.symbols.module_evidence:
+            return ("module", shapes.module("custom"), key)  # `self.model(x)`
         if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
             return ("graph_free", TENSOR)
         return ("method_of",)
@@ -610,6 +631,7 @@ class Interpreter:
         value = env.get(key) if key else None
         if value is not None and shapes.is_module(value.shape):
             return ("module", value.shape, key)
+        unknown = value is None or value.shape in (None, UNKNOWN)
         if value is None:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
@@ -625,7 +647,7 @@ class Interpreter:
             return self._resolve_torch(call, qualified)
         if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
             return ("builtin",)
-        if value is None and func.id in self.symbols.module_evidence:
+        if unknown and func.id in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key)
         return ("unknown",)
 
@@ -848,14 +870,14 @@ def _builtin_result(name: str, arguments: list[Value]) -> Value:
     return shaper(arguments)
 
 
-def _sequence_of(arguments: list[Value]) -> Value:
+def _sequence_of(arguments: list[Value], kind: str = "seq") -> Value:
     if not arguments:
-        return EMPTY.with_shape(("seq", None))
-    return Value(arguments[0].graphs, ("seq", shapes.item_shape(arguments[0].shape)))
+        return EMPTY.with_shape((kind, None))
+    return Value(arguments[0].graphs, (kind, shapes.item_shape(arguments[0].shape)))
 
 
 _BUILTIN_SHAPERS = {
-    "tuple": _sequence_of,
+    "tuple": lambda args: _sequence_of(args, "vtuple"),
     "list": _sequence_of,
     "sorted": _sequence_of,
     "reversed": _sequence_of,

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from loopfix.model import shapes
 from loopfix.model.graphs import BackwardSite, CarriedGraph
 from loopfix.model.interpreter import Frame, Interpreter, Observations
-from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols
+from loopfix.model.interpreter import MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
 Block = list[ast.stmt]
+_OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
 
 
 @dataclass
@@ -75,6 +77,50 @@ class LoopModel:
                 break
             chain.append(owner)
         return chain
+
+    def reads(self, node: ast.AST, var: str) -> bool:
+        """Whether `node` may read `var` (a name or an attribute path such as `model.hidden`).
+
+        Calling the object that owns an attribute path counts as reading it: `model(x)` may
+        read `model.hidden` in `forward`.
+        """
+        owner = var.rpartition(".")[0]
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name | ast.Attribute) and isinstance(child.ctx, ast.Load):
+                dotted = dotted_name(child)
+                if dotted == var or (dotted or "").startswith(var + "."):
+                    return True
+            if owner and isinstance(child, ast.Call):
+                called = dotted_name(child.func) or ""
+                method = called.rpartition(".")[2]
+                if called == owner or (
+                    called.startswith(owner + ".") and method not in _OWNER_CALLS_WITHOUT_STATE
+                ):
+                    return True
+        return False
+
+    def first_reader(self, loop: ast.AST, variables: list[str]) -> ast.stmt | None:
+        """The first statement of the loop body that may read one of `variables`."""
+        for statement in loop.body:
+            if any(self.reads(statement, var) for var in variables):
+                return statement
+        return None
+
+    def read_later_in_iteration(
+        self, statement: ast.stmt, loop: ast.AST, variables: list[str]
+    ) -> bool:
+        """Whether a statement after `statement`, before the loop's next iteration, may read
+        one of `variables`."""
+        current = statement
+        while current is not loop:
+            if id(current) not in self.parents:
+                return True
+            owner, block = self.parents[id(current)]
+            later = block[block.index(current) + 1 :]
+            if any(self.reads(s, var) for s in later for var in variables):
+                return True
+            current = owner
+        return False
 
     def names_in_use(self) -> set[str]:
         return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | set(

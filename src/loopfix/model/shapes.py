@@ -4,8 +4,8 @@ Shapes are plain tuples so they compare and hash cheaply:
 
 - ``TENSOR``, ``NONE``, ``OTHER`` (a non-tensor such as an int), ``UNKNOWN``; ``None`` is "no
   information yet" (the bottom of the lattice);
-- ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("seq", s)`` a list or tuple of any
-  length whose items have shape ``s``;
+- ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("vtuple", s)`` a tuple of any
+  length whose items have shape ``s``, ``("seq", s)`` a list (or other iterable) of them;
 - ``("opt", s)`` either ``None`` or ``s`` (a state that starts as ``None``);
 - ``("module", kind, cls)`` an ``nn.Module``: ``kind`` is the torch class name (``"LSTM"``) or
   ``"custom"``; ``cls`` names a class defined in the analysed file;
@@ -51,7 +51,7 @@ def is_module_list(shape: Shape) -> bool:
 def item_shape(shape: Shape) -> Shape:
     """Shape of one item when the value is iterated or indexed."""
     if isinstance(shape, tuple):
-        if shape[0] == "seq":
+        if shape[0] in ("seq", "vtuple"):
             return shape[1]
         if shape[0] == "modules":
             return shape[1]
@@ -96,9 +96,11 @@ def _strip_opt(shape: Shape) -> Shape:
 def _join_containers(a: tuple, b: tuple) -> Shape:
     if a[0] == b[0] == "tuple" and len(a[1]) == len(b[1]):
         return ("tuple", tuple(join(x, y) for x, y in zip(a[1], b[1], strict=True)))
-    sequences = {"tuple", "seq"}
-    if a[0] in sequences and b[0] in sequences:
-        return ("seq", join(item_shape(a), item_shape(b)))
+    tuples = {"tuple", "vtuple"}
+    if a[0] in tuples and b[0] in tuples:
+        return ("vtuple", join(item_shape(a), item_shape(b)))
+    if a[0] == b[0] == "seq":
+        return ("seq", join(a[1], b[1]))
     if a[0] == b[0] == "modules":
         return ("modules", join(a[1], b[1]))
     if a[0] == b[0] == "module":

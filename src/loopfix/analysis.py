@@ -1,0 +1,86 @@
+"""One file through the pipeline: source text -> tree -> loop model -> findings -> fixed text.
+
+Pure: no file I/O, no torch. The fixed text is planned here once; `check`, `apply --dry-run`,
+`apply` (and the language server) all consume the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from loopfix.edits import EditConflict, apply_edits
+from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
+from loopfix.source import SourceError, SourceFile
+
+
+@dataclass
+class FileResult:
+    source: SourceFile
+    findings: list[Finding] = field(default_factory=list)
+    fixed_text: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed_text != self.source.text
+
+    @property
+    def fixed_bytes(self) -> bytes:
+        return self.source.encode(self.fixed_text)
+
+
+def parse_context(text: str, filename: str) -> FileContext:
+    try:
+        return FileContext.parse(text, filename)
+    except SyntaxError as error:
+        where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
+        raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise SourceError(f"{filename}: nested too deeply to analyse") from None
+    except ValueError as error:
+        raise SourceError(f"{filename}: {error}") from None
+
+
+def analyse_source(source: SourceFile, rules: list[Rule] | None = None) -> FileResult:
+    rules = ALL_RULES if rules is None else rules
+    result = FileResult(source=source, fixed_text=source.text)
+    context = parse_context(source.text, str(source.path))
+    for rule in rules:
+        try:
+            findings = rule.detect(context)
+            for finding in findings:
+                finding.fix = rule.fix(context, finding)
+        except Exception as error:  # a broken rule must not take the other rules down
+            result.errors.append(f"{source.path}: internal error in {rule.code}: {error!r}")
+            continue
+        result.findings.extend(findings)
+    result.findings.sort(key=lambda f: (f.start, f.rule))
+    result.fixed_text = _combine_fixes(context, result.findings, rules)
+    return result
+
+
+def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Rule]) -> str:
+    """Apply fixes one by one, keeping each only if every rule still accepts the result."""
+    by_code = {rule.code: rule for rule in rules}
+    accepted: list[Finding] = []
+    text = context.text
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        trial = accepted + [finding]
+        try:
+            candidate = apply_edits(context.text, [e for f in trial for e in f.fix.edits])
+        except EditConflict:
+            finding.fix = None
+            continue
+        patched = FileContext.parse(candidate) if candidate != text else None
+        codes = {f.rule for f in trial}
+        if patched is None or not all(
+            by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
+            for code in codes
+        ):
+            finding.fix = None
+            continue
+        accepted.append(finding)
+        text = candidate
+    return text

@@ -1,0 +1,1 @@
+"""The loop model: what happens to autograd graphs in each loop and function body."""

@@ -1,0 +1,13 @@
+"""The rules, one module each; `ALL_RULES` lists them in code order."""
+
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.lf001_hidden_state import HiddenStateNotDetached
+
+ALL_RULES: list[Rule] = [HiddenStateNotDetached()]
+
+
+def rule_by_code(code: str) -> Rule | None:
+    return next((r for r in ALL_RULES if r.code == code.upper()), None)
+
+
+__all__ = ["ALL_RULES", "FileContext", "Finding", "Fix", "Rule", "rule_by_code"]

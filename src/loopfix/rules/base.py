@@ -1,0 +1,73 @@
+"""What every rule is made of: findings, fixes, and the per-file context rules work on."""
+
+from __future__ import annotations
+
+import ast
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from loopfix.edits import Edit, EditConflict, Layout, apply_edits
+from loopfix.model.loop_model import LoopModel, build_model
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Finding:
+    rule: str
+    name: str
+    message: str
+    start: int
+    end: int
+    fix: Fix | None = None
+    detail: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+
+@dataclass
+class FileContext:
+    """One source text with its tree, loop model and layout; built once, shared by rules."""
+
+    text: str
+    tree: ast.Module
+    model: LoopModel
+    layout: Layout
+
+    @classmethod
+    def parse(cls, text: str, filename: str = "<unknown>") -> FileContext:
+        tree = ast.parse(text, filename=filename)
+        return cls(text=text, tree=tree, model=build_model(tree), layout=Layout(text))
+
+    def with_edits(self, edits) -> FileContext | None:
+        """The context of the text after `edits`, or None if they clash or do not parse."""
+        try:
+            return FileContext.parse(apply_edits(self.text, edits))
+        except (EditConflict, SyntaxError, RecursionError, ValueError):
+            return None
+
+
+class Rule(ABC):
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    docs: ClassVar[str]
+
+    @abstractmethod
+    def detect(self, context: FileContext) -> list[Finding]:
+        """Findings for this file, from questions to the loop model."""
+
+    @abstractmethod
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        """The edits that fix one finding, or None when no safe fix is known."""
+
+    @abstractmethod
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        """Whether `after` (the text with several fixes applied) fixes `fixed` safely."""

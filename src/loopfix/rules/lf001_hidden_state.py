@@ -1,0 +1,414 @@
+"""LF001 hidden-state-not-detached: recurrent state carried across `backward()` undetached."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from loopfix.edits import Edit
+from loopfix.model import shapes
+from loopfix.model.symbols import dotted_name
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+
+DOCS = """\
+## What it does
+Finds a recurrent state (the hidden state of `nn.LSTM` / `nn.GRU` / `nn.RNN`, the `(h, c)` of
+`LSTMCell`s, or anything a module call consumes and returns, also when it is kept on a module
+attribute or passed through a helper function) that is produced in one iteration of a loop, goes
+through a `backward()` in that iteration, and is fed into the next iteration without being
+detached or re-created.
+
+## Why is this bad?
+`backward()` frees the graph it went through. In the next iteration the new loss reaches back
+through the state into that freed graph, and autograd raises
+"Trying to backward through the graph a second time". The popular band-aid,
+`backward(retain_graph=True)`, keeps the old graph alive instead: after `optimizer.step()` has
+changed the weights in place, the next backward fails with "one of the variables needed for
+gradient computation has been modified by an inplace operation" (and without a step, every
+iteration backpropagates through all earlier batches, ever slower and ever bigger).
+
+## Example
+```python
+hidden = model.init_hidden(batch_size)
+for x, y in batches:
+    output, hidden = model(x, hidden)
+    loss = criterion(output, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+```
+
+Use instead:
+```python
+hidden = model.init_hidden(batch_size)
+for x, y in batches:
+    output, hidden = model(x, hidden)
+    hidden = tuple(s.detach() for s in hidden)
+    loss = criterion(output, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+```
+
+## What the fix preserves
+The fix cuts the graph at the batch boundary (truncated backpropagation through time). Its
+correctness criterion: every backward the original code completed computes exactly the same
+loss and the same gradient for every parameter after the fix; in particular the first
+iteration's loss and gradients are bit-for-bit identical. The state's values are unchanged; only
+the history autograd keeps is cut. The detach is placed where this holds:
+- right after the call that produces the state, when nothing later in the iteration reads it;
+- otherwise where the state is fed back, before its first use in the iteration (guarded when
+  the state may still be `None`);
+- otherwise right after the `backward()` that consumed its graph (truncated BPTT every K steps,
+  where the state must keep its graph inside the window).
+Each candidate is checked by re-analysing the patched code: the carried graph must be gone and
+every backward must reach exactly the same graph as before. Tensors, tuples, lists and nested
+containers are detached in place of the original structure; a state whose structure cannot be
+known statically goes through a small `detach_state` helper (or the file's own
+`repackage_hidden`). A `retain_graph=True` that only served the carried state is removed.
+
+## Fix safety
+Safe by the criterion above. Gradients of later iterations no longer flow into earlier batches:
+that is the intent of truncated BPTT, and the original code could not compute them anyway.
+`loopfix verify` runs the original and the patched loop and compares the first iteration's loss
+and gradients. A finding without a statically safe placement is reported without a fix.
+
+## Known problems
+State kept in objects loopfix cannot see (a model class imported from another file that stores
+its state internally) is not followed; such loops are not reported.
+
+## References
+- PyTorch word language model example, `repackage_hidden`
+- PyTorch autograd mechanics: "Saved tensors" and `retain_graph`
+"""
+
+HELPER = [
+    "def {name}(state):",
+    '    """Cut a recurrent state loose from the graph of the batch that produced it."""',
+    "    if isinstance(state, dict):",
+    "        return {{key: {name}(value) for key, value in state.items()}}",
+    "    if isinstance(state, (list, tuple)):",
+    "        return type(state)({name}(value) for value in state)",
+    "    return None if state is None else state.detach()",
+]
+
+
+@dataclass
+class CarriedState:
+    """One finding: the variables one statement produces that carry graph into the next turn."""
+
+    loop_id: int
+    producer: ast.stmt
+    variables: list[str] = field(default_factory=list)
+    consumers: set[int] = field(default_factory=set)
+    retained: bool = False
+
+    @property
+    def names(self) -> str:
+        quoted = [f"`{v}`" for v in self.variables]
+        return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+    @property
+    def carries(self) -> str:
+        return f"{self.names} {'carries' if len(self.variables) == 1 else 'carry'}"
+
+
+class HiddenStateNotDetached(Rule):
+    code = "LF001"
+    name = "hidden-state-not-detached"
+    summary = "Recurrent state carries the previous iteration's graph across backward()"
+    docs = DOCS
+
+    # ------------------------------------------------------------------ detector
+    def detect(self, context: FileContext) -> list[Finding]:
+        return [self._finding(context, state) for state in self._carried_states(context)]
+
+    def _carried_states(self, context: FileContext) -> list[CarriedState]:
+        model = context.model
+        states: dict[int, CarriedState] = {}
+        for record in model.carried_graphs():
+            writers = model.writers(record.loop_id, record.var)
+            if not writers:
+                continue
+            producer = max(writers, key=lambda s: (s.lineno, s.col_offset))
+            state = states.setdefault(id(producer), CarriedState(record.loop_id, producer))
+            if _nests(model.loop(record.loop_id), model.loop(state.loop_id)):
+                state.loop_id = record.loop_id  # the innermost loop is the batch boundary
+            if record.var not in state.variables:
+                state.variables.append(record.var)
+        for state in states.values():
+            order = _stored_names(state.producer)
+            state.variables.sort(key=lambda v: order.index(v) if v in order else len(order))
+            state.consumers |= record.consumers
+            state.retained |= record.retained
+        return list(states.values())
+
+    def _finding(self, context: FileContext, state: CarriedState) -> Finding:
+        start, end = context.layout.node_range(_reported_node(state))
+        message = (
+            f"{state.carries} the previous iteration's autograd graph into the next "
+            "backward(), which then goes through a freed graph"
+        )
+        if state.retained:
+            message = (
+                f"{state.carries} the previous iteration's autograd graph into the next "
+                "backward(); retain_graph=True only delays the failure until an optimizer "
+                "step changes weights that graph still needs"
+            )
+        return Finding(self.code, self.name, message, start, end, detail=state)
+
+    # ------------------------------------------------------------------ fix
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        state: CarriedState = finding.detail
+        placements = (
+            ("after the call that produces it", self._after_producer),
+            ("before it is fed back", self._before_feed_back),
+            ("after the backward() that consumed its graph", self._after_backward),
+        )
+        for where, placement in placements:
+            edits = placement(context, state)
+            if edits is None:
+                continue
+            patched = context.with_edits(edits)
+            if patched is None or not self._is_safe(context, patched, [state]):
+                continue
+            removals = self._needless_retains(context, state, edits)
+            title = f"Detach {state.names} {where}"
+            if removals:
+                title += " and drop the retain_graph=True it needed"
+            return Fix(title, tuple(edits + removals))
+        return None
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return self._is_safe(before, after, [f.detail for f in fixed])
+
+    def _is_safe(self, before: FileContext, after: FileContext, states: list[CarriedState]) -> bool:
+        """The carried graphs are gone, nothing new appeared, and every backward reaches
+        exactly the graph it reached before."""
+        remaining = {(r.loop_id, r.var) for r in after.model.carried_graphs()}
+        original = {(r.loop_id, r.var) for r in before.model.carried_graphs()}
+        fixed = {(s.loop_id, v) for s in states for v in s.variables}
+        if remaining & fixed or not remaining <= original:
+            return False
+        return before.model.backward_signatures() == after.model.backward_signatures()
+
+    # ------------------------------------------------------------------ placements
+    def _after_producer(self, context: FileContext, state: CarriedState) -> list[Edit] | None:
+        model, producer = context.model, state.producer
+        loop = model.loop(state.loop_id)
+        chain = model.enclosing_statements(producer)
+        if loop not in chain or not context.layout.stands_alone(producer):
+            return None
+        between = chain[1 : chain.index(loop)]
+        if any(not isinstance(s, ast.If | ast.With | ast.Try) for s in between):
+            return None
+        if model.read_later_in_iteration(producer, loop, state.variables):
+            return None
+        return self._detach_edits(context, state, producer, after=True)
+
+    def _before_feed_back(self, context: FileContext, state: CarriedState) -> list[Edit] | None:
+        reader = context.model.first_reader(context.model.loop(state.loop_id), state.variables)
+        if reader is None or not context.layout.stands_alone(reader):
+            return None
+        return self._detach_edits(context, state, reader, after=False)
+
+    def _after_backward(self, context: FileContext, state: CarriedState) -> list[Edit] | None:
+        model = context.model
+        loop = model.loop(state.loop_id)
+        for consumer in sorted(state.consumers):
+            statement = model.backward(consumer).statement
+            if statement is None or loop not in model.enclosing_statements(statement):
+                continue
+            anchor = self._end_of_update(context, statement, state.variables)
+            if context.layout.stands_alone(anchor):
+                return self._detach_edits(context, state, anchor, after=True)
+        return None
+
+    @staticmethod
+    def _end_of_update(context: FileContext, backward: ast.stmt, variables: list[str]) -> ast.stmt:
+        """The last of the simple statements that follow the backward (`step`, `zero_grad`,
+        logging), so the detach reads as the end of the update."""
+        _, block = context.model.block_of(backward)
+        anchor = backward
+        for statement in block[block.index(backward) + 1 :]:
+            simple = isinstance(statement, ast.Expr | ast.Assign | ast.AugAssign)
+            if not simple or any(context.model.reads(statement, v) for v in variables):
+                break
+            if any(v in _assigned(statement) for v in variables):
+                break
+            anchor = statement
+        return anchor
+
+    # ------------------------------------------------------------------ the inserted code
+    def _detach_edits(
+        self, context: FileContext, state: CarriedState, anchor: ast.stmt, *, after: bool
+    ) -> list[Edit] | None:
+        model, layout = context.model, context.layout
+        shape_at = model.shape_after if after else model.shape_before
+        names = _FreshNames(model.names_in_use())
+        owner, _ = model.block_of(anchor)
+        unit = layout.indent_unit(anchor, owner)
+        helper = _Helper(context)
+        plain, guarded = [], []
+        for var in state.variables:
+            shape = shape_at(anchor, var)
+            optional = isinstance(shape, tuple) and shape[0] == "opt"
+            expression = _detached(var, shape[1] if optional else shape, names)
+            if expression is None:
+                expression, optional = f"{helper.name}({var})", False
+            (guarded if optional else plain).append((var, expression))
+        lines = []
+        if plain:
+            targets = ", ".join(v for v, _ in plain)
+            lines.append(f"{targets} = {', '.join(e for _, e in plain)}")
+        for var, expression in guarded:
+            lines += [f"if {var} is not None:", f"{unit}{var} = {expression}"]
+        insert = layout.insert_after if after else layout.insert_before
+        return [insert(anchor, lines), *helper.edits()]
+
+    def _needless_retains(
+        self, context: FileContext, state: CarriedState, edits: list[Edit]
+    ) -> list[Edit]:
+        """`retain_graph=True` on a consuming backward that, once the state is detached, no
+        later backward needs."""
+        removals: list[Edit] = []
+        for consumer in sorted(state.consumers):
+            site = context.model.backward(consumer)
+            keyword = site.retain_keyword
+            if site.retain is not True or keyword is None or not _is_true(keyword.value):
+                continue
+            removal = context.layout.remove_keyword(site.call, keyword)
+            if removal is None:
+                continue
+            patched = context.with_edits(edits + removals + [removal])
+            if (
+                patched is not None
+                and self._is_safe(context, patched, [state])
+                and not patched.model.backwards_reaching_graph_of(consumer)
+            ):
+                removals.append(removal)
+        return removals
+
+
+class _FreshNames:
+    def __init__(self, used: set[str]) -> None:
+        self.used = set(used)
+
+    def pick(self, *candidates: str) -> str:
+        for candidate in candidates:
+            if candidate not in self.used:
+                self.used.add(candidate)
+                return candidate
+        base, number = candidates[0], 1
+        while f"{base}{number}" in self.used:
+            number += 1
+        self.used.add(f"{base}{number}")
+        return f"{base}{number}"
+
+
+class _Helper:
+    """The detach helper: the file's own (`repackage_hidden`) or `detach_state`, added once."""
+
+    def __init__(self, context: FileContext) -> None:
+        self.context = context
+        existing = context.model.detaching_functions()
+        self._name = existing[0] if existing else None
+        self._needed = False
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = _FreshNames(self.context.model.names_in_use()).pick(
+                "detach_state", "detach_recurrent_state"
+            )
+        if self._name not in self.context.model.symbols.functions:
+            self._needed = True
+        return self._name
+
+    def edits(self) -> list[Edit]:
+        if not self._needed:
+            return []
+        lines = [line.format(name=self._name) for line in HELPER]
+        anchor = _last_leading_import(self.context.tree)
+        return [self.context.layout.insert_top_level(anchor, lines)]
+
+
+def _detached(name: str, shape, names: _FreshNames, depth: int = 0) -> str | None:
+    """An expression for `name` detached, keeping its container structure."""
+    if shape == shapes.TENSOR:
+        return f"{name}.detach()"
+    if depth >= 2 or not isinstance(shape, tuple):
+        return None
+    kind, items = shape[0], shape[1]
+    if kind == "tuple" and all(i == shapes.TENSOR for i in items) or kind == "vtuple" and (
+        items == shapes.TENSOR
+    ):
+        part = names.pick("s", "t", "part")
+        return f"tuple({part}.detach() for {part} in {name})"
+    if kind == "tuple":
+        parts = [_detached(f"{name}[{k}]", item, names, depth + 1) for k, item in enumerate(items)]
+        if None in parts:
+            return None
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if kind == "seq":
+        item = names.pick("layer", "item", "entry") if items != shapes.TENSOR else None
+        if item is None:
+            part = names.pick("s", "t", "part")
+            return f"[{part}.detach() for {part} in {name}]"
+        inner = _detached(item, items, names, depth + 1)
+        return None if inner is None else f"[{inner} for {item} in {name}]"
+    return None
+
+
+def _nests(inner: ast.AST, outer: ast.AST) -> bool:
+    return inner is not outer and any(node is inner for node in ast.walk(outer))
+
+
+def _reported_node(state: CarriedState) -> ast.AST:
+    """The target that stores the carried state, or the producing call."""
+    producer = state.producer
+    targets = []
+    if isinstance(producer, ast.Assign):
+        targets = producer.targets
+    elif isinstance(producer, ast.AugAssign | ast.AnnAssign):
+        targets = [producer.target]
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name | ast.Attribute) and dotted_name(node) in state.variables:
+                return node
+    if isinstance(producer, ast.Expr | ast.Assign):
+        return producer.value
+    return producer
+
+
+def _stored_names(statement: ast.stmt) -> list[str]:
+    """Names and attribute paths the statement assigns, in source order."""
+    stored = [
+        (node.lineno, node.col_offset, dotted_name(node))
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store)
+    ]
+    return [name for _, _, name in sorted(stored) if name]
+
+
+def _assigned(statement: ast.stmt) -> set[str]:
+    return set(_stored_names(statement))
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _last_leading_import(tree: ast.Module) -> ast.stmt | None:
+    """The last import of the module's opening block (docstring, imports), else the docstring."""
+    anchor = None
+    for index, statement in enumerate(tree.body):
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            anchor = statement
+        elif index == 0 and isinstance(statement, ast.Expr) and isinstance(
+            statement.value, ast.Constant
+        ):
+            anchor = statement
+        else:
+            break
+    return anchor

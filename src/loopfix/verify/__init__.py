@@ -1,0 +1,1 @@
+"""Running original and patched code in child processes and comparing what they compute."""

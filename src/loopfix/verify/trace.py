@@ -1,0 +1,100 @@
+"""Run a training script in this (child) process and record what autograd computed.
+
+    python -m loopfix.verify.trace TRACE_FILE SCRIPT [ARGS...]
+
+Records, in order, every backward pass (the loss value, then the gradient of every parameter of
+every module that has run so far, in the order the modules first ran) and every optimizer step
+(the gradient of every parameter the optimizer owns, just before it steps), up to `MAX_EVENTS`,
+and the
+error the script raised if any. The trace is saved with `torch.save` even when the script
+fails, so the events before the failure can be compared with a patched script's.
+This module imports torch and runs user code: it is only ever run in a child process.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import traceback
+
+import torch
+
+MAX_EVENTS = 64
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.modules: dict[int, torch.nn.Module] = {}
+
+    def parameter_grads(self) -> list[torch.Tensor | None]:
+        return [
+            None if p.grad is None else p.grad.detach().clone()
+            for module in self.modules.values()
+            for p in module.parameters(recurse=False)
+        ]
+
+    def record(self, event: tuple) -> None:
+        if len(self.events) < MAX_EVENTS:
+            self.events.append(event)
+
+    def install(self) -> None:
+        recorder = self
+        tensor_backward = torch.Tensor.backward
+        autograd_backward = torch.autograd.backward
+
+        def traced_tensor_backward(tensor, *args, **kwargs):
+            loss = _loss_value(tensor)
+            result = tensor_backward(tensor, *args, **kwargs)
+            recorder.record(("backward", loss, recorder.parameter_grads()))
+            return result
+
+        def traced_autograd_backward(tensors, *args, **kwargs):
+            first = tensors[0] if isinstance(tensors, list | tuple) else tensors
+            loss = _loss_value(first)
+            result = autograd_backward(tensors, *args, **kwargs)
+            recorder.record(("backward", loss, recorder.parameter_grads()))
+            return result
+
+        def seen_module(module, args):
+            recorder.modules.setdefault(id(module), module)
+
+        def before_step(optimizer, args, kwargs):
+            grads = [
+                None if p.grad is None else p.grad.detach().clone()
+                for group in optimizer.param_groups
+                for p in group["params"]
+            ]
+            recorder.record(("step", type(optimizer).__name__, grads))
+
+        torch.Tensor.backward = traced_tensor_backward
+        torch.autograd.backward = traced_autograd_backward
+        torch.optim.optimizer.register_optimizer_step_pre_hook(before_step)
+        torch.nn.modules.module.register_module_forward_pre_hook(seen_module)
+
+
+def _loss_value(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().clone()
+
+
+def main(argv: list[str]) -> int:
+    trace_file, script, *script_args = argv
+    recorder = Recorder()
+    recorder.install()
+    torch.manual_seed(0)
+    sys.argv = [script, *script_args]
+    error = None
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            error = f"SystemExit: {exit_.code}"
+    except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
+        error = f"{type(raised).__name__}: {raised}"
+        traceback.print_exc()
+    torch.save({"events": recorder.events, "error": error}, trace_file)
+    return 1 if error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
