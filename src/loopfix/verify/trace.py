@@ -18,6 +18,8 @@ import sys
 import traceback
 
 import torch
+from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 MAX_EVENTS = 64
 
@@ -69,8 +71,8 @@ class Recorder:
 
         torch.Tensor.backward = traced_tensor_backward
         torch.autograd.backward = traced_autograd_backward
-        torch.optim.optimizer.register_optimizer_step_pre_hook(before_step)
-        torch.nn.modules.module.register_module_forward_pre_hook(seen_module)
+        register_optimizer_step_pre_hook(before_step)
+        register_module_forward_pre_hook(seen_module)
 
 
 def _loss_value(tensor: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,54 @@
+"""The corpus: one folder per case with before.py, case.toml and (for fixable cases) after.py."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    folder: Path
+    rules: tuple[str, ...]
+    error: str
+    description: str
+
+    @property
+    def before(self) -> Path:
+        return self.folder / "before.py"
+
+    @property
+    def after(self) -> Path:
+        return self.folder / "after.py"
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.rules)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def load_cases() -> list[Case]:
+    cases = []
+    for folder in sorted(p for p in CORPUS.iterdir() if (p / "case.toml").is_file()):
+        meta = tomllib.loads((folder / "case.toml").read_text())
+        cases.append(
+            Case(
+                name=folder.name,
+                folder=folder,
+                rules=tuple(meta["rules"]),
+                error=meta["error"],
+                description=meta["description"],
+            )
+        )
+    return cases
+
+
+CASES = load_cases()
+POSITIVE = [c for c in CASES if c.positive]
+NEGATIVE = [c for c in CASES if not c.positive]
