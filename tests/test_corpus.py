@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
+
+from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
 from tracing import first_difference, run_traced
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -31,7 +31,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -146,7 +146,10 @@ def apply(
             _error(message)
         errors += len(write_errors)
         fixed = sum(
-            f.fixable for r in results for f in r.findings if r.source.path in {c.path for c in written}
+            f.fixable
+            for r in results
+            for f in r.findings
+            if r.source.path in {c.path for c in written}
         )
         typer.echo(f"Fixed {fixed} finding(s) in {len(written)} file(s).", err=True)
     if unfixed:

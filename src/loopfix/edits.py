@@ -126,9 +126,7 @@ class Layout:
 
     def remove_keyword(self, call: ast.Call, keyword: ast.keyword) -> Edit | None:
         """Remove one keyword argument and the comma that joins it to its neighbours."""
-        items = sorted(
-            [*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset)
-        )
+        items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
         index = items.index(keyword)
         start, end = self.node_range(keyword)
         if index > 0:

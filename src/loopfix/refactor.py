@@ -47,7 +47,9 @@ class _AtomicWrites(fscommands.FileSystemCommands):
 
 def write_atomically(path: Path, data: bytes) -> None:
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".loopfix", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".loopfix", dir=path.parent
+    )
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)

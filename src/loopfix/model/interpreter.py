@@ -17,10 +17,10 @@ from loopfix.model import shapes
 from loopfix.model.graphs import (
     EMPTY,
     BackwardSite,
-    Graph,
     CarriedGraph,
     Env,
     Flow,
+    Graph,
     Value,
     join_envs,
     join_values,
@@ -32,38 +32,40 @@ from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
 MAX_LOOP_ROUNDS = 12
 MAX_CALL_DEPTH = 4
 
+# fmt: off
 # Tensor methods whose result carries no graph.
 GRAPH_FREE_METHODS = {
     "detach", "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "stride",
     "data_ptr", "argmax", "argmin", "eq", "ne", "lt", "gt", "le", "ge", "nonzero", "long",
     "int", "bool", "byte", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
     "new", "is_contiguous", "element_size", "get_device", "zero_",
-}  # fmt: skip
+}
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
 BUILTINS_WITHOUT_GRAPH = {
     "print", "len", "range", "isinstance", "issubclass", "hasattr", "int", "float", "str",
     "bool", "repr", "format", "id", "type", "open", "round", "callable", "getattr", "setattr",
-}  # fmt: skip
+}
 TENSOR_CREATION = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
     "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
     "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "device", "Generator", "no_grad", "inference_mode",
-}  # fmt: skip
+}
 # nn classes without parameters: calling them builds no graph of their own.
 PARAMETER_FREE_MODULES = {
     "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten",
     "MaxPool1d", "MaxPool2d", "AvgPool2d", "GELU", "LeakyReLU", "ELU", "SiLU",
-}  # fmt: skip
+}
 MODULE_PLUMBING = {
     "to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_",
     "apply", "share_memory", "type",
-}  # fmt: skip
+}
 MODULE_QUERIES = {
     "parameters", "named_parameters", "state_dict", "modules", "children", "buffers",
     "zero_grad", "load_state_dict", "named_modules",
-}  # fmt: skip
+}
+# fmt: on
 STATE_INITIALISER_PREFIXES = ("init", "reset", "zero", "begin", "new_state", "initial")
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
 BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
@@ -211,7 +213,9 @@ class Interpreter:
     def stmt_AugAssign(self, node: ast.AugAssign, env: Env) -> Flow:
         value = self.eval(node.value, env)
         old = self.eval(node.target, env) if not isinstance(node.target, ast.Subscript) else EMPTY
-        shape = TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)
+        shape = (
+            TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)
+        )
         self.bind(node.target, Value(old.graphs | value.graphs, shape), env)
         return Flow(normal=env)
 
@@ -328,7 +332,9 @@ class Interpreter:
                     source, target = self.key_for(node.iter), self.key_for(node.target)
                     if source is not None and target is not None:
                         self.iterated_from[target] = source
-                    self.bind(node.target, items.with_shape(shapes.item_shape(items.shape)), body_env)
+                    self.bind(
+                        node.target, items.with_shape(shapes.item_shape(items.shape)), body_env
+                    )
                 flow = self.exec_block(node.body, body_env)
                 written = self.written_stack.pop()
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
@@ -586,7 +592,9 @@ class Interpreter:
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
-            return self._call_function(Call(method, positional, keywords, receiver_key, info, ()), env)
+            return self._call_function(
+                Call(method, positional, keywords, receiver_key, info, ()), env
+            )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
         if kind == "graph_free":
@@ -774,7 +782,9 @@ class Interpreter:
             record.failing.add(backward_id)
             record.retained |= graph.retained
         signature = frozenset(g.route for g in loss.graphs if g not in failing)
-        self.obs.signatures[backward_id] = self.obs.signatures.get(backward_id, frozenset()) | signature
+        self.obs.signatures[backward_id] = (
+            self.obs.signatures.get(backward_id, frozenset()) | signature
+        )
         reached = {g.consumed_by for g in loss.graphs if g.consumed_by is not None}
         self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
         keys = {g.key for g in loss.graphs}
@@ -821,9 +831,13 @@ def _is_alias(node: ast.expr) -> bool:
 
 def _item_shapes(shape, elements: list[ast.expr]) -> list:
     starred = any(isinstance(e, ast.Starred) for e in elements)
-    if isinstance(shape, tuple) and shape[0] == "tuple" and not starred:
-        if len(shape[1]) == len(elements):
-            return list(shape[1])
+    if (
+        isinstance(shape, tuple)
+        and shape[0] == "tuple"
+        and not starred
+        and (len(shape[1]) == len(elements))
+    ):
+        return list(shape[1])
     return [shapes.item_shape(shape)] * len(elements)
 
 

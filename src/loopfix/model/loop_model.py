@@ -12,8 +12,13 @@ from dataclasses import dataclass, field
 
 from loopfix.model import shapes
 from loopfix.model.graphs import BackwardSite, CarriedGraph
-from loopfix.model.interpreter import Frame, Interpreter, Observations
-from loopfix.model.interpreter import MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.interpreter import (
+    MODULE_PLUMBING,
+    MODULE_QUERIES,
+    Frame,
+    Interpreter,
+    Observations,
+)
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
 Block = list[ast.stmt]
@@ -151,22 +156,18 @@ def build_model(tree: ast.Module) -> LoopModel:
 
 
 def _functions(tree: ast.Module, symbols: Symbols):
+    """Every function body in the module, methods with the class they belong to."""
     classes_by_node = {id(info.node): info for info in symbols.classes.values()}
+    methods: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             info: ClassInfo | None = classes_by_node.get(id(node))
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    methods.add(id(item))
                     yield info, item
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if not _is_method(node, tree):
-                yield None, node
-
-
-def _is_method(function: ast.AST, tree: ast.Module) -> bool:
-    return any(
-        isinstance(node, ast.ClassDef) and function in node.body for node in ast.walk(tree)
-    )
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in methods:
+            yield None, node
 
 
 def _parameters(function) -> list[ast.arg]:

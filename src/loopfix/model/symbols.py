@@ -109,13 +109,16 @@ def collect_symbols(tree: ast.Module) -> Symbols:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 symbols.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in MODULE_ONLY_METHODS:
-                receiver = node.func.value
-                name = receiver.attr if isinstance(receiver, ast.Attribute) else None
-                name = receiver.id if isinstance(receiver, ast.Name) else name
-                if name:
-                    symbols.module_evidence.add(name)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MODULE_ONLY_METHODS
+        ):
+            receiver = node.func.value
+            name = receiver.attr if isinstance(receiver, ast.Attribute) else None
+            name = receiver.id if isinstance(receiver, ast.Name) else name
+            if name:
+                symbols.module_evidence.add(name)
     for statement in tree.body:
         _collect_top_level(symbols, statement)
     _resolve_module_classes(symbols)

@@ -340,8 +340,11 @@ def _detached(name: str, shape, names: _FreshNames, depth: int = 0) -> str | Non
     if depth >= 2 or not isinstance(shape, tuple):
         return None
     kind, items = shape[0], shape[1]
-    if kind == "tuple" and all(i == shapes.TENSOR for i in items) or kind == "vtuple" and (
-        items == shapes.TENSOR
+    if (
+        kind == "tuple"
+        and all(i == shapes.TENSOR for i in items)
+        or kind == "vtuple"
+        and (items == shapes.TENSOR)
     ):
         part = names.pick("s", "t", "part")
         return f"tuple({part}.detach() for {part} in {name})"
@@ -403,10 +406,11 @@ def _last_leading_import(tree: ast.Module) -> ast.stmt | None:
     """The last import of the module's opening block (docstring, imports), else the docstring."""
     anchor = None
     for index, statement in enumerate(tree.body):
-        if isinstance(statement, ast.Import | ast.ImportFrom):
-            anchor = statement
-        elif index == 0 and isinstance(statement, ast.Expr) and isinstance(
-            statement.value, ast.Constant
+        if (
+            isinstance(statement, ast.Import | ast.ImportFrom)
+            or index == 0
+            and isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Constant)
         ):
             anchor = statement
         else:

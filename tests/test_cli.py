@@ -1,0 +1,171 @@
+"""The command line, as a user meets it: output formats, exit codes, diffs, writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from loopfix.cli import app
+from loopfix.refactor import PlannedChange, apply_changes
+
+from corpus_cases import CORPUS
+
+runner = CliRunner()
+BUGGY = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+FIXED = (CORPUS / "lf001_gru_state_init_once" / "after.py").read_text()
+CLEAN = (CORPUS / "lf001_ok_detach_each_batch" / "before.py").read_text()
+# Its fix inserts after the last line: the case for files without a final newline.
+TAIL_BUGGY = (CORPUS / "lf001_stacked_lstmcell_tbptt_k" / "before.py").read_text()
+TAIL_FIXED = (CORPUS / "lf001_stacked_lstmcell_tbptt_k" / "after.py").read_text()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_check_prints_one_line_per_finding_with_fix_marker(project):
+    result = invoke("check", ".")
+    assert result.exit_code == 1
+    lines = [line for line in result.stdout.splitlines() if "LF001" in line]
+    assert lines == [
+        "train.py:16:14: LF001 [*] `h` carries the previous iteration's autograd graph into "
+        "the next backward(), which then goes through a freed graph"
+    ]
+
+
+def test_check_json_has_the_documented_fields(project):
+    result = invoke("check", "train.py", "--format", "json")
+    assert result.exit_code == 1
+    (row,) = json.loads(result.stdout)
+    assert row["path"] == "train.py" and row["rule"] == "LF001"
+    assert row["name"] == "hidden-state-not-detached" and row["fixable"] is True
+    assert (row["line"], row["column"], row["end_line"], row["end_column"]) == (16, 14, 16, 15)
+    assert row["message"].startswith("`h` carries")
+
+
+def test_check_exits_zero_on_clean_code(project):
+    assert invoke("check", "clean.py").exit_code == 0
+
+
+def test_unparsable_file_is_named_exit_two_and_others_still_checked(project):
+    (project / "broken.py").write_text("def oops(:\n    pass\n")
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    assert "broken.py:1:" in result.stderr and "syntax error" in result.stderr
+    assert "train.py:16:14: LF001" in result.stdout
+
+
+def test_missing_path_is_a_usage_error(project):
+    result = invoke("check", "nope.py")
+    assert result.exit_code == 2 and "nope.py" in result.stderr
+
+
+def test_folders_skip_hidden_folders_and_virtual_environments(project):
+    for folder in (".hidden", "venv_here"):
+        (project / folder).mkdir()
+        (project / folder / "train.py").write_text(BUGGY)
+    (project / "venv_here" / "pyvenv.cfg").write_text("home = /usr\n")
+    result = invoke("check", ".", "--format", "json")
+    assert [row["path"] for row in json.loads(result.stdout)] == ["train.py"]
+
+
+def test_dry_run_prints_a_diff_git_apply_accepts_and_writes_nothing(project):
+    (project / "nofinal.py").write_text(TAIL_BUGGY.rstrip("\n"))
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    result = invoke("apply", "--dry-run", ".")
+    assert result.exit_code == 0
+    assert "\x1b[" not in result.stdout  # no colour in a pipe
+    assert (project / "train.py").read_text() == BUGGY
+    assert "\\ No newline at end of file" in result.stdout
+    (project / "fix.patch").write_text(result.stdout)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=project, check=True)
+    assert (project / "train.py").read_text() == FIXED
+    assert (project / "nofinal.py").read_text() == TAIL_FIXED.rstrip("\n")
+
+
+def test_apply_writes_the_fix_and_a_second_apply_changes_nothing(project):
+    result = invoke("apply", ".")
+    assert result.exit_code == 0
+    assert (project / "train.py").read_text() == FIXED
+    assert (project / "clean.py").read_text() == CLEAN
+    assert not (project / ".ropeproject").exists()
+    again = invoke("apply", "--dry-run", ".")
+    assert again.exit_code == 0 and again.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: text.replace("\n", "\r\n").encode(),
+        lambda text: b"\xef\xbb\xbf" + text.encode(),
+        lambda text: ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + text).encode("latin-1"),
+        lambda text: ("# état caché ☃ 𝛼\n" + text).replace("\n", "\r\n").encode(),
+    ],
+    ids=["crlf", "bom", "latin-1", "non-ascii-crlf"],
+)
+def test_apply_keeps_line_endings_encoding_and_bom(project, encode):
+    original = encode(BUGGY)
+    (project / "train.py").write_bytes(original)
+    assert invoke("apply", "train.py").exit_code == 0
+    assert (project / "train.py").read_bytes() == encode(FIXED)
+
+
+def test_file_mode_is_preserved(project):
+    (project / "train.py").chmod(0o750)
+    invoke("apply", "train.py")
+    assert (project / "train.py").stat().st_mode & 0o777 == 0o750
+
+
+def test_apply_refuses_a_file_that_changed_since_it_was_read(project):
+    path = project / "train.py"
+    planned = PlannedChange(path, BUGGY.encode(), FIXED.encode())
+    path.write_text(BUGGY + "# edited meanwhile\n")
+    written, errors = apply_changes([planned])
+    assert written == [] and "changed on disk" in errors[0]
+    assert path.read_text() == BUGGY + "# edited meanwhile\n"
+
+
+def test_rules_lists_lf001():
+    result = invoke("rules")
+    assert result.exit_code == 0 and "LF001  hidden-state-not-detached" in result.stdout
+
+
+def test_explain_prints_the_documented_sections():
+    result = invoke("explain", "lf001")
+    assert result.exit_code == 0
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "Use instead:",
+        "## What the fix preserves",
+        "## Fix safety",
+    ):
+        assert section in result.stdout
+
+
+def test_explain_unknown_rule_is_a_usage_error():
+    result = invoke("explain", "LF999")
+    assert result.exit_code == 2 and "unknown rule" in result.stderr
+
+
+def test_the_installed_command_runs(project):
+    executable = shutil.which("loopfix", path=str(Path(sys.executable).parent))
+    if executable is None:
+        pytest.skip("loopfix is not installed on PATH")
+    completed = subprocess.run([executable, "check", "train.py"], capture_output=True, text=True)
+    assert completed.returncode == 1 and "LF001 [*]" in completed.stdout
