@@ -34,6 +34,14 @@ def run_traced(script: Path, workdir: Path, timeout: float = 180) -> Run:
     return Run(completed.returncode, completed.stderr, trace["events"], trace["error"])
 
 
+def first_iteration(events: list) -> list:
+    """Events up to the first optimizer step (or the first backward when nothing steps)."""
+    for index, event in enumerate(events):
+        if event[0] == "step":
+            return events[: index + 1]
+    return events[:1]
+
+
 def first_difference(original: list, patched: list) -> str | None:
     """Where the patched run's events stop matching every event the original recorded."""
     if len(patched) < len(original):

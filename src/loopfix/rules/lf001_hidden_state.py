@@ -52,10 +52,13 @@ for x, y in batches:
 
 ## What the fix preserves
 The fix cuts the graph at the batch boundary (truncated backpropagation through time). Its
-correctness criterion: every backward the original code completed computes exactly the same
-loss and the same gradient for every parameter after the fix; in particular the first
-iteration's loss and gradients are bit-for-bit identical. The state's values are unchanged; only
-the history autograd keeps is cut. The detach is placed where this holds:
+correctness criterion: the first iteration (everything up to the first optimizer step, or the
+first backward without one) computes bit-for-bit the same losses and the same gradient for
+every parameter after the fix. Later iterations differ only in what the bug made of them: the
+original either fails, or (with `retain_graph=True` and a recurrent op that does not save its
+weights) silently backpropagates into earlier batches through weights that have since been
+stepped, which is what the fix cuts. The state's values are unchanged; only the history
+autograd keeps is cut. The detach is placed where this holds:
 - right after the call that produces the state, when nothing later in the iteration reads it;
 - otherwise where the state is fed back, before its first use in the iteration (guarded when
   the state may still be `None`);

@@ -28,6 +28,7 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple] = []
         self.modules: dict[int, torch.nn.Module] = {}
+        self.inside_backward = False  # Tensor.backward calls torch.autograd.backward
 
     def parameter_grads(self) -> list[torch.Tensor | None]:
         return [
@@ -45,18 +46,24 @@ class Recorder:
         tensor_backward = torch.Tensor.backward
         autograd_backward = torch.autograd.backward
 
-        def traced_tensor_backward(tensor, *args, **kwargs):
-            loss = _loss_value(tensor)
-            result = tensor_backward(tensor, *args, **kwargs)
+        def traced(run, loss_tensor, *args, **kwargs):
+            if recorder.inside_backward:
+                return run(*args, **kwargs)
+            loss = _loss_value(loss_tensor)
+            recorder.inside_backward = True
+            try:
+                result = run(*args, **kwargs)
+            finally:
+                recorder.inside_backward = False
             recorder.record(("backward", loss, recorder.parameter_grads()))
             return result
 
+        def traced_tensor_backward(tensor, *args, **kwargs):
+            return traced(tensor_backward, tensor, tensor, *args, **kwargs)
+
         def traced_autograd_backward(tensors, *args, **kwargs):
             first = tensors[0] if isinstance(tensors, list | tuple) else tensors
-            loss = _loss_value(first)
-            result = autograd_backward(tensors, *args, **kwargs)
-            recorder.record(("backward", loss, recorder.parameter_grads()))
-            return result
+            return traced(autograd_backward, first, tensors, *args, **kwargs)
 
         def seen_module(module, args):
             recorder.modules.setdefault(id(module), module)
