@@ -1,10 +1,14 @@
 """Every corpus case, as a specification of what loopfix finds, writes, and what really runs.
 
 For a positive case: `check` reports exactly the case's rules, `apply` turns before.py into
-after.py byte for byte, after.py is clean, before.py really fails with the case's error, and
-after.py really trains with the same losses and gradients for every event before.py managed to
-record before failing (its whole first iteration at least). A negative case runs cleanly and
-loopfix neither reports nor changes anything in it.
+after.py byte for byte, after.py is clean, before.py really fails with the case's error (or
+really runs, for LF004), and after.py really trains, with the gradients each rule promises:
+- LF001: the same losses and gradients for every event before.py recorded before failing;
+- LF002 / LF003: every optimizer's first step uses exactly the gradients a reference run of
+  before.py gives it when every step is deferred and every graph kept (the original "as if no
+  parameter changed during the iteration"), optimizer by optimizer;
+- LF004: every loss and gradient of the whole run unchanged.
+A negative case runs cleanly and loopfix neither reports nor changes anything in it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
 
 from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
-from tracing import first_difference, run_traced
+from tracing import first_difference, first_steps, run_traced, step_difference
 
 
 def analyse(path):
@@ -26,6 +30,9 @@ def test_corpus_has_enough_cases():
     lf001 = [c for c in POSITIVE if "LF001" in c.rules]
     lf001_negative = [c for c in NEGATIVE if c.name.startswith("lf001_")]
     assert len(lf001) >= 12 and len(lf001_negative) >= 10
+    updates = [c for c in POSITIVE if {"LF002", "LF003", "LF004"} & set(c.rules)]
+    updates_negative = [c for c in NEGATIVE if c.name.startswith("lf002_")]
+    assert len(updates) >= 12 and len(updates_negative) >= 12
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -57,15 +64,27 @@ def test_negative_case_is_left_alone(case: Case):
 
 
 @pytest.mark.parametrize("case", POSITIVE, ids=str)
-def test_before_fails_and_after_trains_with_identical_gradients(case: Case, tmp_path):
+def test_before_fails_and_after_trains_with_the_promised_gradients(case: Case, tmp_path):
     original = run_traced(case.before, tmp_path)
-    assert original.returncode != 0, "before.py must really fail"
-    assert case.error in original.stderr, original.stderr[-2000:]
-    assert any(e[0] == "backward" for e in original.events), "no iteration completed"
     patched = run_traced(case.after, tmp_path)
     assert patched.returncode == 0, patched.stderr[-2000:]
-    assert first_difference(original.events, patched.events) is None
-    assert len(patched.events) > len(original.events), "the patched loop must get further"
+    if case.error:
+        assert original.returncode != 0, "before.py must really fail"
+        assert case.error in original.stderr, original.stderr[-2000:]
+    else:
+        assert original.returncode == 0, original.stderr[-2000:]
+    if {"LF002", "LF003"} & set(case.rules):
+        reference = run_traced(case.before, tmp_path, defer_steps=True)
+        assert reference.returncode == 0, reference.stderr[-2000:]
+        assert first_steps(reference.events), "the reference must step"
+        assert step_difference(first_steps(reference.events), first_steps(patched.events)) is None
+    elif "LF001" in case.rules:
+        assert any(e[0] == "backward" for e in original.events), "no iteration completed"
+        assert first_difference(original.events, patched.events) is None
+        assert len(patched.events) > len(original.events), "the patched loop must get further"
+    else:
+        assert first_difference(original.events, patched.events) is None
+        assert len(patched.events) == len(original.events)
 
 
 @pytest.mark.parametrize("case", NEGATIVE, ids=str)
@@ -102,3 +121,42 @@ def test_gradient_comparison_rejects_a_wrong_detach(name, tmp_path):
     patched = run_traced(wrong, tmp_path)
     assert patched.returncode == 0  # it "works", which is exactly why it is dangerous
     assert first_difference(original.events, patched.events) is not None
+
+
+# The popular answer to the GAN error: "zero both, backward both, step both". It runs, but the
+# generator loss's gradient leaks into the discriminator's parameters before D steps.
+NAIVE_REORDER = (
+    """    optimizerD.zero_grad()
+    errD = criterion(output_real, torch.ones(8, 1)) + criterion(output_fake, torch.zeros(8, 1))
+    errD.backward(retain_graph=True)
+    optimizerD.step()
+    # (2) update G: maximize log(D(G(z))), reusing D's output on the fakes
+    optimizerG.zero_grad()
+    errG = criterion(output_fake, torch.ones(8, 1))
+    errG.backward()
+    optimizerG.step()
+""",
+    """    optimizerD.zero_grad()
+    optimizerG.zero_grad()
+    errD = criterion(output_real, torch.ones(8, 1)) + criterion(output_fake, torch.zeros(8, 1))
+    errG = criterion(output_fake, torch.ones(8, 1))
+    errD.backward(retain_graph=True)
+    errG.backward()
+    optimizerD.step()
+    optimizerG.step()
+""",
+)
+
+
+def test_zero_both_backward_both_step_both_is_not_equivalent_but_loopfix_is(tmp_path):
+    case = next(c for c in POSITIVE if c.name == "lf002_gan_generator_reuses_d_output")
+    source = case.before.read_text()
+    assert NAIVE_REORDER[0] in source
+    naive = tmp_path / "naive.py"
+    naive.write_text(source.replace(*NAIVE_REORDER))
+    reference = first_steps(run_traced(case.before, tmp_path, defer_steps=True).events)
+    naive_run = run_traced(naive, tmp_path)
+    assert naive_run.returncode == 0  # it "works"...
+    assert step_difference(reference, first_steps(naive_run.events)) is not None  # ...wrongly
+    loopfix_run = run_traced(case.after, tmp_path)
+    assert step_difference(reference, first_steps(loopfix_run.events)) is None

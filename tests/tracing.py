@@ -19,11 +19,18 @@ class Run:
     error: str | None
 
 
-def run_traced(script: Path, workdir: Path, timeout: float = 180) -> Run:
-    trace_file = workdir / f"{script.parent.name}-{script.stem}.trace"
+def run_traced(script: Path, workdir: Path, timeout: float = 180, defer_steps=False) -> Run:
+    trace_file = workdir / f"{script.parent.name}-{script.stem}-{int(defer_steps)}.trace"
     env = {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
     completed = subprocess.run(
-        [sys.executable, "-m", "loopfix.verify.trace", str(trace_file), str(script)],
+        [
+            sys.executable,
+            "-m",
+            "loopfix.verify.trace",
+            *(["--defer-steps"] if defer_steps else []),
+            str(trace_file),
+            str(script),
+        ],
         cwd=script.parent,
         env=env,
         capture_output=True,
@@ -60,4 +67,26 @@ def first_difference(original: list, patched: list) -> str | None:
         for k, (ga, gb) in enumerate(zip(grads_a, grads_b, strict=True)):
             if (ga is None) != (gb is None) or (ga is not None and not torch.equal(ga, gb)):
                 return f"event {index}: gradient {k} differs"
+    return None
+
+
+def first_steps(events: list) -> dict[int, list]:
+    """The gradients each optimizer stepped with the first time it stepped."""
+    steps = {}
+    for event in events:
+        if event[0] == "step":
+            steps.setdefault(event[3], event[2])
+    return steps
+
+
+def step_difference(reference: dict[int, list], patched: dict[int, list]) -> str | None:
+    if reference.keys() != patched.keys():
+        return f"optimizers {sorted(reference)} stepped in the reference, {sorted(patched)} here"
+    for index, grads in reference.items():
+        other = patched[index]
+        if len(grads) != len(other):
+            return f"optimizer {index}: {len(grads)} gradients != {len(other)}"
+        for k, (a, b) in enumerate(zip(grads, other, strict=True)):
+            if (a is None) != (b is None) or (a is not None and not torch.equal(a, b)):
+                return f"optimizer {index}: gradient of parameter {k} differs"
     return None

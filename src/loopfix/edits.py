@@ -97,14 +97,19 @@ class Layout:
             return Edit(at, at, body + newline)
         return Edit(at, at, newline + body)  # last line without a final newline stays so
 
+    def leading_start(self, statement: ast.stmt) -> int:
+        """Where the statement begins, counting the comment lines that introduce it."""
+        indent = self.indent(statement)
+        lineno = statement.lineno
+        while lineno > 1 and _is_comment_at(self.line_text(lineno - 1), indent):
+            lineno -= 1
+        return self.line_start(lineno)
+
     def insert_before(self, statement: ast.stmt, lines: list[str]) -> Edit:
         """Above the statement and above the comment lines that introduce it."""
         indent = self.indent(statement)
         newline = self._line_break(statement.lineno)
-        lineno = statement.lineno
-        while lineno > 1 and _is_comment_at(self.line_text(lineno - 1), indent):
-            lineno -= 1
-        at = self.line_start(lineno)
+        at = self.leading_start(statement)
         return Edit(at, at, "".join(indent + line + newline for line in lines))
 
     def insert_top_level(self, after: ast.stmt | None, block: list[str]) -> Edit:

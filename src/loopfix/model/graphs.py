@@ -23,6 +23,7 @@ class Graph:
     via: str | None = None
     consumed_by: int | None = None
     retained: bool = False
+    stale_by: int | None = None  # an optimizer step changed the weights this graph saved
 
     @property
     def key(self) -> tuple:
@@ -39,6 +40,9 @@ class Graph:
         if self.consumed_by is not None:
             return self
         return replace(self, consumed_by=backward_id, retained=retained)
+
+    def go_stale(self, step_id: int) -> Graph:
+        return self if self.stale_by is not None else replace(self, stale_by=step_id)
 
     def carry(self, loop_id: int, via: str, enclosing: tuple[int, ...]) -> Graph:
         """Cross `loop_id`'s back-edge in `via`. A piece that already crossed this loop keeps
@@ -130,6 +134,19 @@ class BackwardSite:
     statement: object | None
     retain: bool | None
     retain_keyword: object | None
+    loops: tuple[int, ...]
+
+
+@dataclass
+class UpdateSite:
+    """`opt.step()` / `scaler.step(opt)` or a `zero_grad()`, with the modules it touches."""
+
+    id: int
+    kind: str  # "step" or "zero_grad"
+    call: object
+    statement: object | None
+    target: str | None  # the optimizer's (or module's) variable
+    modules: frozenset[str] | None  # module paths whose parameters it updates or zeroes
     loops: tuple[int, ...]
 
 

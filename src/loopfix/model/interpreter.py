@@ -21,6 +21,7 @@ from loopfix.model.graphs import (
     Env,
     Flow,
     Graph,
+    UpdateSite,
     Value,
     join_envs,
     join_values,
@@ -79,6 +80,16 @@ class Observations:
     backwards: dict[int, BackwardSite] = field(default_factory=dict)
     signatures: dict[int, frozenset] = field(default_factory=dict)
     reached_consumers: dict[int, set[int]] = field(default_factory=dict)
+    # backward id -> backwards whose freed (not retained) graph it goes through again
+    freed_reaches: dict[int, set[int]] = field(default_factory=dict)
+    # backward id -> optimizer steps that changed weights its graph saved
+    stale_reaches: dict[int, set[int]] = field(default_factory=dict)
+    updates: dict[int, UpdateSite] = field(default_factory=dict)
+    # backward id -> module paths whose graph it goes through (None: a module it cannot name)
+    backward_modules: dict[int, set[str | None]] = field(default_factory=dict)
+    site_modules: dict[tuple[int, ...], str | None] = field(default_factory=dict)
+    # backwards whose retained graph is still held when its scope ends (returned, on self)
+    escaping: set[int] = field(default_factory=set)
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
     shapes_before: dict[int, dict] = field(default_factory=dict)
@@ -139,7 +150,14 @@ class Interpreter:
     # ---------------------------------------------------------------- entry points
     def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> None:
         self.frame = frame
-        self.exec_block(body, env)
+        flow = self.exec_block(body, env)
+        # A retained graph still held by what the scope returns or keeps on `self` may be
+        # backwarded by code loopfix does not see.
+        kept = [flow.returned] if flow.returned is not None else []
+        for final in (flow.normal, flow.returns):
+            kept += [v for k, v in (final or {}).items() if k.startswith("self.")]
+        for value in kept:
+            self.obs.escaping |= {g.consumed_by for g in value.graphs if g.retained}
 
     # ---------------------------------------------------------------- identities
     def _id(self, kind: str, node: ast.AST) -> int:
@@ -162,6 +180,13 @@ class Interpreter:
         else:
             base = frame.prefix + root
         return f"{base}.{rest}" if rest else base
+
+    def module_path(self, node: ast.expr) -> str | None:
+        """The caller-independent path of a module or optimizer expression."""
+        dotted = dotted_name(node)
+        if dotted is not None and "." not in dotted and dotted in self.frame.aliases:
+            return self.frame.aliases[dotted]
+        return self.key_for(node)
 
     def note_write(self, key: str) -> None:
         for written in self.written_stack:
@@ -200,6 +225,18 @@ class Interpreter:
         return Flow(normal=env)
 
     def stmt_Assign(self, node: ast.Assign, env: Env) -> Flow:
+        target, source = node.targets[0], node.value
+        if (
+            len(node.targets) == 1
+            and isinstance(target, ast.Tuple | ast.List)
+            and isinstance(source, ast.Tuple | ast.List)
+            and len(target.elts) == len(source.elts)
+            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *source.elts])
+        ):  # `a, b = f(x), g(y)`: each name gets its own value
+            values = [self.eval(e, env) for e in source.elts]
+            for element, value in zip(target.elts, values, strict=True):
+                self.bind(element, value, env)
+            return Flow(normal=env)
         value = self.eval(node.value, env)
         for target in node.targets:
             self.bind(target, value, env)
@@ -457,6 +494,18 @@ class Interpreter:
         items = [self.eval(e, env) for e in node.elts]
         return Value(union(items), ("seq", shapes.join_all(i.shape for i in items)))
 
+    def expr_Dict(self, node: ast.Dict, env: Env) -> Value:
+        """A param group `{"params": model.parameters(), "lr": ...}` holds its params."""
+        values = [self.eval(v, env) for v in node.values]
+        for key in node.keys:
+            self.eval(key, env)
+        for key, value in zip(node.keys, values, strict=True):
+            if isinstance(key, ast.Constant) and key.value == "params":
+                paths = shapes.param_paths(value.shape)
+                if paths is not None:
+                    return EMPTY.with_shape(("params", paths))
+        return Value(union(values), UNKNOWN)
+
     def expr_Compare(self, node: ast.Compare, env: Env) -> Value:
         for child in [node.left, *node.comparators]:
             self.eval(child, env)
@@ -465,6 +514,9 @@ class Interpreter:
     def expr_BinOp(self, node: ast.BinOp, env: Env) -> Value:
         left, right = self.eval(node.left, env), self.eval(node.right, env)
         shape = TENSOR if TENSOR in (left.shape, right.shape) else UNKNOWN
+        paths = (shapes.param_paths(left.shape), shapes.param_paths(right.shape))
+        if isinstance(node.op, ast.Add) and None not in paths:
+            shape = ("params", paths[0] | paths[1])  # list(a.parameters()) + list(b...)
         return Value(left.graphs | right.graphs, shape)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, env: Env) -> Value:
@@ -551,6 +603,8 @@ class Interpreter:
             self.eval(func.value, env)
             self.clear(func.value, env)
             return EMPTY
+        if attr in ("step", "zero_grad"):
+            return self._update(node, func, env)
         if attr in CONTAINER_ADDERS:
             key = self.key_for(func.value)
             if key is None:
@@ -563,6 +617,49 @@ class Interpreter:
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None
+
+    def _update(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
+        """`opt.step()`, `scaler.step(opt)`, `opt.zero_grad()`, `model.zero_grad()`."""
+        receiver = self.eval(func.value, env)
+        shape, target = receiver.shape, func.value
+        if func.attr == "step" and shape == ("scaler",) and node.args:
+            target = node.args[0]
+            shape = self.eval(target, env).shape
+        positional, _ = self._args(node, env)
+        if isinstance(shape, tuple) and shape[0] == "optimizer":
+            modules = shape[1]
+        elif func.attr == "zero_grad" and shapes.is_module(shape):
+            path = self.module_path(target)
+            modules = frozenset({path}) if path else None
+        else:
+            return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None
+        update_id = self._id("update", node)
+        if update_id not in self.obs.updates:
+            self.obs.updates[update_id] = UpdateSite(
+                id=update_id,
+                kind=func.attr,
+                call=node,
+                statement=self.top_statement if self.frame.is_top else None,
+                target=self.module_path(target),
+                modules=modules,
+                loops=tuple(self.loop_stack),
+            )
+        if func.attr == "step" and modules:
+            self._go_stale(update_id, modules, env)
+        return EMPTY
+
+    def _go_stale(self, step_id: int, modules: frozenset[str], env: Env) -> None:
+        """The step changed these modules' weights in place: graphs that saved them are stale."""
+        for name, value in list(env.items()):
+            if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
+                graphs = frozenset(
+                    g.go_stale(step_id) if self._owned(g.site, modules) else g for g in value.graphs
+                )
+                env[name] = Value(graphs, value.shape)
+
+    def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
+        path = self.obs.site_modules.get(site)
+        return path is not None and any(path == m or path.startswith(m + ".") for m in modules)
 
     def _functional_backward(self, node: ast.Call, qualified: str, env: Env) -> Value:
         positional, keywords = self._args(node, env)
@@ -597,6 +694,16 @@ class Interpreter:
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
+        if kind == "optimizer":
+            first = positional[0][0] if positional else keywords.get("params", (EMPTY, None))[0]
+            return EMPTY.with_shape(("optimizer", shapes.param_paths(first.shape)))
+        if kind == "scheduler":
+            optimizer = self.module_path(node.args[0]) if node.args else None
+            return EMPTY.with_shape(("scheduler", optimizer))
+        if kind == "chain":
+            paths = [shapes.param_paths(v.shape) for v in arguments]
+            known = None not in paths and paths
+            return EMPTY.with_shape(("params", frozenset().union(*paths)) if known else UNKNOWN)
         if kind == "graph_free":
             return EMPTY.with_shape(callee[1])
         if kind == "receiver":
@@ -612,6 +719,8 @@ class Interpreter:
         qualified = self.symbols.qualify(func)
         if qualified is not None and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
+        if qualified == "itertools.chain":
+            return ("chain",)
         if not isinstance(func, ast.Attribute):
             return ("unknown",)
         key = self.key_for(func)
@@ -653,6 +762,8 @@ class Interpreter:
         qualified = self.symbols.qualify(func)
         if qualified and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
+        if qualified == "itertools.chain":
+            return ("chain",)
         if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
             return ("builtin",)
         if unknown and func.id in self.symbols.module_evidence:
@@ -665,6 +776,10 @@ class Interpreter:
             return ("constructed", self.symbols.static_shape(call) or shapes.module(name))
         if name in TENSOR_CREATION:
             return ("graph_free", TENSOR)
+        if name.endswith("GradScaler"):
+            return ("graph_free", ("scaler",))
+        if qualified.startswith("torch.optim.") and name[:1].isupper():
+            return ("scheduler",) if ".lr_scheduler." in qualified else ("optimizer",)
         if qualified.startswith("torch.optim") or qualified.startswith("torch.utils"):
             return ("graph_free", OTHER)
         return ("torch",)
@@ -673,6 +788,9 @@ class Interpreter:
         attr = func.attr
         if attr in MODULE_PLUMBING:
             return ("receiver",)
+        if attr == "parameters":
+            path = self.module_path(func.value)
+            return ("graph_free", ("params", frozenset({path})) if path else OTHER)
         if attr in MODULE_QUERIES:
             return ("graph_free", OTHER)
         if attr.lower().startswith(STATE_INITIALISER_PREFIXES):
@@ -696,6 +814,10 @@ class Interpreter:
         if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
             return Value(graphs, TENSOR)
         site = (*self.frame.site_prefix, self._id("site", node))
+        if site not in self.obs.site_modules:
+            func = node.func
+            path = self.module_path(func.value if _calls_forward(func) else func)
+            self.obs.site_modules[site] = receiver_key if receiver_key and not path else path
         graphs |= {Graph(site)}
         info = self.symbols.module_class(shape)
         forward = info.methods.get("forward") if info is not None else None
@@ -787,6 +909,17 @@ class Interpreter:
         )
         reached = {g.consumed_by for g in loss.graphs if g.consumed_by is not None}
         self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
+        this_iteration = [g for g in loss.graphs if g not in failing]
+        freed = {
+            g.consumed_by for g in this_iteration if g.consumed_by is not None and not g.retained
+        }
+        stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
+        modules = {self.obs.site_modules.get(g.site) for g in loss.graphs}
+        self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
+        if freed:
+            self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)
+        if stale:
+            self.obs.stale_reaches.setdefault(backward_id, set()).update(stale)
         keys = {g.key for g in loss.graphs}
         retained = retain is not False
         for name, value in list(env.items()):
@@ -816,6 +949,14 @@ def cross(env: Env, loop_id: int, written: set[str], enclosing: tuple[int, ...])
             graphs = frozenset(g.carry(loop_id, key, enclosing) for g in value.graphs)
             crossed[key] = Value(graphs, value.shape)
     return crossed
+
+
+def _calls_forward(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr == "forward"
+
+
+def _is_scheduler(shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "scheduler"
 
 
 def _is_expr(node: ast.AST) -> bool:

@@ -59,6 +59,30 @@ class LoopModel:
             if backward_id in consumers and other != backward_id
         ]
 
+    def updates(self) -> list:
+        """Every optimizer step and zero_grad the interpreter saw, in order of appearance."""
+        return [self.observations.updates[k] for k in sorted(self.observations.updates)]
+
+    def backwards(self) -> list[BackwardSite]:
+        return [self.observations.backwards[k] for k in sorted(self.observations.backwards)]
+
+    def freed_graph_reused_by(self, backward_id: int) -> set[int]:
+        """Backwards of the same iteration whose freed graph `backward_id` goes through."""
+        return set(self.observations.freed_reaches.get(backward_id, set()))
+
+    def stale_steps_before(self, backward_id: int) -> set[int]:
+        """Optimizer steps that changed weights saved in `backward_id`'s graph."""
+        return set(self.observations.stale_reaches.get(backward_id, set()))
+
+    def modules_reached_by(self, backward_id: int) -> set[str | None]:
+        return set(self.observations.backward_modules.get(backward_id, set()))
+
+    def retained_graph_escapes(self, backward_id: int) -> bool:
+        return backward_id in self.observations.escaping
+
+    def update(self, update_id: int):
+        return self.observations.updates[update_id]
+
     def writers(self, loop_id: int, var: str) -> list[ast.stmt]:
         """Statements inside the loop (innermost, in this scope) that assign `var`."""
         return list(self.observations.writers.get((loop_id, var), []))

@@ -9,7 +9,10 @@ Shapes are plain tuples so they compare and hash cheaply:
 - ``("opt", s)`` either ``None`` or ``s`` (a state that starts as ``None``);
 - ``("module", kind, cls)`` an ``nn.Module``: ``kind`` is the torch class name (``"LSTM"``) or
   ``"custom"``; ``cls`` names a class defined in the analysed file;
-- ``("modules", m)`` a ``ModuleList`` / list of modules of shape ``m``.
+- ``("modules", m)`` a ``ModuleList`` / list of modules of shape ``m``;
+- ``("params", paths)`` parameters of the modules at those paths (``model.parameters()``,
+  lists and chains of them, param-group dicts); ``("optimizer", paths)`` an optimizer over
+  them (``paths`` is None when its parameters could not be resolved); ``("scaler",)``.
 """
 
 from __future__ import annotations
@@ -48,9 +51,25 @@ def is_module_list(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "modules"
 
 
+def param_paths(shape: Shape) -> frozenset[str] | None:
+    """The module paths whose parameters a value holds, if it holds only parameters."""
+    if not isinstance(shape, tuple):
+        return None
+    if shape[0] == "params":
+        return shape[1]
+    if shape[0] in ("seq", "vtuple"):
+        return param_paths(shape[1])
+    if shape[0] == "tuple" and shape[1]:
+        parts = [param_paths(item) for item in shape[1]]
+        return None if None in parts else frozenset().union(*parts)
+    return None
+
+
 def item_shape(shape: Shape) -> Shape:
     """Shape of one item when the value is iterated or indexed."""
     if isinstance(shape, tuple):
+        if shape[0] == "params":
+            return shape
         if shape[0] in ("seq", "vtuple"):
             return shape[1]
         if shape[0] == "modules":
@@ -105,4 +124,6 @@ def _join_containers(a: tuple, b: tuple) -> Shape:
         return ("modules", join(a[1], b[1]))
     if a[0] == b[0] == "module":
         return a if a[1] == b[1] else module("custom")
+    if a[0] == b[0] and a[0] in ("params", "optimizer"):
+        return (a[0], None if a[1] is None or b[1] is None else a[1] | b[1])
     return UNKNOWN

@@ -2,8 +2,16 @@
 
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
 from loopfix.rules.lf001_hidden_state import HiddenStateNotDetached
+from loopfix.rules.lf002_step_before_backward import StepBeforeBackward
+from loopfix.rules.lf003_backward_through_freed_graph import BackwardThroughFreedGraph
+from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
 
-ALL_RULES: list[Rule] = [HiddenStateNotDetached()]
+ALL_RULES: list[Rule] = [
+    HiddenStateNotDetached(),
+    StepBeforeBackward(),
+    BackwardThroughFreedGraph(),
+    NeedlessRetainGraph(),
+]
 
 
 def rule_by_code(code: str) -> Rule | None:

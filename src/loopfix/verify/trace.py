@@ -1,6 +1,6 @@
 """Run a training script in this (child) process and record what autograd computed.
 
-    python -m loopfix.verify.trace TRACE_FILE SCRIPT [ARGS...]
+    python -m loopfix.verify.trace [--defer-steps] TRACE_FILE SCRIPT [ARGS...]
 
 Records, in order, every backward pass (the loss value, then the gradient of every parameter of
 every module that has run so far, in the order the modules first ran) and every optimizer step
@@ -8,6 +8,11 @@ every module that has run so far, in the order the modules first ran) and every 
 and the
 error the script raised if any. The trace is saved with `torch.save` even when the script
 fails, so the events before the failure can be compared with a patched script's.
+With `--defer-steps` the run is instrumented, not changed: every optimizer step records the
+gradients it would step with and then leaves the parameters alone, and every backward keeps its
+graph. The first step of each optimizer then shows exactly the gradients it would have stepped
+with "if no parameter had changed during the iteration": the reference LF002/LF003 fixes are
+judged against. Step events name their optimizer by the order in which optimizers first step.
 This module imports torch and runs user code: it is only ever run in a child process.
 """
 
@@ -25,7 +30,9 @@ MAX_EVENTS = 64
 
 
 class Recorder:
-    def __init__(self) -> None:
+    def __init__(self, defer_steps: bool = False) -> None:
+        self.defer_steps = defer_steps
+        self.optimizers: dict[int, int] = {}
         self.events: list[tuple] = []
         self.modules: dict[int, torch.nn.Module] = {}
         self.inside_backward = False  # Tensor.backward calls torch.autograd.backward
@@ -49,6 +56,8 @@ class Recorder:
         def traced(run, loss_tensor, *args, **kwargs):
             if recorder.inside_backward:
                 return run(*args, **kwargs)
+            if recorder.defer_steps:
+                kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
             recorder.inside_backward = True
             try:
@@ -74,12 +83,29 @@ class Recorder:
                 for group in optimizer.param_groups
                 for p in group["params"]
             ]
-            recorder.record(("step", type(optimizer).__name__, grads))
+            index = recorder.optimizers.setdefault(id(optimizer), len(recorder.optimizers))
+            recorder.record(("step", type(optimizer).__name__, grads, index))
+
+        def deferred_step(optimizer, *args, **kwargs):
+            before_step(optimizer, args, kwargs)
+            return None
 
         torch.Tensor.backward = traced_tensor_backward
         torch.autograd.backward = traced_autograd_backward
-        register_optimizer_step_pre_hook(before_step)
+        if recorder.defer_steps:
+            for optimizer_class in _subclasses(torch.optim.Optimizer):
+                if "step" in vars(optimizer_class):
+                    optimizer_class.step = deferred_step
+        else:
+            register_optimizer_step_pre_hook(before_step)
         register_module_forward_pre_hook(seen_module)
+
+
+def _subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
 
 
 def _loss_value(tensor: torch.Tensor) -> torch.Tensor:
@@ -87,8 +113,9 @@ def _loss_value(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def main(argv: list[str]) -> int:
-    trace_file, script, *script_args = argv
-    recorder = Recorder()
+    defer_steps = argv[:1] == ["--defer-steps"]
+    trace_file, script, *script_args = argv[1:] if defer_steps else argv
+    recorder = Recorder(defer_steps)
     recorder.install()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]

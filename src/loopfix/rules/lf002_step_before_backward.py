@@ -1,0 +1,98 @@
+"""LF002 step-before-backward: an optimizer step changes weights a later backward still needs."""
+
+from __future__ import annotations
+
+from loopfix.rules import update_order
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.update_checks import reorder_is_safe, reported_call
+
+DOCS = """\
+## What it does
+Finds a backward that goes through a graph built before an `optimizer.step()` (or
+`scaler.step(optimizer)`) that updated, in place, parameters saved in that graph, within the
+same iteration. Which parameters an optimizer owns is resolved from how it was constructed
+(`Adam(model.parameters())`, lists, `+`, `itertools.chain`, param-group dicts, `self.opt_d`).
+
+## Why is this bad?
+The step changes the weights in place; the graph still refers to them. Autograd raises
+"one of the variables needed for gradient computation has been modified by an inplace
+operation ... is at version 2; expected version 1". Where it does not raise, the gradient mixes
+activations of the old weights with the new ones. Typical shapes: GANs whose generator loss
+reuses the discriminator output from before the discriminator's step, actor-critic with a
+shared trunk, multi-task heads on a shared encoder with one optimizer each, coupled networks.
+
+## Example
+```python
+opt_b.zero_grad()
+loss_b.backward(retain_graph=True)
+opt_b.step()
+opt_a.zero_grad()
+loss_a.backward()            # goes through weights opt_b just changed
+opt_a.step()
+```
+
+Use instead:
+```python
+opt_b.zero_grad()
+opt_a.zero_grad()
+loss_b.backward(retain_graph=True, inputs=list(model_b.parameters()))
+loss_a.backward(inputs=list(model_a.parameters()))
+opt_b.step()
+opt_a.step()
+```
+
+## What the fix preserves
+Every backward runs before any step. The correctness criterion: each optimizer steps with
+exactly the gradients it would have stepped with in the original code if no parameter had
+changed during the iteration, i.e. the sum of the gradients of the losses whose backward ran
+between that optimizer's `zero_grad` and its `step`, with respect to its own parameters. So the
+`zero_grad` calls come first, the backwards keep their order with `retain_graph=True` on exactly
+those whose graph a later one needs, each backward is restricted with `inputs=` to the
+parameters of the optimizers whose window contained it (otherwise its gradient would leak
+into another optimizer's parameters: the popular "zero both, backward both, step both" is not
+equivalent in general), then the steps in their original order. Gradient clipping,
+`scaler.unscale_` and gradient reads stay just before their step; LR schedulers and
+`scaler.update()` stay after it; comments move with their statement.
+
+## Fix safety
+Forwards that ran after a step in the original now see the weights from before the step: that
+is the criterion above, and the reason the original failed. The fix is offered only when every
+`zero_grad`, backward and step of the iteration sits directly in one block, each optimizer's
+parameters are known and each step has its `zero_grad` in the same block (gradient
+accumulation across iterations is left alone); otherwise the finding has no fix.
+
+## References
+- PyTorch autograd mechanics: in-place operations and saved tensors
+- PyTorch DCGAN example (recomputes the discriminator output after its step)
+"""
+
+
+class StepBeforeBackward(Rule):
+    code = "LF002"
+    name = "step-before-backward"
+    summary = "An optimizer step changes weights that a later backward's graph still needs"
+    docs = DOCS
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        model, findings = context.model, []
+        for site in model.backwards():
+            steps = model.stale_steps_before(site.id)
+            if not steps or model.freed_graph_reused_by(site.id) or site.statement is None:
+                continue  # a freed graph fails first: that is LF003
+            step = model.update(min(steps))
+            start, end = context.layout.node_range(reported_call(site))
+            message = (
+                f"this backward goes through weights that `{step.target}.step()` "
+                f"(line {step.call.lineno}) already changed in place"
+            )
+            findings.append(Finding(self.code, self.name, message, start, end, detail=site))
+        return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        edits = update_order.plan_reorder(context, finding.detail.id)
+        if edits is None or not reorder_is_safe(context, edits):
+            return None
+        return Fix("Run every backward of the iteration before the optimizer steps", tuple(edits))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return reorder_is_safe(before, None, after)

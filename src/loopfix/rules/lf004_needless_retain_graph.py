@@ -1,0 +1,110 @@
+"""LF004 needless-retain-graph: `retain_graph=True` where no later backward uses the graph."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+
+DOCS = """\
+## What it does
+Finds a `backward(retain_graph=True)` (or `torch.autograd.backward` / `torch.autograd.grad` with
+it) whose graph no later backward goes through: not later in the iteration, not through state
+carried into the next iteration, and not by code outside the analysed scope (the graph is not
+returned or kept on `self`).
+
+## Why is this bad?
+`retain_graph=True` keeps every intermediate tensor the graph saved alive until the graph
+itself is dropped. When nothing uses it again this only costs memory; when the graph is also
+reachable from carried state (see LF001) it grows every iteration. It is also the usual
+band-aid for "Trying to backward through the graph a second time", and hides that bug.
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+```
+
+Use instead:
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+```
+
+## What the fix preserves
+The fix removes the keyword argument and nothing else. Gradients are identical with and without
+it (retaining a graph never changes what a backward computes); peak memory can only go down.
+Before proposing it, loopfix re-analyses the patched code: no backward may then go through a
+freed graph.
+
+## Fix safety
+Safe when the analysis sees every use of the graph. A graph passed to a function defined in
+another module and backwarded there is invisible; loopfix stays silent when the graph is
+returned or stored on `self`, but not when it is handed to an unknown callee.
+
+## References
+- PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
+"""
+
+
+class NeedlessRetainGraph(Rule):
+    code = "LF004"
+    name = "needless-retain-graph"
+    summary = "retain_graph=True keeps a graph alive that no later backward uses"
+    docs = DOCS
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        model, findings = context.model, []
+        for site in model.backwards():
+            keyword = site.retain_keyword
+            if site.retain is not True or keyword is None or not _is_true(keyword.value):
+                continue
+            if site.statement is None or _creates_graph(site.call):
+                continue
+            if model.backwards_reaching_graph_of(site.id) or model.retained_graph_escapes(site.id):
+                continue
+            if site.id in model.observations.reached_consumers.get(site.id, set()):
+                continue  # the same backward goes through it again next iteration (LF001)
+            start, end = context.layout.node_range(keyword)
+            message = "retain_graph=True keeps this graph alive, but no later backward uses it"
+            findings.append(Finding(self.code, self.name, message, start, end, detail=site))
+        return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        site = finding.detail
+        removal = context.layout.remove_keyword(site.call, site.retain_keyword)
+        if removal is None:
+            return None
+        patched = context.with_edits([removal])
+        if patched is None or not self._is_safe(context, patched):
+            return None
+        return Fix("Remove retain_graph=True", (removal,))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return self._is_safe(before, after)
+
+    @staticmethod
+    def _is_safe(before: FileContext, after: FileContext) -> bool:
+        """No backward goes through a freed graph, and each reaches the same graph as before."""
+        if any(after.model.freed_graph_reused_by(b.id) for b in after.model.backwards()):
+            return False
+        if len(after.model.carried_graphs()) > len(before.model.carried_graphs()):
+            return False
+        return before.model.backward_signatures() == after.model.backward_signatures()
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _creates_graph(call: ast.Call) -> bool:
+    return any(
+        k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in call.keywords
+    )
