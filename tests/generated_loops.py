@@ -29,6 +29,7 @@ class Program:
     text: str
     buggy: bool
     description: str
+    expected_rules: tuple[str, ...] = ()
 
 
 @st.composite
@@ -104,7 +105,10 @@ def programs(draw) -> Program:
         f"{kind} {scope} {loop} per_epoch={per_epoch} none={start_none} "
         f"feeds={feeds_loss} retain={retain} fixed={already_fixed}"
     )
-    return Program(text, buggy=not already_fixed, description=description)
+    # A loop that detaches its state but keeps retain_graph=True has a needless retain (LF004);
+    # in a buggy loop the retain serves the carried state and LF001's fix removes it.
+    expected = ("LF001",) if not already_fixed else ("LF004",) if retain else ()
+    return Program(text, not already_fixed, description, expected)
 
 
 def render(statements, depth: int, unit: str) -> list[str]:

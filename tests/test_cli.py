@@ -139,13 +139,21 @@ def test_apply_refuses_a_file_that_changed_since_it_was_read(project):
     assert path.read_text() == BUGGY + "# edited meanwhile\n"
 
 
-def test_rules_lists_lf001():
+def test_rules_lists_every_rule():
     result = invoke("rules")
-    assert result.exit_code == 0 and "LF001  hidden-state-not-detached" in result.stdout
+    assert result.exit_code == 0
+    for line in (
+        "LF001  hidden-state-not-detached",
+        "LF002  step-before-backward",
+        "LF003  backward-through-freed-graph",
+        "LF004  needless-retain-graph",
+    ):
+        assert line in result.stdout
 
 
-def test_explain_prints_the_documented_sections():
-    result = invoke("explain", "lf001")
+@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004"])
+def test_explain_prints_the_documented_sections(code):
+    result = invoke("explain", code)
     assert result.exit_code == 0
     for section in (
         "## What it does",

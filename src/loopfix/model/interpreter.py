@@ -87,7 +87,8 @@ class Observations:
     updates: dict[int, UpdateSite] = field(default_factory=dict)
     # backward id -> module paths whose graph it goes through (None: a module it cannot name)
     backward_modules: dict[int, set[str | None]] = field(default_factory=dict)
-    site_modules: dict[tuple[int, ...], str | None] = field(default_factory=dict)
+    # every path a module-call site is known by (a caller and the callee may name it apart)
+    site_modules: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
     # backwards whose retained graph is still held when its scope ends (returned, on self)
     escaping: set[int] = field(default_factory=set)
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
@@ -144,6 +145,7 @@ class Interpreter:
         self.call_stack: list[FunctionNode] = []
         self.no_grad = False
         self.top_statement: ast.stmt | None = None
+        self._constructing: list[ast.Call] = []
         # `for h in hidden:` -> {"h": "hidden"}, so that `h.detach_()` clears `hidden`.
         self.iterated_from: dict[str, str] = {}
 
@@ -461,6 +463,9 @@ class Interpreter:
         key = self.key_for(node)
         if key is not None and key in env:
             return env[key]
+        constructed = self._self_attribute(node)
+        if constructed is not None:
+            return constructed
         base = self.eval(node.value, env)
         if node.attr in GRAPH_FREE_ATTRIBUTES:
             return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
@@ -468,6 +473,24 @@ class Interpreter:
         if info is not None and node.attr in info.attributes:
             return EMPTY.with_shape(self.symbols.static_shape(info.attributes[node.attr]))
         return Value(base.graphs, None)
+
+    def _self_attribute(self, node: ast.Attribute) -> Value | None:
+        """`self.opt_d` in a method: what `__init__` built there, when it is a torch object
+        (module, optimizer, scheduler, scaler), evaluated as `__init__` would."""
+        cls = self.frame.cls
+        if cls is None or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return None
+        init = cls.attributes.get(node.attr)
+        if not isinstance(init, ast.Call):
+            return None
+        qualified = self.symbols.qualify(init.func) or ""
+        if not qualified.startswith("torch.") or init in self._constructing:
+            return None
+        self._constructing.append(init)
+        try:
+            return EMPTY.with_shape(self.eval(init, {}).shape)
+        finally:
+            self._constructing.pop()
 
     def expr_Subscript(self, node: ast.Subscript, env: Env) -> Value:
         base = self.eval(node.value, env)
@@ -634,16 +657,20 @@ class Interpreter:
         else:
             return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None
         update_id = self._id("update", node)
-        if update_id not in self.obs.updates:
-            self.obs.updates[update_id] = UpdateSite(
+        update = self.obs.updates.get(update_id)
+        if update is None:
+            update = self.obs.updates[update_id] = UpdateSite(
                 id=update_id,
                 kind=func.attr,
                 call=node,
-                statement=self.top_statement if self.frame.is_top else None,
+                statement=None,
                 target=self.module_path(target),
                 modules=modules,
                 loops=tuple(self.loop_stack),
             )
+        if update.statement is None and self.frame.is_top:
+            update.statement, update.loops = self.top_statement, tuple(self.loop_stack)
+            update.target, update.modules = self.module_path(target), modules
         if func.attr == "step" and modules:
             self._go_stale(update_id, modules, env)
         return EMPTY
@@ -658,8 +685,10 @@ class Interpreter:
                 env[name] = Value(graphs, value.shape)
 
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
-        path = self.obs.site_modules.get(site)
-        return path is not None and any(path == m or path.startswith(m + ".") for m in modules)
+        return any(
+            path is not None and any(path == m or path.startswith(m + ".") for m in modules)
+            for path in self.obs.site_modules.get(site, ())
+        )
 
     def _functional_backward(self, node: ast.Call, qualified: str, env: Env) -> Value:
         positional, keywords = self._args(node, env)
@@ -814,10 +843,9 @@ class Interpreter:
         if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
             return Value(graphs, TENSOR)
         site = (*self.frame.site_prefix, self._id("site", node))
-        if site not in self.obs.site_modules:
-            func = node.func
-            path = self.module_path(func.value if _calls_forward(func) else func)
-            self.obs.site_modules[site] = receiver_key if receiver_key and not path else path
+        func = node.func
+        path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
+        self.obs.site_modules.setdefault(site, set()).add(path)
         graphs |= {Graph(site)}
         info = self.symbols.module_class(shape)
         forward = info.methods.get("forward") if info is not None else None
@@ -882,15 +910,19 @@ class Interpreter:
     def backward(self, node: ast.Call, loss: Value, retain: bool | None, env: Env) -> None:
         backward_id = self._id("backward", node)
         loops = tuple(self.loop_stack)
-        if backward_id not in self.obs.backwards:
-            self.obs.backwards[backward_id] = BackwardSite(
+        site = self.obs.backwards.get(backward_id)
+        if site is None:
+            site = self.obs.backwards[backward_id] = BackwardSite(
                 id=backward_id,
                 call=node,
-                statement=self.top_statement if self.frame.is_top else None,
+                statement=None,
                 retain=retain,
                 retain_keyword=_keyword(node, "retain_graph"),
                 loops=loops,
             )
+        if site.statement is None and self.frame.is_top:
+            # first met through a call from elsewhere: its own scope is where fixes go
+            site.statement, site.loops = self.top_statement, loops
         failing = {
             g
             for g in loss.graphs
@@ -914,7 +946,7 @@ class Interpreter:
             g.consumed_by for g in this_iteration if g.consumed_by is not None and not g.retained
         }
         stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
-        modules = {self.obs.site_modules.get(g.site) for g in loss.graphs}
+        modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in loss.graphs))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
         if freed:
             self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from loopfix.rules import update_order
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
 from loopfix.rules.update_checks import reorder_is_safe, reported_call
@@ -82,7 +84,7 @@ class StepBeforeBackward(Rule):
             step = model.update(min(steps))
             start, end = context.layout.node_range(reported_call(site))
             message = (
-                f"this backward goes through weights that `{step.target}.step()` "
+                f"this backward goes through weights that `{ast.unparse(step.call)}` "
                 f"(line {step.call.lineno}) already changed in place"
             )
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))

@@ -1,0 +1,86 @@
+"""The loop model's answers on small snippets: what rules build on."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from loopfix.model.loop_model import build_model
+
+PRELUDE = """\
+import itertools
+import torch
+import torch.nn as nn
+a = nn.Linear(2, 2)
+b = nn.Linear(2, 2)
+"""
+
+
+def model_of(code: str):
+    return build_model(ast.parse(PRELUDE + textwrap.dedent(code)))
+
+
+@pytest.mark.parametrize(
+    "construction",
+    [
+        "torch.optim.Adam([*a.parameters(), *b.parameters()])",
+        "torch.optim.Adam(list(a.parameters()) + list(b.parameters()))",
+        "torch.optim.Adam(itertools.chain(a.parameters(), b.parameters()))",
+        "torch.optim.SGD([{'params': a.parameters()}, {'params': b.parameters(), 'lr': 1}])",
+    ],
+)
+def test_optimizer_owns_the_modules_it_was_built_from(construction):
+    model = model_of(f"opt = {construction}\nopt.step()\n")
+    (step,) = model.updates()
+    assert step.kind == "step" and step.modules == frozenset({"a", "b"})
+
+
+def test_optimizer_on_self_is_resolved_inside_methods():
+    model = model_of(
+        """
+        class Trainer:
+            def __init__(self):
+                self.net_d = nn.Linear(2, 1)
+                self.opt_d = torch.optim.Adam(self.net_d.parameters())
+
+            def step(self):
+                self.opt_d.step()
+        """
+    )
+    steps = [u for u in model.updates() if u.statement is not None]
+    assert [s.modules for s in steps] == [frozenset({"self.net_d"})]
+
+
+def test_unresolvable_parameters_leave_the_optimizer_unknown():
+    model = model_of("opt = torch.optim.Adam(get_params())\nopt.step()\n")
+    assert model.updates()[0].modules is None
+
+
+def test_stale_graph_after_step_and_fresh_graph_after_recompute():
+    model = model_of(
+        """
+        opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
+        out = b(a(torch.randn(3, 2)))
+        out.sum().backward(retain_graph=True)
+        opt_a.step()
+        out.mean().backward()
+        fresh = b(a(torch.randn(3, 2)))
+        fresh.mean().backward()
+        """
+    )
+    first, stale, fresh = model.backwards()
+    assert model.stale_steps_before(stale.id) and not model.stale_steps_before(fresh.id)
+    assert not model.freed_graph_reused_by(stale.id)
+
+
+def test_detach_cuts_the_shared_graph():
+    model = model_of(
+        """
+        h = a(torch.randn(3, 2))
+        h.sum().backward()
+        b(h.detach()).sum().backward()
+        """
+    )
+    assert not any(model.freed_graph_reused_by(s.id) for s in model.backwards())
