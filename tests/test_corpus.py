@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from loopfix.analysis import analyse_source
+from loopfix.options import Options, RestrictStyle
 from loopfix.source import SourceFile
 
 from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
@@ -160,3 +161,19 @@ def test_zero_both_backward_both_step_both_is_not_equivalent_but_loopfix_is(tmp_
     assert step_difference(reference, first_steps(naive_run.events)) is not None  # ...wrongly
     loopfix_run = run_traced(case.after, tmp_path)
     assert step_difference(reference, first_steps(loopfix_run.events)) is None
+
+
+@pytest.mark.parametrize("name", ["lf002_gan_generator_reuses_d_output", "lf002_coupled_networks"])
+def test_autograd_grad_restriction_style_is_exact_too(name, tmp_path):
+    case = next(c for c in POSITIVE if c.name == name)
+    options = Options(restrict_style=RestrictStyle.autograd_grad)
+    result = analyse_source(SourceFile.read(case.before), options=options)
+    assert all(f.fixable for f in result.findings)
+    assert "torch.autograd.grad(" in result.fixed_text and "inputs=" not in result.fixed_text
+    patched = tmp_path / "patched.py"
+    patched.write_bytes(result.fixed_bytes)
+    assert analyse_source(SourceFile.read(patched), options=options).findings == []
+    reference = first_steps(run_traced(case.before, tmp_path, defer_steps=True).events)
+    run = run_traced(patched, tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert step_difference(reference, first_steps(run.events)) is None

@@ -53,6 +53,20 @@ def test_optimizer_on_self_is_resolved_inside_methods():
     assert [s.modules for s in steps] == [frozenset({"self.net_d"})]
 
 
+@pytest.mark.parametrize(
+    "container, step",
+    [
+        ("opts = {'a': torch.optim.SGD(a.parameters()), 'b': torch.optim.SGD(b.parameters())}",
+         "opts['b'].step()"),
+        ("opts = [torch.optim.SGD(a.parameters()), torch.optim.SGD(b.parameters())]",
+         "opts[1].step()"),
+    ],
+)  # fmt: skip
+def test_optimizers_held_in_dicts_and_lists(container, step):
+    model = model_of(f"{container}\n{step}\n")
+    assert model.updates()[0].modules == frozenset({"b"})
+
+
 def test_unresolvable_parameters_leave_the_optimizer_unknown():
     model = model_of("opt = torch.optim.Adam(get_params())\nopt.step()\n")
     assert model.updates()[0].modules is None

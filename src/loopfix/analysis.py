@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from loopfix.edits import EditConflict, apply_edits
+from loopfix.options import Options
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.source import SourceError, SourceFile
 
@@ -29,9 +30,9 @@ class FileResult:
         return self.source.encode(self.fixed_text)
 
 
-def parse_context(text: str, filename: str) -> FileContext:
+def parse_context(text: str, filename: str, options: Options | None = None) -> FileContext:
     try:
-        return FileContext.parse(text, filename)
+        return FileContext.parse(text, filename, options)
     except SyntaxError as error:
         where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
         raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
@@ -41,10 +42,12 @@ def parse_context(text: str, filename: str) -> FileContext:
         raise SourceError(f"{filename}: {error}") from None
 
 
-def analyse_source(source: SourceFile, rules: list[Rule] | None = None) -> FileResult:
+def analyse_source(
+    source: SourceFile, rules: list[Rule] | None = None, options: Options | None = None
+) -> FileResult:
     rules = ALL_RULES if rules is None else rules
     result = FileResult(source=source, fixed_text=source.text)
-    context = parse_context(source.text, str(source.path))
+    context = parse_context(source.text, str(source.path), options)
     for rule in rules:
         try:
             findings = rule.detect(context)
@@ -73,7 +76,7 @@ def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Ru
         except EditConflict:
             finding.fix = None
             continue
-        patched = FileContext.parse(candidate) if candidate != text else None
+        patched = context.with_edits([e for f in trial for e in f.fix.edits])
         codes = {f.rule for f in trial}
         if patched is None or not all(
             by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])

@@ -19,6 +19,7 @@ from loopfix import __version__
 from loopfix.analysis import FileResult, analyse_source
 from loopfix.diff import unified_diff
 from loopfix.discover import python_files
+from loopfix.options import Options, RestrictStyle
 from loopfix.refactor import PlannedChange, apply_changes
 from loopfix.rules import ALL_RULES, rule_by_code
 from loopfix.source import SourceError, SourceFile
@@ -53,7 +54,17 @@ def _error(message: str) -> None:
     typer.echo(f"loopfix: error: {message}", err=True)
 
 
-def _analyse(paths: list[Path]) -> tuple[list[FileResult], int]:
+RestrictOption = Annotated[
+    RestrictStyle,
+    typer.Option(
+        "--restrict-style",
+        help="How a reordered backward is kept out of other optimizers' parameters: "
+        "backward(inputs=...) or torch.autograd.grad accumulated into .grad.",
+    ),
+]
+
+
+def _analyse(paths: list[Path], options: Options | None = None) -> tuple[list[FileResult], int]:
     """Analyse every file; report unreadable ones and count them as errors."""
     results, errors = [], 0
     for found in python_files(paths):
@@ -62,7 +73,7 @@ def _analyse(paths: list[Path]) -> tuple[list[FileResult], int]:
             errors += 1
             continue
         try:
-            result = analyse_source(SourceFile.read(found))
+            result = analyse_source(SourceFile.read(found), options=options)
         except SourceError as error:
             _error(str(error).replace(str(found), _display(found), 1))
             errors += 1
@@ -102,9 +113,10 @@ def check(
     output_format: Annotated[
         OutputFormat, typer.Option("--format", help="Output format.")
     ] = OutputFormat.text,
+    restrict_style: RestrictOption = RestrictStyle.inputs,
 ) -> None:
     """Report autograd bugs; `[*]` marks findings that `loopfix apply` can fix."""
-    results, errors = _analyse(paths)
+    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
     rows = [row for result in results for row in _finding_rows(result)]
     if output_format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=2))
@@ -129,9 +141,10 @@ def apply(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", "--diff", help="Print the diff; write nothing.")
     ] = False,
+    restrict_style: RestrictOption = RestrictStyle.inputs,
 ) -> None:
     """Rewrite the files to fix what `check` reports."""
-    results, errors = _analyse(paths)
+    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
     changes = [
         PlannedChange(result.source.path, result.source.data, result.fixed_bytes)
         for result in results

@@ -507,6 +507,8 @@ class Interpreter:
             return base.with_shape(shape[1][index.value])
         if isinstance(index, ast.Slice):
             return base
+        if isinstance(shape, tuple) and shape[0] == "dict" and isinstance(index, ast.Constant):
+            return base.with_shape(dict(shape[1]).get(index.value, UNKNOWN))
         return base.with_shape(shapes.item_shape(shape))
 
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
@@ -515,6 +517,10 @@ class Interpreter:
 
     def expr_List(self, node: ast.List, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]
+        if any(_is_trainer_object(i.shape) for i in items) and not any(
+            isinstance(e, ast.Starred) for e in node.elts
+        ):  # [opt_g, opt_d]: indexable like a tuple, each optimizer kept apart
+            return Value(union(items), ("tuple", tuple(i.shape for i in items)))
         return Value(union(items), ("seq", shapes.join_all(i.shape for i in items)))
 
     def expr_Dict(self, node: ast.Dict, env: Env) -> Value:
@@ -527,6 +533,11 @@ class Interpreter:
                 paths = shapes.param_paths(value.shape)
                 if paths is not None:
                     return EMPTY.with_shape(("params", paths))
+        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys) and any(
+            _is_trainer_object(v.shape) for v in values
+        ):  # {"g": opt_g, "d": opt_d}: keep each entry's identity
+            entries = tuple((k.value, v.shape) for k, v in zip(node.keys, values, strict=True))
+            return Value(union(values), ("dict", entries))
         return Value(union(values), UNKNOWN)
 
     def expr_Compare(self, node: ast.Compare, env: Env) -> Value:
@@ -985,6 +996,11 @@ def cross(env: Env, loop_id: int, written: set[str], enclosing: tuple[int, ...])
 
 def _calls_forward(func: ast.expr) -> bool:
     return isinstance(func, ast.Attribute) and func.attr == "forward"
+
+
+def _is_trainer_object(shape) -> bool:
+    """Optimizers and modules: values whose identity matters when kept in a container."""
+    return isinstance(shape, tuple) and shape[0] in ("optimizer", "module")
 
 
 def _is_scheduler(shape) -> bool:

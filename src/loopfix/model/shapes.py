@@ -12,7 +12,8 @@ Shapes are plain tuples so they compare and hash cheaply:
 - ``("modules", m)`` a ``ModuleList`` / list of modules of shape ``m``;
 - ``("params", paths)`` parameters of the modules at those paths (``model.parameters()``,
   lists and chains of them, param-group dicts); ``("optimizer", paths)`` an optimizer over
-  them (``paths`` is None when its parameters could not be resolved); ``("scaler",)``.
+  them (``paths`` is None when its parameters could not be resolved); ``("scaler",)``;
+- ``("dict", ((key, s), ...))`` a dict literal of optimizers or modules, entry by entry.
 """
 
 from __future__ import annotations

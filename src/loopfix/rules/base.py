@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from loopfix.edits import Edit, EditConflict, Layout, apply_edits
 from loopfix.model.loop_model import LoopModel, build_model
+from loopfix.options import Options
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,20 @@ class FileContext:
     tree: ast.Module
     model: LoopModel
     layout: Layout
+    options: Options = field(default_factory=Options)
 
     @classmethod
-    def parse(cls, text: str, filename: str = "<unknown>") -> FileContext:
+    def parse(
+        cls, text: str, filename: str = "<unknown>", options: Options | None = None
+    ) -> FileContext:
         tree = ast.parse(text, filename=filename)
-        return cls(text=text, tree=tree, model=build_model(tree), layout=Layout(text))
+        model = build_model(tree)
+        return cls(text, tree, model, Layout(text), options or Options())
 
     def with_edits(self, edits) -> FileContext | None:
         """The context of the text after `edits`, or None if they clash or do not parse."""
         try:
-            return FileContext.parse(apply_edits(self.text, edits))
+            return FileContext.parse(apply_edits(self.text, edits), options=self.options)
         except (EditConflict, SyntaxError, RecursionError, ValueError):
             return None
 

@@ -54,7 +54,10 @@ parameters of the optimizers whose window contained it (otherwise its gradient w
 into another optimizer's parameters: the popular "zero both, backward both, step both" is not
 equivalent in general), then the steps in their original order. Gradient clipping,
 `scaler.unscale_` and gradient reads stay just before their step; LR schedulers and
-`scaler.update()` stay after it; comments move with their statement.
+`scaler.update()` stay after it; comments move with their statement. With
+`--restrict-style autograd-grad` the restriction is written as `torch.autograd.grad` over the
+window's parameters, accumulated into `.grad` the way backward would, for code bases that
+avoid `inputs=`.
 
 ## Fix safety
 Forwards that ran after a step in the original now see the weights from before the step: that

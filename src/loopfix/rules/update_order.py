@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from loopfix.edits import Edit, apply_edits
 from loopfix.model.graphs import BackwardSite, UpdateSite
 from loopfix.model.symbols import dotted_name
+from loopfix.options import RestrictStyle
 from loopfix.rules.base import FileContext
 
 GRADIENT_USERS = re.compile(r"\.grad\b|clip_grad_(norm|value)_|\.unscale_\(")
@@ -214,15 +215,56 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
             for path in reached
             if path is None or any(_owner(path, m) for m in all_modules)
         )
+        inputs = _inputs_expression(sorted({p for m in owners for p in m}))
+        if foreign and context.options.restrict_style is RestrictStyle.autograd_grad:
+            replacement = _autograd_grad_form(context, units[i], inputs, needs_retain)
+            if replacement is None:
+                return False
+            units[i].edits = [replacement]
+            continue
         edits, added = _retain_edits(layout, site, needs_retain)
         if edits is None:
             return False
         if foreign:
-            added.append("inputs=" + _inputs_expression(sorted({p for m in owners for p in m})))
+            added.append(f"inputs={inputs}")
         if added:
             edits.append(_append_keywords(layout, site.call, added))
         units[i].edits = edits
     return True
+
+
+def _autograd_grad_form(
+    context: FileContext, unit: Unit, inputs: str, needs_retain: bool
+) -> Edit | None:
+    """`loss.backward()` as `torch.autograd.grad` over the window's parameters, accumulated
+    into `.grad` exactly as backward would (the opt-in style for code that avoids `inputs=`)."""
+    call = unit.backward.call
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward"):
+        return None
+    if call.args or any(k.arg not in ("retain_graph", "inputs") for k in call.keywords):
+        return None
+    if context.model.symbols.imports.get("torch") != "torch":
+        return None
+    layout = context.layout
+    start, end = layout.node_range(call.func.value)
+    loss = layout.text[start:end]
+    names = [n for n in ("grads", "param", "grad") if n not in context.model.names_in_use()]
+    if len(names) < 3:
+        return None
+    grads, param, grad = names
+    retain = ", retain_graph=True" if needs_retain else ""
+    indent, unit_indent = layout.indent(unit.statement), layout.indent_unit(unit.statement, None)
+    accumulate = f"{grad} if {param}.grad is None else {param}.grad + {grad}"
+    lines = [
+        f"{grads} = torch.autograd.grad({loss}, {inputs}{retain}, allow_unused=True)",
+        f"for {param}, {grad} in zip({inputs}, {grads}):",
+        f"{unit_indent}if {grad} is not None:",
+        f"{unit_indent * 2}{param}.grad = {accumulate}",
+    ]
+    newline = layout.newline
+    text = (newline + indent).join(lines)
+    statement_start, statement_end = layout.node_range(unit.statement)
+    return Edit(statement_start, statement_end, text)
 
 
 def _retain_edits(
