@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from loopfix.model import shapes
 from loopfix.model.shapes import Shape
 
+OPAQUE_SITE: tuple = ("opaque",)
+
 
 @dataclass(frozen=True)
 class Graph:
@@ -24,6 +26,12 @@ class Graph:
     consumed_by: int | None = None
     retained: bool = False
     stale_by: int | None = None  # an optimizer step changed the weights this graph saved
+
+    @property
+    def opaque(self) -> bool:
+        """Graph of unknown origin (a parameter, a closure variable, an unknown call's result):
+        it may be shared with code loopfix does not see, so it never proves anything."""
+        return self.site == OPAQUE_SITE
 
     @property
     def key(self) -> tuple:
@@ -63,6 +71,7 @@ class Value:
 
 
 EMPTY = Value()
+OPAQUE = Value(frozenset({Graph(OPAQUE_SITE)}))
 
 Env = dict[str, Value]
 

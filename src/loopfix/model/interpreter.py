@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from loopfix.model import shapes
 from loopfix.model.graphs import (
     EMPTY,
+    OPAQUE,
     BackwardSite,
     CarriedGraph,
     Env,
@@ -91,6 +92,8 @@ class Observations:
     site_modules: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
     # backwards whose retained graph is still held when its scope ends (returned, on self)
     escaping: set[int] = field(default_factory=set)
+    # backwards whose loss has no graph loopfix can see, or some of unknown origin
+    partly_unknown: set[int] = field(default_factory=set)
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
     shapes_before: dict[int, dict] = field(default_factory=dict)
@@ -457,7 +460,18 @@ class Interpreter:
             return EMPTY.with_shape(shapes.module("custom", self.frame.cls.node.name))
         if node.id in self.symbols.globals:
             return EMPTY.with_shape(self.symbols.static_shape(self.symbols.globals[node.id]))
-        return EMPTY
+        if self._is_known_name(node.id):
+            return EMPTY
+        return OPAQUE  # a closure variable or a name bound elsewhere: origin unknown
+
+    def _is_known_name(self, name: str) -> bool:
+        symbols = self.symbols
+        return (
+            name in symbols.imports
+            or name in symbols.functions
+            or name in symbols.classes
+            or name in _BUILTIN_NAMES
+        )
 
     def expr_Attribute(self, node: ast.Attribute, env: Env) -> Value:
         key = self.key_for(node)
@@ -751,7 +765,10 @@ class Interpreter:
         if kind == "builtin":
             return _builtin_result(func.id, arguments) if isinstance(func, ast.Name) else EMPTY
         shape = TENSOR if kind == "torch" else UNKNOWN
-        return Value(union(arguments) | receiver.graphs, shape)
+        graphs = union(arguments) | receiver.graphs
+        if kind == "unknown":
+            graphs |= OPAQUE.graphs  # a function loopfix cannot see may return any graph
+        return Value(graphs, shape)
 
     def _resolve(self, func: ast.expr, env: Env, call: ast.Call) -> tuple:
         if isinstance(func, ast.Name):
@@ -934,9 +951,12 @@ class Interpreter:
         if site.statement is None and self.frame.is_top:
             # first met through a call from elsewhere: its own scope is where fixes go
             site.statement, site.loops = self.top_statement, loops
+        known = [g for g in loss.graphs if not g.opaque]
+        if not known or len(known) < len(loss.graphs):
+            self.obs.partly_unknown.add(backward_id)
         failing = {
             g
-            for g in loss.graphs
+            for g in known
             if g.consumed_by is not None and g.crossed is not None and g.crossed in loops
         }
         for graph in failing:
@@ -946,18 +966,18 @@ class Interpreter:
             record.consumers.add(graph.consumed_by)
             record.failing.add(backward_id)
             record.retained |= graph.retained
-        signature = frozenset(g.route for g in loss.graphs if g not in failing)
+        signature = frozenset(g.route for g in known if g not in failing)
         self.obs.signatures[backward_id] = (
             self.obs.signatures.get(backward_id, frozenset()) | signature
         )
         reached = {g.consumed_by for g in loss.graphs if g.consumed_by is not None}
         self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
-        this_iteration = [g for g in loss.graphs if g not in failing]
+        this_iteration = [g for g in known if g not in failing]
         freed = {
             g.consumed_by for g in this_iteration if g.consumed_by is not None and not g.retained
         }
         stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
-        modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in loss.graphs))
+        modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
         if freed:
             self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)
@@ -1078,6 +1098,8 @@ def _sequence_of(arguments: list[Value], kind: str = "seq") -> Value:
         return EMPTY.with_shape((kind, None))
     return Value(arguments[0].graphs, (kind, shapes.item_shape(arguments[0].shape)))
 
+
+_BUILTIN_NAMES = set(dir(__import__("builtins")))
 
 _BUILTIN_SHAPERS = {
     "tuple": lambda args: _sequence_of(args, "vtuple"),

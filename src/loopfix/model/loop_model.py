@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
-from loopfix.model.graphs import BackwardSite, CarriedGraph
+from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.interpreter import (
     MODULE_PLUMBING,
     MODULE_QUERIES,
@@ -79,6 +79,10 @@ class LoopModel:
 
     def retained_graph_escapes(self, backward_id: int) -> bool:
         return backward_id in self.observations.escaping
+
+    def loss_fully_visible(self, backward_id: int) -> bool:
+        """Whether the backward's loss was built only from module calls loopfix can see."""
+        return backward_id not in self.observations.partly_unknown
 
     def update(self, update_id: int):
         return self.observations.updates[update_id]
@@ -200,12 +204,11 @@ def _parameters(function) -> list[ast.arg]:
 
 
 def _parameter_value(argument: ast.arg):
-    from loopfix.model.graphs import EMPTY
-
+    """A parameter of a function analysed on its own: whatever the caller passes."""
     annotation = ast.unparse(argument.annotation) if argument.annotation is not None else ""
     if annotation.endswith("Module"):
         return EMPTY.with_shape(shapes.module("custom"))
-    return EMPTY
+    return OPAQUE
 
 
 def _statement_parents(tree: ast.Module) -> dict[int, tuple[ast.AST, Block]]:

@@ -11,7 +11,9 @@ DOCS = """\
 Finds a `backward(retain_graph=True)` (or `torch.autograd.backward` / `torch.autograd.grad` with
 it) whose graph no later backward goes through: not later in the iteration, not through state
 carried into the next iteration, and not by code outside the analysed scope (the graph is not
-returned or kept on `self`).
+returned or kept on `self`). The loss must be built only from module calls loopfix can see:
+a loss that involves a function parameter, a closure variable or the result of a function
+defined elsewhere may share its graph with code that backpropagates through it again.
 
 ## Why is this bad?
 `retain_graph=True` keeps every intermediate tensor the graph saved alive until the graph
@@ -69,6 +71,8 @@ class NeedlessRetainGraph(Rule):
                 continue
             if model.backwards_reaching_graph_of(site.id) or model.retained_graph_escapes(site.id):
                 continue
+            if not model.loss_fully_visible(site.id):
+                continue  # part of the graph comes from code loopfix cannot see
             if site.id in model.observations.reached_consumers.get(site.id, set()):
                 continue  # the same backward goes through it again next iteration (LF001)
             start, end = context.layout.node_range(keyword)
