@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -23,6 +24,8 @@ from loopfix.options import Options, RestrictStyle
 from loopfix.refactor import PlannedChange, apply_changes
 from loopfix.rules import ALL_RULES, rule_by_code
 from loopfix.source import SourceError, SourceFile
+from loopfix.verify.harness import RunSettings
+from loopfix.verify.verifier import verify_file
 
 app = typer.Typer(
     add_completion=False,
@@ -61,6 +64,24 @@ RestrictOption = Annotated[
         help="How a reordered backward is kept out of other optimizers' parameters: "
         "backward(inputs=...) or torch.autograd.grad accumulated into .grad.",
     ),
+]
+
+
+class Device(StrEnum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    mps = "mps"
+
+
+DeviceOption = Annotated[
+    Device, typer.Option("--device", help="Where verification runs: auto = CUDA, MPS, then CPU.")
+]
+IterationsOption = Annotated[
+    int, typer.Option("--iterations", min=1, help="Iterations each verification run may take.")
+]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", min=1, help="Seconds each verification run may take.")
 ]
 
 
@@ -136,23 +157,80 @@ def check(
 
 
 @app.command()
+def verify(
+    paths: PathsArgument,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="Output format.")
+    ] = OutputFormat.text,
+    device: DeviceOption = Device.auto,
+    iterations: IterationsOption = 3,
+    timeout: TimeoutOption = 120.0,
+    restrict_style: RestrictOption = RestrictStyle.inputs,
+) -> None:
+    """Run the original and the patched code of every planned fix, and judge each rewrite.
+
+    This executes the project's own code (as running its tests would), in child processes
+    from temporary copies. Exit 0 when every rewrite is equivalent, 1 otherwise.
+    """
+    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
+    settings = RunSettings(device=device.value, iterations=iterations, timeout=timeout)
+    rows = []
+    for result in results:
+        for verdict in verify_file(result, settings):
+            rows.append({"path": _display(result.source.path), **asdict(verdict)})
+    if output_format is OutputFormat.json:
+        typer.echo(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            typer.echo(
+                f"{row['path']}:{row['line']}:{row['column']}: {row['rule']} {row['verdict']}"
+                f" | original: {row['original']} | patched: {row['patched']}"
+                f" | {row['level']}, {row['device']}, {row['iterations']} iterations,"
+                f" {row['seconds']:.1f} s"
+            )
+    failed = any(row["verdict"] != "equivalent" for row in rows)
+    raise typer.Exit(2 if errors else 1 if failed else 0)
+
+
+@app.command()
 def apply(
     paths: PathsArgument,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", "--diff", help="Print the diff; write nothing.")
     ] = False,
+    no_verify: Annotated[
+        bool,
+        typer.Option("--no-verify", help="Write without running the original and patched code."),
+    ] = False,
+    device: DeviceOption = Device.auto,
+    iterations: IterationsOption = 3,
+    timeout: TimeoutOption = 120.0,
     restrict_style: RestrictOption = RestrictStyle.inputs,
 ) -> None:
-    """Rewrite the files to fix what `check` reports."""
+    """Rewrite the files to fix what `check` reports, after verifying each rewrite.
+
+    A file is written only when every rewrite in it verifies as equivalent; `--no-verify`
+    skips verification (which runs the project's code in child processes).
+    """
     results, errors = _analyse(paths, Options(restrict_style=restrict_style))
+    settings = RunSettings(device=device.value, iterations=iterations, timeout=timeout)
+    verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results if r.changed}
+    if no_verify and any(r.changed for r in results):
+        typer.echo("Verification skipped (--no-verify).", err=True)
+    rejected = [r for r in results if r.changed and not all(v.equivalent for v in verdicts[id(r)])]
+    for result in rejected:
+        for verdict in verdicts[id(result)]:
+            if not verdict.equivalent:
+                _error(f"{_display(result.source.path)}: not written: {verdict.summary()}")
     changes = [
         PlannedChange(result.source.path, result.source.data, result.fixed_bytes)
         for result in results
-        if result.changed
+        if result.changed and all(result is not r for r in rejected)
     ]
     unfixed = sum(not f.fixable for result in results for f in result.findings)
+    unfixed += sum(f.fixable for result in rejected for f in result.findings)
     if dry_run:
-        _print_diffs(r for r in results if r.changed)
+        _print_diffs((r for r in results if r.changed), verdicts)
     else:
         written, write_errors = apply_changes(changes)
         for message in write_errors:
@@ -170,11 +248,13 @@ def apply(
     raise typer.Exit(2 if errors else 1 if unfixed else 0)
 
 
-def _print_diffs(results) -> None:
+def _print_diffs(results, verdicts: dict[int, list]) -> None:
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     for result in results:
         path = _display(result.source.path).replace(os.sep, "/").lstrip("/")
         diff = unified_diff(path, result.source.text, result.fixed_text)
+        # Lines before a diff header are commentary to `git apply` and `patch`.
+        diff = "".join(f"# verify: {v.summary()}\n" for v in verdicts[id(result)]) + diff
         if not colour:
             sys.stdout.write(diff)
             continue

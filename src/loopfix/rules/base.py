@@ -76,3 +76,9 @@ class Rule(ABC):
     @abstractmethod
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         """Whether `after` (the text with several fixes applied) fixes `fixed` safely."""
+
+    @abstractmethod
+    def oracle(self, finding: Finding, runs) -> str:
+        """Judge a fix from the runs of the original and the patched code (`verify.Runs`):
+        "equivalent", or why not ("not equivalent: ...", "not confirmed: ...",
+        "unverified: ...")."""

@@ -85,6 +85,11 @@ its state internally) is not followed; such loops are not reported.
 - PyTorch autograd mechanics: "Saved tensors" and `retain_graph`
 """
 
+PREDICTED_ERRORS = (
+    "Trying to backward through the graph a second time",
+    "modified by an inplace operation",
+)
+
 HELPER = [
     "def {name}(state):",
     '    """Cut a recurrent state loose from the graph of the batch that produced it."""',
@@ -194,6 +199,28 @@ class HiddenStateNotDetached(Rule):
         if remaining & fixed or not remaining <= original:
             return False
         return before.model.backward_signatures() == after.model.backward_signatures()
+
+    # ------------------------------------------------------------------ verification
+    def oracle(self, finding: Finding, runs) -> str:
+        """The original raises the predicted error within the capped iterations (the diagnosis
+        holds), the patched code runs them all, and the first iteration computes the same
+        losses and the same gradient for every parameter."""
+        from loopfix.verify.compare import first_difference, first_iteration
+
+        original, patched = runs.original, runs.patched
+        if original.trace is None:
+            return f"unverified: the original {original.error}"
+        error = original.error or ""
+        if not any(signature in error for signature in PREDICTED_ERRORS):
+            if error:
+                return f"unverified: the original failed otherwise: {error[:120]}"
+            return f"not confirmed: the original did not fail within {runs.iterations} iterations"
+        if not original.events:
+            return "unverified: the original failed before its first backward"
+        if patched.error:
+            return f"not equivalent: the patched code raised {patched.error[:120]}"
+        difference = first_difference(first_iteration(original.events), patched.events)
+        return "equivalent" if difference is None else f"not equivalent: {difference}"
 
     # ------------------------------------------------------------------ placements
     def _after_producer(self, context: FileContext, state: CarriedState) -> list[Edit] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from loopfix.rules import update_order
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_checks import reorder_is_safe, reported_call
+from loopfix.rules.update_checks import reorder_is_safe, reorder_oracle, reported_call
 
 DOCS = """\
 ## What it does
@@ -84,3 +84,6 @@ class BackwardThroughFreedGraph(Rule):
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return reorder_is_safe(before, None, after)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        return reorder_oracle(runs)

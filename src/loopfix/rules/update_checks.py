@@ -29,3 +29,23 @@ def reorder_is_safe(
     if len(model.carried_graphs()) > len(before.model.carried_graphs()):
         return False
     return before.model.backward_signatures() == model.backward_signatures()
+
+
+def reorder_oracle(runs) -> str:
+    """The original, run with every optimizer update deferred and every graph kept (an
+    instrumentation, not a change of the code), gives each optimizer the gradients it should
+    step with; the patched code must step each optimizer with exactly those, and run all
+    capped iterations."""
+    from loopfix.verify.compare import first_steps, step_difference
+
+    reference, patched = runs.reference, runs.patched
+    if reference is None or reference.trace is None or reference.error:
+        reason = "was not made" if reference is None else reference.error
+        return f"unverified: the reference run of the original {reason}"
+    expected = first_steps(reference.events)
+    if not expected:
+        return "unverified: no optimizer stepped in the reference run"
+    if patched.error:
+        return f"not equivalent: the patched code raised {patched.error[:120]}"
+    difference = step_difference(expected, first_steps(patched.events))
+    return "equivalent" if difference is None else f"not equivalent: {difference}"

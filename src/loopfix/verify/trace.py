@@ -1,6 +1,7 @@
 """Run a training script in this (child) process and record what autograd computed.
 
-    python -m loopfix.verify.trace [--defer-steps] TRACE_FILE SCRIPT [ARGS...]
+    python -m loopfix.verify.trace [--defer-steps] [--iterations N] [--device D]
+                                   TRACE_FILE SCRIPT [ARGS...]
 
 Records, in order, every backward pass (the loss value, then the gradient of every parameter of
 every module that has run so far, in the order the modules first ran) and every optimizer step
@@ -8,6 +9,10 @@ every module that has run so far, in the order the modules first ran) and every 
 and the
 error the script raised if any. The trace is saved with `torch.save` even when the script
 fails, so the events before the failure can be compared with a patched script's.
+`--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
+to step for the (N+1)th time, or at the (N+1)th backward when nothing steps. `--device auto`
+picks CUDA, then MPS, then CPU, and makes it torch's default device for the script.
+
 With `--defer-steps` the run is instrumented, not changed: every optimizer step records the
 gradients it would step with and then leaves the parameters alone, and every backward keeps its
 graph. The first step of each optimizer then shows exactly the gradients it would have stepped
@@ -18,6 +23,7 @@ This module imports torch and runs user code: it is only ever run in a child pro
 
 from __future__ import annotations
 
+import resource
 import runpy
 import sys
 import traceback
@@ -29,9 +35,16 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 MAX_EVENTS = 64
 
 
+class IterationCap(BaseException):
+    """Raised inside the script once it has run the iterations it was given."""
+
+
 class Recorder:
-    def __init__(self, defer_steps: bool = False) -> None:
+    def __init__(self, defer_steps: bool = False, iterations: int | None = None) -> None:
         self.defer_steps = defer_steps
+        self.iterations = iterations
+        self.backwards = 0
+        self.first_optimizer_steps = 0
         self.optimizers: dict[int, int] = {}
         self.events: list[tuple] = []
         self.modules: dict[int, torch.nn.Module] = {}
@@ -56,6 +69,10 @@ class Recorder:
         def traced(run, loss_tensor, *args, **kwargs):
             if recorder.inside_backward:
                 return run(*args, **kwargs)
+            recorder.backwards += 1
+            cap = recorder.iterations
+            if cap is not None and not recorder.optimizers and recorder.backwards > cap:
+                raise IterationCap
             if recorder.defer_steps:
                 kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
@@ -84,6 +101,11 @@ class Recorder:
                 for p in group["params"]
             ]
             index = recorder.optimizers.setdefault(id(optimizer), len(recorder.optimizers))
+            if index == 0:
+                recorder.first_optimizer_steps += 1
+                cap = recorder.iterations
+                if cap is not None and recorder.first_optimizer_steps > cap:
+                    raise IterationCap
             recorder.record(("step", type(optimizer).__name__, grads, index))
 
         def deferred_step(optimizer, *args, **kwargs):
@@ -112,24 +134,62 @@ def _loss_value(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().clone()
 
 
+def pick_device(requested: str) -> str:
+    if requested != "auto":
+        return requested
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def _options(argv: list[str]) -> tuple[dict, list[str]]:
+    options = {"defer_steps": False, "iterations": None, "device": "cpu"}
+    while argv and argv[0].startswith("--"):
+        flag = argv.pop(0)
+        if flag == "--defer-steps":
+            options["defer_steps"] = True
+        elif flag == "--iterations":
+            options["iterations"] = int(argv.pop(0))
+        elif flag == "--device":
+            options["device"] = argv.pop(0)
+    return options, argv
+
+
 def main(argv: list[str]) -> int:
-    defer_steps = argv[:1] == ["--defer-steps"]
-    trace_file, script, *script_args = argv[1:] if defer_steps else argv
-    recorder = Recorder(defer_steps)
+    options, (trace_file, script, *script_args) = _options(list(argv))
+    device = pick_device(options["device"])
+    if device != "cpu":
+        torch.set_default_device(device)
+    recorder = Recorder(options["defer_steps"], options["iterations"])
     recorder.install()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]
-    error = None
+    error, capped = None, False
     try:
         runpy.run_path(script, run_name="__main__")
+    except IterationCap:
+        capped = True
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
             error = f"SystemExit: {exit_.code}"
     except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
         error = f"{type(raised).__name__}: {raised}"
         traceback.print_exc()
-    torch.save({"events": recorder.events, "error": error}, trace_file)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if device == "cuda":
+        peak = torch.cuda.max_memory_allocated()
+    trace = {"events": recorder.events, "error": error, "capped": capped}
+    trace |= {"device": device, "peak_memory": peak, "iterations": _iterations(recorder)}
+    torch.save(trace, trace_file)
     return 1 if error else 0
+
+
+def _iterations(recorder: Recorder) -> int:
+    """Iterations that ran to the end (the capped one that was stopped does not count)."""
+    done = recorder.first_optimizer_steps if recorder.optimizers else recorder.backwards
+    return min(done, recorder.iterations) if recorder.iterations is not None else done
 
 
 if __name__ == "__main__":

@@ -1,0 +1,74 @@
+"""User code that misbehaves is reported as such and never takes loopfix down."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from loopfix.verify.harness import RunSettings, run_script
+
+FAST = RunSettings(device="cpu", iterations=2, timeout=20, memory_limit=3 << 30)
+
+
+def run(code: str, tmp_path: Path, settings: RunSettings = FAST):
+    return run_script(code.encode(), "script.py", tmp_path, settings)
+
+
+def test_a_hanging_script_is_killed_with_its_process_group(tmp_path):
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "while True:\n    time.sleep(1)\n"
+    )
+    result = run(code, tmp_path, RunSettings(device="cpu", timeout=8))
+    assert result.timed_out and "timed out" in result.error
+
+
+def test_sys_exit_is_an_error_not_an_exit_of_loopfix(tmp_path):
+    result = run("import sys\nsys.exit(3)\n", tmp_path)
+    assert result.error == "SystemExit: 3"
+
+
+def test_a_crash_is_reported_with_its_message(tmp_path):
+    result = run("raise ValueError('broken data')\n", tmp_path)
+    assert result.error == "ValueError: broken data"
+
+
+def test_exhausting_memory_is_stopped_by_the_limit(tmp_path):
+    code = "import torch\nblocks = [torch.ones(256, 1024, 1024) for _ in range(64)]\n"
+    result = run(code, tmp_path)
+    assert result.error is not None and result.returncode != 0
+
+
+def test_user_code_runs_in_a_temporary_copy_and_cannot_write_next_to_the_original(tmp_path):
+    code = "open('written.txt', 'w').write('x')\nimport os\nprint(os.getcwd())\n"
+    result = run(code, tmp_path)
+    assert result.error is None
+    assert not (tmp_path / "written.txt").exists()
+
+
+def test_credential_variables_are_not_passed_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_API_TOKEN", "secret")
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    code = (
+        "import os\n"
+        "assert 'MY_API_TOKEN' not in os.environ\n"
+        "assert os.environ['HARMLESS_SETTING'] == 'kept'\n"
+    )
+    assert run(code, tmp_path).error is None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/nvidia0"), reason="needs a CUDA device")
+def test_auto_device_prefers_cuda(tmp_path):
+    code = "import torch\nx = torch.zeros(1)\nassert x.is_cuda\n"
+    result = run_script(code.encode(), "s.py", tmp_path, RunSettings(device="auto"))
+    assert result.error is None and result.trace["device"] == "cuda"
+
+
+def test_auto_device_on_a_cpu_machine_is_cpu(tmp_path):
+    if os.path.exists("/dev/nvidia0"):
+        pytest.skip("this machine has a GPU")
+    result = run_script(b"x = 1\n", "s.py", tmp_path, RunSettings(device="auto"))
+    assert result.trace["device"] == "cpu"
