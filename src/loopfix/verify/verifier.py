@@ -51,14 +51,18 @@ class Verdict:
 
 
 def verify_file(result: FileResult, settings: RunSettings) -> list[Verdict]:
+    runs = collect_runs(result, settings)
+    return judge(result, runs)
+
+
+def collect_runs(result: FileResult, settings: RunSettings) -> Runs | str | None:
+    """The runs the file's oracles need; None when nothing is fixable, or why none can be
+    made."""
     findings = [f for f in result.findings if f.fixable]
     if not findings:
-        return []
+        return None
     if not _is_runnable(result.source.text):
-        return [
-            _unverified(result, f, "no module-level code or __main__ block to run")
-            for f in findings
-        ]
+        return "no module-level code or __main__ block to run"
     path = result.source.path
     name, home = path.name, path.resolve().parent
     original = run_script(result.source.data, name, home, settings)
@@ -66,8 +70,17 @@ def verify_file(result: FileResult, settings: RunSettings) -> list[Verdict]:
     reference = None
     if any(f.rule in REFERENCE_RULES for f in findings):
         reference = run_script(result.source.data, name, home, settings, defer_steps=True)
-    runs = Runs(original, patched, reference, settings.iterations)
-    seconds = sum(r.seconds for r in (original, patched, reference) if r is not None)
+    return Runs(original, patched, reference, settings.iterations)
+
+
+def judge(result: FileResult, runs: Runs | str | None) -> list[Verdict]:
+    findings = [f for f in result.findings if f.fixable]
+    if runs is None:
+        return []
+    if isinstance(runs, str):
+        return [_unverified(result, f, runs) for f in findings]
+    made = (runs.original, runs.patched, runs.reference)
+    seconds = sum(r.seconds for r in made if r is not None)
     return [_verdict(result, f, runs, seconds) for f in findings]
 
 
