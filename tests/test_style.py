@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "ruff", *args, "src", "tests"]
+    command = [sys.executable, "-m", "ruff", *args, "src", "tests", "bench"]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
 
 
