@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -12,11 +13,23 @@ from loopfix.verify.harness import RunSettings, run_script
 FAST = RunSettings(device="cpu", iterations=2, timeout=20, memory_limit=3 << 30)
 
 
-def run(code: str, tmp_path: Path, settings: RunSettings = FAST):
-    return run_script(code.encode(), "script.py", tmp_path, settings)
+@pytest.fixture(params=[True, False], ids=["warm-worker", "fresh-process"])
+def warm(request) -> bool:
+    return request.param
 
 
-def test_a_hanging_script_is_killed_with_its_process_group(tmp_path):
+@pytest.fixture
+def run(warm):
+    """Run code through the warm fork server or a fresh process: both must contain it."""
+
+    def run(code: str, tmp_path: Path, settings: RunSettings = FAST):
+        settings = dataclasses.replace(settings, warm=warm)
+        return run_script(code.encode(), "script.py", tmp_path, settings)
+
+    return run
+
+
+def test_a_hanging_script_is_killed_with_its_process_group(run, tmp_path):
     code = (
         "import subprocess, sys, time\n"
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
@@ -26,30 +39,30 @@ def test_a_hanging_script_is_killed_with_its_process_group(tmp_path):
     assert result.timed_out and "timed out" in result.error
 
 
-def test_sys_exit_is_an_error_not_an_exit_of_loopfix(tmp_path):
+def test_sys_exit_is_an_error_not_an_exit_of_loopfix(run, tmp_path):
     result = run("import sys\nsys.exit(3)\n", tmp_path)
     assert result.error == "SystemExit: 3"
 
 
-def test_a_crash_is_reported_with_its_message(tmp_path):
+def test_a_crash_is_reported_with_its_message(run, tmp_path):
     result = run("raise ValueError('broken data')\n", tmp_path)
     assert result.error == "ValueError: broken data"
 
 
-def test_exhausting_memory_is_stopped_by_the_limit(tmp_path):
+def test_exhausting_memory_is_stopped_by_the_limit(run, tmp_path):
     code = "import torch\nblocks = [torch.ones(256, 1024, 1024) for _ in range(64)]\n"
     result = run(code, tmp_path)
     assert result.error is not None and result.returncode != 0
 
 
-def test_user_code_runs_in_a_temporary_copy_and_cannot_write_next_to_the_original(tmp_path):
+def test_user_code_runs_in_a_temporary_copy_and_cannot_write_next_to_the_original(run, tmp_path):
     code = "open('written.txt', 'w').write('x')\nimport os\nprint(os.getcwd())\n"
     result = run(code, tmp_path)
     assert result.error is None
     assert not (tmp_path / "written.txt").exists()
 
 
-def test_credential_variables_are_not_passed_on(tmp_path, monkeypatch):
+def test_credential_variables_are_not_passed_on(run, tmp_path, monkeypatch):
     monkeypatch.setenv("MY_API_TOKEN", "secret")
     monkeypatch.setenv("HARMLESS_SETTING", "kept")
     code = (
@@ -72,3 +85,18 @@ def test_auto_device_on_a_cpu_machine_is_cpu(tmp_path):
         pytest.skip("this machine has a GPU")
     result = run_script(b"x = 1\n", "s.py", tmp_path, RunSettings(device="auto"))
     assert result.trace["device"] == "cpu"
+
+
+def test_the_warm_worker_survives_a_killed_run_and_serves_the_next(tmp_path):
+    hang = RunSettings(device="cpu", timeout=3)
+    assert run_script(b"while True: pass\n", "a.py", tmp_path, hang).timed_out
+    after = run_script(b"print('fine')\n", "b.py", tmp_path, FAST)
+    assert after.error is None and after.trace is not None
+
+
+def test_a_run_leaves_nothing_of_the_user_code_in_the_worker(tmp_path):
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    first = b"import helper\nhelper.VALUE = 2\n"
+    second = b"import helper\nassert helper.VALUE == 1, helper.VALUE\n"
+    assert run_script(first, "a.py", tmp_path, FAST).error is None
+    assert run_script(second, "b.py", tmp_path, FAST).error is None

@@ -1,14 +1,20 @@
 """Run user code in a child process, from a temporary copy, and collect its trace.
 
-This is the only place loopfix runs a project's code, and never in its own process: each run
-is a fresh `python -m loopfix.verify.trace` in its own session (so a timeout kills the whole
-process group), with a memory limit on CPU-only machines, its output captured, its working
-folder a temporary directory (the project's folder is only importable, never the cwd), and
-environment variables that look like credentials removed.
+Where forking is safe (CPU runs, no GPU on the machine), runs go through one warm fork server
+per loopfix invocation (`worker.py`), so torch is imported once; otherwise each run is a fresh
+`python -m loopfix.verify.trace`. Both give the same isolation:
+
+this is the only place loopfix runs a project's code, and never in its own process: each run is
+a child in its own session (so a timeout kills the whole process group), with a memory limit
+on CPU-only machines, its output captured, its working folder a temporary directory (the
+project's folder is only importable, never the cwd), and environment variables that look like
+credentials removed.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
 import re
 import resource
@@ -29,6 +35,7 @@ class RunSettings:
     iterations: int = 3
     timeout: float = 120.0
     memory_limit: int = 8 << 30  # bytes of address space, applied on CPU-only machines
+    warm: bool = True  # share one fork server where that is safe
 
 
 @dataclass
@@ -60,10 +67,15 @@ def run_script(
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
-        command = [sys.executable, "-m", "loopfix.verify.trace"]
-        command += ["--defer-steps"] if defer_steps else []
-        command += ["--iterations", str(settings.iterations), "--device", settings.device]
-        command += [str(trace_file), str(script)]
+        argv = ["--defer-steps"] if defer_steps else []
+        argv += ["--iterations", str(settings.iterations), "--device", settings.device]
+        argv += [str(trace_file), str(script)]
+        if settings.warm and _fork_is_safe(settings):
+            run = _WORKER.run(argv, Path(workdir), home, settings)
+            if run is not None:
+                run.trace = _load(trace_file) if trace_file.exists() and not run.timed_out else None
+                return run
+        command = [sys.executable, "-m", "loopfix.verify.trace", *argv]
         started = time.monotonic()
         process = subprocess.Popen(
             command,
@@ -105,15 +117,80 @@ def _child_environment(home: Path) -> dict[str, str]:
     return env
 
 
+def _may_use_gpu(settings: RunSettings) -> bool:
+    if settings.device in ("cuda", "mps"):
+        return True
+    return settings.device == "auto" and (Path("/dev/nvidia0").exists() or sys.platform == "darwin")
+
+
+def _fork_is_safe(settings: RunSettings) -> bool:
+    """CUDA and MPS do not survive a fork, and macOS frameworks dislike it."""
+    return not _may_use_gpu(settings) and sys.platform.startswith("linux")
+
+
 def _memory_limit(settings: RunSettings):
     """A cap on address space; not on GPU machines, where drivers reserve huge ranges."""
-    gpu = settings.device in ("cuda", "mps") or (
-        settings.device == "auto" and Path("/dev/nvidia0").exists()
-    )
-    if gpu or settings.memory_limit <= 0:
+    if _may_use_gpu(settings) or settings.memory_limit <= 0:
         return None
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (settings.memory_limit, settings.memory_limit))
 
     return limit
+
+
+class _Worker:
+    """The warm fork server, started on first use and shut down with loopfix."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+
+    def run(self, argv: list[str], workdir: Path, home: Path, settings: RunSettings):
+        stderr_file = workdir / ".loopfix-stderr.txt"
+        request = {
+            "argv": argv,
+            "cwd": str(workdir),
+            "path": [str(home)],
+            "env": _child_environment(home),
+            "timeout": settings.timeout,
+            "memory_limit": settings.memory_limit if not _may_use_gpu(settings) else 0,
+            "stderr": str(stderr_file),
+        }
+        try:
+            process = self._started()
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            answer = json.loads(process.stdout.readline())
+        except (OSError, ValueError):
+            self.stop()
+            return None  # the caller falls back to a fresh process
+        stderr = stderr_file.read_text(errors="replace")[-4000:] if stderr_file.exists() else ""
+        return ChildRun(answer["returncode"], stderr, answer["seconds"], answer["timed_out"])
+
+    def _started(self) -> subprocess.Popen:
+        if self.process is None or self.process.poll() is not None:
+            env = {k: v for k, v in os.environ.items() if not CREDENTIALS.search(k)}
+            env.setdefault("OMP_NUM_THREADS", "1")
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "loopfix.verify.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+                start_new_session=True,
+            )
+            atexit.register(self.stop)
+        return self.process
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process = None
+
+
+_WORKER = _Worker()
