@@ -48,10 +48,6 @@ def is_module(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "module"
 
 
-def is_module_list(shape: Shape) -> bool:
-    return isinstance(shape, tuple) and shape[0] == "modules"
-
-
 def param_paths(shape: Shape) -> frozenset[str] | None:
     """The module paths whose parameters a value holds, if it holds only parameters."""
     if not isinstance(shape, tuple):

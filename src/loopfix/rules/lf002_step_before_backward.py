@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from loopfix.rules import update_order
-from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_checks import reorder_is_safe, reorder_oracle, reported_call
+from loopfix.rules.base import FileContext, Finding
+from loopfix.rules.update_checks import ReorderRule
 
 DOCS = """\
 ## What it does
@@ -72,7 +71,7 @@ accumulation across iterations is left alone); otherwise the finding has no fix.
 """
 
 
-class StepBeforeBackward(Rule):
+class StepBeforeBackward(ReorderRule):
     code = "LF002"
     name = "step-before-backward"
     summary = "An optimizer step changes weights that a later backward's graph still needs"
@@ -85,22 +84,10 @@ class StepBeforeBackward(Rule):
             if not steps or model.freed_graph_reused_by(site.id) or site.statement is None:
                 continue  # a freed graph fails first: that is LF003
             step = model.update(min(steps))
-            start, end = context.layout.node_range(reported_call(site))
+            start, end = self.backward_range(context, site)
             message = (
                 f"this backward goes through weights that `{ast.unparse(step.call)}` "
                 f"(line {step.call.lineno}) already changed in place"
             )
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
-
-    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        edits = update_order.plan_reorder(context, finding.detail.id)
-        if edits is None or not reorder_is_safe(context, edits):
-            return None
-        return Fix("Run every backward of the iteration before the optimizer steps", tuple(edits))
-
-    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return reorder_is_safe(before, None, after)
-
-    def oracle(self, finding: Finding, runs) -> str:
-        return reorder_oracle(runs)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from loopfix.rules import update_order
-from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_checks import reorder_is_safe, reorder_oracle, reported_call
+from loopfix.rules.base import FileContext, Finding
+from loopfix.rules.update_checks import ReorderRule
 
 DOCS = """\
 ## What it does
@@ -55,11 +54,12 @@ parameters cannot be resolved, is reported without a fix.
 """
 
 
-class BackwardThroughFreedGraph(Rule):
+class BackwardThroughFreedGraph(ReorderRule):
     code = "LF003"
     name = "backward-through-freed-graph"
     summary = "A backward goes through a graph an earlier backward already freed"
     docs = DOCS
+    fix_title = "Keep the shared graph and run every backward before the steps"
 
     def detect(self, context: FileContext) -> list[Finding]:
         model, findings = context.model, []
@@ -68,22 +68,10 @@ class BackwardThroughFreedGraph(Rule):
             if not freed_by or site.statement is None:
                 continue
             first = model.backward(min(freed_by))
-            start, end = context.layout.node_range(reported_call(site))
+            start, end = self.backward_range(context, site)
             message = (
                 "this backward goes through a graph that the backward on line "
                 f"{first.call.lineno} already freed (no retain_graph=True there)"
             )
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
-
-    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        edits = update_order.plan_reorder(context, finding.detail.id)
-        if edits is None or not reorder_is_safe(context, edits):
-            return None
-        return Fix("Keep the shared graph and run every backward before the steps", tuple(edits))
-
-    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return reorder_is_safe(before, None, after)
-
-    def oracle(self, finding: Finding, runs) -> str:
-        return reorder_oracle(runs)

@@ -1,17 +1,34 @@
-"""What LF002 and LF003 check on a re-analysed, reordered iteration before offering it."""
+"""What LF002 and LF003 share: the reorder fix, its static check and its oracle."""
 
 from __future__ import annotations
 
-import ast
-
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
-from loopfix.rules.base import FileContext
+from loopfix.rules import update_order
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
 
 
-def reported_call(site: BackwardSite) -> ast.AST:
-    """The `.backward` attribute (or the whole functional call) to underline."""
-    return site.call
+class ReorderRule(Rule):
+    """A rule whose fix runs every backward of the iteration before any optimizer step."""
+
+    fix_title = "Run every backward of the iteration before the optimizer steps"
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        edits = update_order.plan_reorder(context, finding.detail.id)
+        if edits is None or not reorder_is_safe(context, edits):
+            return None
+        return Fix(self.fix_title, tuple(edits))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return reorder_is_safe(before, None, after)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        return reorder_oracle(runs)
+
+    @staticmethod
+    def backward_range(context: FileContext, site: BackwardSite) -> tuple[int, int]:
+        """Where a finding about a backward call is reported."""
+        return context.layout.node_range(site.call)
 
 
 def reorder_is_safe(
