@@ -32,12 +32,12 @@ def main() -> None:
     started = time.monotonic()
     for before in sorted(CORPUS.glob("*/before.py")):
         result = analyse_source(SourceFile.read(before))
-        runs = collect_runs(result, settings)
-        if runs is None or isinstance(runs, str):
-            continue
-        made = [r for r in (runs.original, runs.patched, runs.reference) if r is not None]
-        per_run += [r.seconds for r in made]
-        for verdict in judge(result, runs):
+        units = collect_runs(result, settings)
+        for runs in units.values():
+            if not isinstance(runs, str):
+                made = [r for r in (runs.original, runs.patched, runs.reference) if r]
+                per_run += [r.seconds for r in made]
+        for verdict in judge(result, units):
             per_rewrite.append(verdict.seconds)
             verdicts.append(verdict.verdict)
     total = time.monotonic() - started

@@ -19,7 +19,7 @@ from loopfix.analysis import analyse_source
 from loopfix.options import Options, RestrictStyle
 from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
-from loopfix.verify.verifier import collect_runs, judge, verify_file
+from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
 from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
 from tracing import first_difference, first_steps, run_traced, step_difference
@@ -73,9 +73,10 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     """`loopfix verify` judges the rewrite equivalent at level live; the same runs are then
     checked here directly against each rule's promise, independently of its oracle."""
     result = analyse(case.before)
-    runs = collect_runs(result, VERIFY)
-    verdicts = judge(result, runs)
+    units = collect_runs(result, VERIFY)
+    verdicts = judge(result, units)
     assert [(v.verdict, v.level) for v in verdicts] == [("equivalent", "live")] * len(verdicts)
+    runs = units[SCRIPT]
     original, patched = runs.original, runs.patched
     assert patched.error is None, patched.stderr[-2000:]
     if case.error:
@@ -129,9 +130,9 @@ def test_the_oracle_rejects_a_wrong_detach(name):
     result = analyse(case.before)
     assert old in result.source.text
     result.fixed_text = result.source.text.replace(old, new, 1)  # "works", and is wrong
-    runs = collect_runs(result, VERIFY)
-    assert runs.patched.error is None
-    (verdict,) = judge(result, runs)
+    units = collect_runs(result, VERIFY)
+    assert units[SCRIPT].patched.error is None
+    (verdict,) = judge(result, units)
     assert verdict.verdict.startswith("not equivalent"), verdict.verdict
 
 
@@ -167,9 +168,9 @@ def test_zero_both_backward_both_step_both_is_not_equivalent_but_loopfix_is():
     (loopfix_verdict,) = verify_file(result, VERIFY)
     assert loopfix_verdict.verdict == "equivalent"
     result.fixed_text = result.source.text.replace(*NAIVE_REORDER)
-    runs = collect_runs(result, VERIFY)
-    assert runs.patched.error is None  # it "works"...
-    (naive_verdict,) = judge(result, runs)
+    units = collect_runs(result, VERIFY)
+    assert units[SCRIPT].patched.error is None  # it "works"...
+    (naive_verdict,) = judge(result, units)
     assert naive_verdict.verdict.startswith("not equivalent")  # ...wrongly
     assert "optimizer 0" in naive_verdict.verdict  # D got G's gradient too
 

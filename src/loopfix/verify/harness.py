@@ -61,14 +61,24 @@ class ChildRun:
 
 
 def run_script(
-    code: bytes, name: str, home: Path, settings: RunSettings, *, defer_steps: bool = False
+    code: bytes,
+    name: str,
+    home: Path,
+    settings: RunSettings,
+    *,
+    defer_steps: bool = False,
+    call: str | None = None,
+    fixture: Path | None = None,
 ) -> ChildRun:
-    """Run `code` as the script `name` of the folder `home`, in a temporary copy."""
+    """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
+    `call` and `fixture`, call that function of it with the fixture's arguments."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
         argv = ["--defer-steps"] if defer_steps else []
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
+        if call is not None and fixture is not None:
+            argv += ["--call", call, "--fixture", str(fixture)]
         argv += [str(trace_file), str(script)]
         if settings.warm and _fork_is_safe(settings):
             run = _WORKER.run(argv, Path(workdir), home, settings)

@@ -9,6 +9,13 @@ every module that has run so far, in the order the modules first ran) and every 
 and the
 error the script raised if any. The trace is saved with `torch.save` even when the script
 fails, so the events before the failure can be compared with a patched script's.
+`--call FUNCTION --fixture FIXTURES_FILE` runs a function unit instead of the script: the
+script is loaded as a module (its `__main__` block does not run), `fixture_FUNCTION(module)` (or
+`fixture_FUNCTION()`) from the fixtures file builds `(args, kwargs)` after seeding (`module` is
+the loaded unit itself, so the model is built from the code under test), and
+`FUNCTION(*args, **kwargs)` runs under the same recording (`Class.method` units take
+`(instance, args, kwargs)` from `fixture_Class_method()`).
+
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
 to step for the (N+1)th time, or at the (N+1)th backward when nothing steps. `--device auto`
 picks CUDA, then MPS, then CPU, and makes it torch's default device for the script.
@@ -23,10 +30,12 @@ This module imports torch and runs user code: it is only ever run in a child pro
 
 from __future__ import annotations
 
+import inspect
 import resource
 import runpy
 import sys
 import traceback
+import types
 
 import torch
 from torch.nn.modules.module import register_module_forward_pre_hook
@@ -145,7 +154,8 @@ def pick_device(requested: str) -> str:
 
 
 def _options(argv: list[str]) -> tuple[dict, list[str]]:
-    options = {"defer_steps": False, "iterations": None, "device": "cpu"}
+    options = {"defer_steps": False, "iterations": None, "device": "cpu", "call": None}
+    options["fixture"] = None
     while argv and argv[0].startswith("--"):
         flag = argv.pop(0)
         if flag == "--defer-steps":
@@ -154,7 +164,28 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
             options["iterations"] = int(argv.pop(0))
         elif flag == "--device":
             options["device"] = argv.pop(0)
+        elif flag in ("--call", "--fixture"):
+            options[flag[2:]] = argv.pop(0)
     return options, argv
+
+
+def run_unit(script: str, call: str | None, fixture: str | None) -> None:
+    """Run the script as `__main__`, or call one of its functions with fixture arguments."""
+    if call is None:
+        runpy.run_path(script, run_name="__main__")
+        return
+    namespace = runpy.run_path(script, run_name="loopfix_unit")
+    fixtures = runpy.run_path(fixture, run_name="loopfix_fixtures")
+    builder = fixtures["fixture_" + call.replace(".", "_")]
+    torch.manual_seed(0)
+    module = types.SimpleNamespace(**namespace)  # the unit's own module, original or patched
+    built = builder(module) if inspect.signature(builder).parameters else builder()
+    if "." in call:
+        instance, args, kwargs = built
+        getattr(instance, call.split(".", 1)[1])(*args, **kwargs)
+    else:
+        args, kwargs = built
+        namespace[call](*args, **kwargs)
 
 
 def main(argv: list[str]) -> int:
@@ -168,7 +199,7 @@ def main(argv: list[str]) -> int:
     sys.argv = [script, *script_args]
     error, capped = None, False
     try:
-        runpy.run_path(script, run_name="__main__")
+        run_unit(script, options["call"], options["fixture"])
     except IterationCap:
         capped = True
     except SystemExit as exit_:

@@ -1,15 +1,21 @@
 """Verify the planned fixes of one file by running the original and the patched code.
 
-One run of the original, one of the patched file and, when a rule needs it, one reference run
-of the original with every optimizer update deferred; every finding of the file is then judged
-by its rule's oracle on those runs. Scripts (module-level code or a `__main__` block) that make
-their own data run as they are: level `live`.
+For each unit (the smallest runnable piece that contains findings): one run of the original,
+one of the patched file and, when a rule needs it, one reference run of the original with every
+optimizer update deferred; each finding is then judged by its rule's oracle on its unit's runs.
+Units, all at level `live`:
+- the script (module-level code or a `__main__` block) that makes its own data;
+- a function or method that a `loopfix_fixtures.py` (beside the file or in a folder above it)
+  can call: `fixture_train()` returns `(args, kwargs)` for `train`, and
+  `fixture_Trainer_fit()` returns `(instance, args, kwargs)` for `Trainer.fit`. A fixture
+  wins over the script, which may never reach that function.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 from loopfix.analysis import FileResult
 from loopfix.rules import Finding, rule_by_code
@@ -50,38 +56,93 @@ class Verdict:
         )
 
 
+SCRIPT = "__main__"
+FIXTURES = "loopfix_fixtures.py"
+
+
 def verify_file(result: FileResult, settings: RunSettings) -> list[Verdict]:
-    runs = collect_runs(result, settings)
-    return judge(result, runs)
+    return judge(result, collect_runs(result, settings))
 
 
-def collect_runs(result: FileResult, settings: RunSettings) -> Runs | str | None:
-    """The runs the file's oracles need; None when nothing is fixable, or why none can be
-    made."""
-    findings = [f for f in result.findings if f.fixable]
-    if not findings:
-        return None
-    if not _is_runnable(result.source.text):
-        return "no module-level code or __main__ block to run"
+def collect_runs(result: FileResult, settings: RunSettings) -> dict[str, Runs | str]:
+    """The runs each unit's oracles need, or why a unit cannot be run."""
+    units = {unit_of(result, f) for f in result.findings if f.fixable}
+    return {unit: _runs(result, unit, settings) for unit in sorted(units)}
+
+
+def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
+    verdicts = []
+    for finding in (f for f in result.findings if f.fixable):
+        runs = units[unit_of(result, finding)]
+        if isinstance(runs, str):
+            verdicts.append(_unverified(result, finding, runs))
+            continue
+        made = (runs.original, runs.patched, runs.reference)
+        seconds = sum(r.seconds for r in made if r is not None)
+        verdicts.append(_verdict(result, finding, runs, seconds))
+    return verdicts
+
+
+def unit_of(result: FileResult, finding: Finding) -> str:
+    """The function (`train`, `Trainer.fit`) around the finding when a fixture can call it,
+    else the script."""
+    function = _enclosing_function(result.source.text, result.source.position(finding.start)[0])
+    if function is not None and _fixture_for(result.source.path, function) is not None:
+        return function
+    return SCRIPT
+
+
+def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     path = result.source.path
     name, home = path.name, path.resolve().parent
-    original = run_script(result.source.data, name, home, settings)
-    patched = run_script(result.fixed_bytes, name, home, settings)
+    fixture = None
+    if unit == SCRIPT:
+        if not _is_runnable(result.source.text):
+            return (
+                "nothing runs it: no module-level code or __main__ block, and no "
+                f"fixture in a {FIXTURES}"
+            )
+    else:
+        fixture = _fixture_for(path, unit)
+    run = dict(call=None if unit == SCRIPT else unit, fixture=fixture)
+    original = run_script(result.source.data, name, home, settings, **run)
+    patched = run_script(result.fixed_bytes, name, home, settings, **run)
     reference = None
-    if any(f.rule in REFERENCE_RULES for f in findings):
-        reference = run_script(result.source.data, name, home, settings, defer_steps=True)
+    if any(f.rule in REFERENCE_RULES for f in result.findings if f.fixable):
+        reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
     return Runs(original, patched, reference, settings.iterations)
 
 
-def judge(result: FileResult, runs: Runs | str | None) -> list[Verdict]:
-    findings = [f for f in result.findings if f.fixable]
-    if runs is None:
-        return []
-    if isinstance(runs, str):
-        return [_unverified(result, f, runs) for f in findings]
-    made = (runs.original, runs.patched, runs.reference)
-    seconds = sum(r.seconds for r in made if r is not None)
-    return [_verdict(result, f, runs, seconds) for f in findings]
+def _enclosing_function(text: str, line: int) -> str | None:
+    tree = ast.parse(text)
+    for node in tree.body:
+        inside = node.lineno <= line <= (node.end_lineno or node.lineno)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and inside:
+            return node.name
+        if isinstance(node, ast.ClassDef) and inside:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    item.lineno <= line <= (item.end_lineno or item.lineno)
+                ):
+                    return f"{node.name}.{item.name}"
+    return None
+
+
+def _fixture_for(path: Path, unit: str) -> Path | None:
+    """The nearest loopfix_fixtures.py above `path` that defines `fixture_<unit>`."""
+    wanted = "fixture_" + unit.replace(".", "_")
+    for folder in path.resolve().parents:
+        candidate = folder / FIXTURES
+        if candidate.is_file():
+            try:
+                tree = ast.parse(candidate.read_text())
+            except (SyntaxError, UnicodeDecodeError, OSError):
+                return None
+            names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+            return candidate if wanted in names else None
+        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
+            break
+    return None
 
 
 def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -> Verdict:
