@@ -69,6 +69,7 @@ def run_script(
     defer_steps: bool = False,
     call: str | None = None,
     fixture: Path | None = None,
+    synthetic_loop: int | None = None,
 ) -> ChildRun:
     """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
     `call` and `fixture`, call that function of it with the fixture's arguments."""
@@ -79,6 +80,8 @@ def run_script(
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
         if call is not None and fixture is not None:
             argv += ["--call", call, "--fixture", str(fixture)]
+        if synthetic_loop is not None:
+            argv += ["--synthetic-loop", str(synthetic_loop)]
         argv += [str(trace_file), str(script)]
         if settings.warm and _fork_is_safe(settings):
             run = _WORKER.run(argv, Path(workdir), home, settings)

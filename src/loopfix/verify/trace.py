@@ -16,6 +16,9 @@ the loaded unit itself, so the model is built from the code under test), and
 `FUNCTION(*args, **kwargs)` runs under the same recording (`Class.method` units take
 `(instance, args, kwargs)` from `fixture_Class_method()`).
 
+`--synthetic-loop LINE` runs the script with synthetic data for the module-level loop on LINE
+(see `synthetic.py`), for scripts whose data is not on this machine.
+
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
 to step for the (N+1)th time, or at the (N+1)th backward when nothing steps. `--device auto`
 picks CUDA, then MPS, then CPU, and makes it torch's default device for the script.
@@ -40,6 +43,8 @@ import types
 import torch
 from torch.nn.modules.module import register_module_forward_pre_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from loopfix.verify import synthetic
 
 MAX_EVENTS = 64
 
@@ -156,6 +161,7 @@ def pick_device(requested: str) -> str:
 def _options(argv: list[str]) -> tuple[dict, list[str]]:
     options = {"defer_steps": False, "iterations": None, "device": "cpu", "call": None}
     options["fixture"] = None
+    options["synthetic_loop"] = None
     while argv and argv[0].startswith("--"):
         flag = argv.pop(0)
         if flag == "--defer-steps":
@@ -166,11 +172,24 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
             options["device"] = argv.pop(0)
         elif flag in ("--call", "--fixture"):
             options[flag[2:]] = argv.pop(0)
+        elif flag == "--synthetic-loop":
+            options["synthetic_loop"] = int(argv.pop(0))
     return options, argv
 
 
-def run_unit(script: str, call: str | None, fixture: str | None) -> None:
-    """Run the script as `__main__`, or call one of its functions with fixture arguments."""
+def run_unit(
+    script: str, call: str | None, fixture: str | None, synthetic_loop: int | None = None
+) -> None:
+    """Run the script as `__main__` (with synthetic data for one loop if asked), or call one
+    of its functions with fixture arguments."""
+    if synthetic_loop is not None:
+        with open(script, "rb") as stream:
+            source = stream.read().decode("utf-8-sig")
+        code = synthetic.instrument(source, synthetic_loop, script)
+        namespace = {"__name__": "__main__", "__file__": script}
+        namespace["__loopfix_synthetic__"] = synthetic
+        exec(code, namespace)  # noqa: S102 - this child process exists to run user code
+        return
     if call is None:
         runpy.run_path(script, run_name="__main__")
         return
@@ -197,9 +216,9 @@ def main(argv: list[str]) -> int:
     recorder.install()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]
-    error, capped = None, False
+    error, capped, data_error = None, False, False
     try:
-        run_unit(script, options["call"], options["fixture"])
+        run_unit(script, options["call"], options["fixture"], options["synthetic_loop"])
     except IterationCap:
         capped = True
     except SystemExit as exit_:
@@ -207,11 +226,13 @@ def main(argv: list[str]) -> int:
             error = f"SystemExit: {exit_.code}"
     except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
         error = f"{type(raised).__name__}: {raised}"
+        data_error = synthetic.is_data_error(raised)
         traceback.print_exc()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if device == "cuda":
         peak = torch.cuda.max_memory_allocated()
     trace = {"events": recorder.events, "error": error, "capped": capped}
+    trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
     trace |= {"device": device, "peak_memory": peak, "iterations": _iterations(recorder)}
     torch.save(trace, trace_file)
     return 1 if error else 0

@@ -3,12 +3,15 @@
 For each unit (the smallest runnable piece that contains findings): one run of the original,
 one of the patched file and, when a rule needs it, one reference run of the original with every
 optimizer update deferred; each finding is then judged by its rule's oracle on its unit's runs.
-Units, all at level `live`:
+Units, at level `live`:
 - the script (module-level code or a `__main__` block) that makes its own data;
 - a function or method that a `loopfix_fixtures.py` (beside the file or in a folder above it)
   can call: `fixture_train()` returns `(args, kwargs)` for `train`, and
   `fixture_Trainer_fit()` returns `(instance, args, kwargs)` for `Trainer.fit`. A fixture
   wins over the script, which may never reach that function.
+A script whose data is not on this machine (its original run fails with a data-access error
+before its first backward) is run again with synthetic batches for its loop (`synthetic.py`):
+level `live (synthetic data)`.
 """
 
 from __future__ import annotations
@@ -106,11 +109,34 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         fixture = _fixture_for(path, unit)
     run = dict(call=None if unit == SCRIPT else unit, fixture=fixture)
     original = run_script(result.source.data, name, home, settings, **run)
+    if _needs_synthetic_data(original) and unit == SCRIPT:
+        loop = _module_loop_line(result)
+        if loop is None:
+            return "its data is not on this machine, and no single module-level loop to feed"
+        run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
+        original = run_script(result.source.data, name, home, settings, **run)
     patched = run_script(result.fixed_bytes, name, home, settings, **run)
     reference = None
     if any(f.rule in REFERENCE_RULES for f in result.findings if f.fixable):
         reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
     return Runs(original, patched, reference, settings.iterations)
+
+
+def _needs_synthetic_data(run: ChildRun) -> bool:
+    """The original failed to reach its first backward because its data is not here."""
+    return bool(run.trace and run.trace.get("data_error") and not run.events)
+
+
+def _module_loop_line(result: FileResult) -> int | None:
+    """The one module-level `for` loop that holds every fixable finding."""
+    lines = {result.source.position(f.start)[0] for f in result.findings if f.fixable}
+    loops = {
+        statement.lineno
+        for statement in ast.parse(result.source.text).body
+        for line in lines
+        if isinstance(statement, ast.For) and statement.lineno <= line <= statement.end_lineno
+    }
+    return loops.pop() if len(loops) == 1 else None
 
 
 def _enclosing_function(text: str, line: int) -> str | None:
@@ -151,6 +177,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
     line, column = result.source.position(finding.start)
     trace = runs.patched.trace or runs.original.trace or {}
     unverified = verdict.startswith("unverified")
+    level = "live (synthetic data)" if trace.get("synthetic") else "live"
     return Verdict(
         rule=finding.rule,
         line=line,
@@ -158,7 +185,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
         original=describe(runs.original),
         patched=describe(runs.patched),
         verdict=verdict,
-        level="unverified" if unverified else "live",
+        level="unverified" if unverified else level,
         device=trace.get("device", "?"),
         iterations=(runs.patched.trace or {}).get("iterations", 0),
         seconds=seconds,

@@ -1,0 +1,79 @@
+"""Scripts whose data is not on this machine verify on synthetic batches shaped for the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+from loopfix.verify.harness import RunSettings
+from loopfix.verify.verifier import verify_file
+
+SETTINGS = RunSettings(device="cpu", iterations=3, timeout=120)
+
+LANGUAGE_MODEL = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+corpus = torch.from_numpy(np.load("data/train_tokens.npy"))
+batches = [(corpus[i : i + 5], corpus[i + 1 : i + 6]) for i in range(0, len(corpus) - 6, 5)]
+embedding, rnn, decoder = nn.Embedding(100, 8), nn.LSTM(8, 16), nn.Linear(16, 100)
+model = nn.ModuleDict({"embedding": embedding, "rnn": rnn, "decoder": decoder})
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+hidden = None
+for data, targets in batches:
+    output, hidden = rnn(embedding(data), hidden)
+    loss = nn.functional.cross_entropy(decoder(output).view(-1, 100), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+GAN_ON_SAVED_SAMPLES = """\
+import torch
+import torch.nn as nn
+
+real_samples = torch.load("samples/real.pt")
+netG = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))
+netD = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+opt_d = torch.optim.Adam(netD.parameters(), lr=1e-3)
+opt_g = torch.optim.Adam(netG.parameters(), lr=1e-3)
+bce = nn.BCEWithLogitsLoss()
+for real in real_samples:
+    d_real = netD(real)
+    d_fake = netD(netG(torch.randn(real.size(0), 4)))
+    opt_d.zero_grad()
+    loss_d = bce(d_real, torch.ones_like(d_real)) + bce(d_fake, torch.zeros_like(d_fake))
+    loss_d.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g = bce(d_fake, torch.ones_like(d_fake))
+    loss_g.backward()
+    opt_g.step()
+"""
+
+
+def verify(tmp_path: Path, text: str):
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    return verify_file(analyse_source(SourceFile.read(path)), SETTINGS)
+
+
+def test_language_model_without_its_token_file_verifies_on_synthetic_ids(tmp_path):
+    (verdict,) = verify(tmp_path, LANGUAGE_MODEL)
+    assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent")
+    assert verdict.level == "live (synthetic data)"
+    assert "Trying to backward through the graph a second time" in verdict.original
+
+
+def test_gan_without_its_samples_verifies_the_reorder_on_synthetic_batches(tmp_path):
+    (verdict,) = verify(tmp_path, GAN_ON_SAVED_SAMPLES)
+    assert (verdict.rule, verdict.verdict) == ("LF002", "equivalent")
+    assert verdict.level == "live (synthetic data)"
+
+
+def test_a_failure_that_is_not_about_data_is_not_papered_over(tmp_path):
+    broken = LANGUAGE_MODEL.replace('np.load("data/train_tokens.npy")', "np.zeros(3) + None")
+    (verdict,) = verify(tmp_path, broken)
+    assert verdict.verdict.startswith("unverified") and verdict.level == "unverified"
