@@ -225,3 +225,17 @@ def test_verify_reports_every_field_as_json(project):
     assert row["original"].startswith("raised RuntimeError: Trying to backward")
     assert row["patched"] == "ran (capped)" and row["iterations"] == 3
     assert row["seconds"] > 0
+
+
+def test_verified_apply_over_a_whole_corpus_copy(tmp_path, monkeypatch):
+    copy = tmp_path / "corpus"
+    shutil.copytree(CORPUS, copy, ignore=shutil.ignore_patterns("after.py", "__pycache__"))
+    monkeypatch.chdir(tmp_path)
+    result = invoke("apply", "--device", "cpu", "corpus")
+    assert result.exit_code == 0, result.stderr[-3000:]
+    for case in sorted(copy.iterdir()):
+        expected = CORPUS / case.name / "after.py"
+        written = (case / "before.py").read_bytes()
+        original = (CORPUS / case.name / "before.py").read_bytes()
+        assert written == (expected.read_bytes() if expected.exists() else original), case.name
+    assert invoke("check", "corpus").exit_code == 0
