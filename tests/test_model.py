@@ -98,3 +98,23 @@ def test_detach_cuts_the_shared_graph():
         """
     )
     assert not any(model.freed_graph_reused_by(s.id) for s in model.backwards())
+
+
+def test_the_detection_path_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from loopfix.analysis import analyse_source\n"
+        "from loopfix.source import SourceFile\n"
+        "from pathlib import Path\n"
+        "import loopfix.cli\n"
+        "path = Path('corpus/lf002_gan_generator_reuses_d_output/before.py')\n"
+        "result = analyse_source(SourceFile.read(path))\n"
+        "assert result.findings and result.changed\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True)
+    assert completed.returncode == 0, completed.stderr.decode()[-2000:]

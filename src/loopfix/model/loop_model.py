@@ -11,14 +11,10 @@ import ast
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
+from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.frames import Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
-from loopfix.model.interpreter import (
-    MODULE_PLUMBING,
-    MODULE_QUERIES,
-    Frame,
-    Interpreter,
-    Observations,
-)
+from loopfix.model.interpreter import Interpreter
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
 Block = list[ast.stmt]

@@ -1,0 +1,402 @@
+"""Calls: which callee a call reaches (torch, a module, a function of the file, a builtin),
+and running modules' `forward` and the file's own functions on the caller's environment."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.model import shapes
+from loopfix.model.frames import Call, Frame
+from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
+from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
+from loopfix.model.symbols import FunctionNode, Symbols
+
+MAX_CALL_DEPTH = 4
+
+# fmt: off
+# Tensor methods whose result carries no graph.
+GRAPH_FREE_METHODS = {
+    "detach", "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "stride",
+    "data_ptr", "argmax", "argmin", "eq", "ne", "lt", "gt", "le", "ge", "nonzero", "long",
+    "int", "bool", "byte", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+    "new", "is_contiguous", "element_size", "get_device", "zero_",
+}
+GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
+CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
+BUILTINS_WITHOUT_GRAPH = {
+    "print", "len", "range", "isinstance", "issubclass", "hasattr", "int", "float", "str",
+    "bool", "repr", "format", "id", "type", "open", "round", "callable", "getattr", "setattr",
+}
+TENSOR_CREATION = {
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+    "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
+    "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+    "manual_seed", "device", "Generator", "no_grad", "inference_mode",
+}
+# nn classes without parameters: calling them builds no graph of their own.
+PARAMETER_FREE_MODULES = {
+    "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten",
+    "MaxPool1d", "MaxPool2d", "AvgPool2d", "GELU", "LeakyReLU", "ELU", "SiLU",
+}
+MODULE_PLUMBING = {
+    "to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_",
+    "apply", "share_memory", "type",
+}
+MODULE_QUERIES = {
+    "parameters", "named_parameters", "state_dict", "modules", "children", "buffers",
+    "zero_grad", "load_state_dict", "named_modules",
+}
+# fmt: on
+STATE_INITIALISER_PREFIXES = ("init", "reset", "zero", "begin", "new_state", "initial")
+NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
+BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+
+
+class CallsMixin:
+    """Calls, for `Interpreter`."""
+
+    def expr_Call(self, node: ast.Call, env: Env) -> Value:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            handled = self._method_call(node, func, env)
+            if handled is not None:
+                return handled
+        qualified = self.symbols.qualify(func)
+        if qualified in BACKWARD_FUNCTIONS:
+            return self._functional_backward(node, qualified, env)
+        return self._resolved_call(node, env)
+
+    def _args(self, node: ast.Call, env: Env) -> tuple[list[tuple[Value, str | None]], dict]:
+        positional = [(self.eval(a, env), self.key_for(a)) for a in node.args]
+        keywords = {k.arg: (self.eval(k.value, env), self.key_for(k.value)) for k in node.keywords}
+        return positional, keywords
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
+        attr = func.attr
+        if attr == "backward":
+            loss = self.eval(func.value, env)
+            self._args(node, env)
+            self.backward(node, loss, _retain_flag(node), env)
+            return EMPTY
+        if attr in GRAPH_FREE_METHODS:
+            base = self.eval(func.value, env)
+            self._args(node, env)
+            return EMPTY.with_shape(base.shape if attr == "detach" else OTHER)
+        if attr == "detach_":
+            self.eval(func.value, env)
+            self.clear(func.value, env)
+            return EMPTY
+        if attr in ("step", "zero_grad"):
+            return self._update(node, func, env)
+        if attr in CONTAINER_ADDERS:
+            key = self.key_for(func.value)
+            if key is None:
+                return None
+            old = self.eval(func.value, env)
+            positional, _ = self._args(node, env)
+            added = [v for v, _ in positional[-1:]]
+            item = added[0].shape if attr != "extend" and added else None
+            env[key] = Value(old.graphs | union(added), ("seq", shapes.join(_seq_item(old), item)))
+            self.note_write(key)
+            return EMPTY.with_shape(NONE)
+        return None
+
+    def _functional_backward(self, node: ast.Call, qualified: str, env: Env) -> Value:
+        positional, keywords = self._args(node, env)
+        first = positional[0][0] if positional else None
+        first = first or keywords.get("tensors", keywords.get("outputs", (EMPTY, None)))[0]
+        creates = _keyword_true(node, "create_graph")
+        retain = _retain_flag(node)
+        self.backward(node, first, retain, env)
+        if qualified.endswith("grad") and creates:
+            return first
+        return EMPTY
+
+    def _resolved_call(self, node: ast.Call, env: Env) -> Value:
+        func = node.func
+        callee = self._resolve(func, env, node)
+        kind = callee[0]
+        if kind == "method_of" and isinstance(func, ast.Attribute):
+            receiver = self.eval(func.value, env)
+        else:
+            receiver = EMPTY
+        positional, keywords = self._args(node, env)
+        arguments = [v for v, _ in positional] + [v for v, _ in keywords.values()]
+        if kind == "module":
+            return self._module_call(node, callee[1:], positional, keywords, env)
+        if kind == "function":
+            call = Call(callee[1], positional, keywords, None, None, ())
+            return self._call_function(call, env)
+        if kind == "method":
+            _, info, method, receiver_key = callee
+            return self._call_function(
+                Call(method, positional, keywords, receiver_key, info, ()), env
+            )
+        if kind == "constructed":
+            return EMPTY.with_shape(callee[1])
+        if kind == "optimizer":
+            first = positional[0][0] if positional else keywords.get("params", (EMPTY, None))[0]
+            return EMPTY.with_shape(("optimizer", shapes.param_paths(first.shape)))
+        if kind == "scheduler":
+            optimizer = self.module_path(node.args[0]) if node.args else None
+            return EMPTY.with_shape(("scheduler", optimizer))
+        if kind == "chain":
+            paths = [shapes.param_paths(v.shape) for v in arguments]
+            known = None not in paths and paths
+            return EMPTY.with_shape(("params", frozenset().union(*paths)) if known else UNKNOWN)
+        if kind == "graph_free":
+            return EMPTY.with_shape(callee[1])
+        if kind == "receiver":
+            return self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
+        if kind == "builtin":
+            return _builtin_result(func.id, arguments) if isinstance(func, ast.Name) else EMPTY
+        shape = TENSOR if kind == "torch" else UNKNOWN
+        graphs = union(arguments) | receiver.graphs
+        if kind == "unknown":
+            graphs |= OPAQUE.graphs  # a function loopfix cannot see may return any graph
+        return Value(graphs, shape)
+
+    def _resolve(self, func: ast.expr, env: Env, call: ast.Call) -> tuple:
+        if isinstance(func, ast.Name):
+            return self._resolve_name(func, env, call)
+        qualified = self.symbols.qualify(func)
+        if qualified is not None and qualified.split(".")[0] == "torch":
+            return self._resolve_torch(call, qualified)
+        if qualified == "itertools.chain":
+            return ("chain",)
+        if not isinstance(func, ast.Attribute):
+            return ("unknown",)
+        key = self.key_for(func)
+        if key is not None and key in env and shapes.is_module(env[key].shape):
+            return ("module", env[key].shape, key)
+        receiver = self._peek(func.value, env)
+        info = self.symbols.module_class(receiver.shape)
+        if info is not None:
+            if func.attr in info.methods:
+                return ("method", info, info.methods[func.attr], self.key_for(func.value))
+            if func.attr in info.attributes:
+                shape = self.symbols.static_shape(info.attributes[func.attr])
+                if shapes.is_module(shape):
+                    return ("module", shape, key)
+        if shapes.is_module(receiver.shape):
+            return self._module_method(func, receiver.shape)
+        if receiver.shape in (None, UNKNOWN) and func.attr in self.symbols.module_evidence:
+            return ("module", shapes.module("custom"), key)  # `self.model(x)`
+        if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
+            return ("graph_free", TENSOR)
+        return ("method_of",)
+
+    def _resolve_name(self, func: ast.Name, env: Env, call: ast.Call) -> tuple:
+        key = self.key_for(func)
+        value = env.get(key) if key else None
+        if value is not None and shapes.is_module(value.shape):
+            return ("module", value.shape, key)
+        unknown = value is None or value.shape in (None, UNKNOWN)
+        if value is None:
+            if func.id in self.symbols.functions:
+                return ("function", self.symbols.functions[func.id])
+            if func.id in self.symbols.classes:
+                info = self.symbols.classes[func.id]
+                shape = shapes.module("custom", func.id) if info.is_module else UNKNOWN
+                return ("constructed", shape)
+            static = self.expr_Name(func, env).shape
+            if shapes.is_module(static):
+                return ("module", static, key)
+        qualified = self.symbols.qualify(func)
+        if qualified and qualified.split(".")[0] == "torch":
+            return self._resolve_torch(call, qualified)
+        if qualified == "itertools.chain":
+            return ("chain",)
+        if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
+            return ("builtin",)
+        if unknown and func.id in self.symbols.module_evidence:
+            return ("module", shapes.module("custom"), key)
+        return ("unknown",)
+
+    def _resolve_torch(self, call: ast.Call, qualified: str) -> tuple:
+        name = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn.") and name[:1].isupper():
+            return ("constructed", self.symbols.static_shape(call) or shapes.module(name))
+        if name in TENSOR_CREATION:
+            return ("graph_free", TENSOR)
+        if name.endswith("GradScaler"):
+            return ("graph_free", ("scaler",))
+        if qualified.startswith("torch.optim.") and name[:1].isupper():
+            return ("scheduler",) if ".lr_scheduler." in qualified else ("optimizer",)
+        if qualified.startswith("torch.optim") or qualified.startswith("torch.utils"):
+            return ("graph_free", OTHER)
+        return ("torch",)
+
+    def _module_method(self, func: ast.Attribute, receiver_shape) -> tuple:
+        attr = func.attr
+        if attr in MODULE_PLUMBING:
+            return ("receiver",)
+        if attr == "parameters":
+            path = self.module_path(func.value)
+            return ("graph_free", ("params", frozenset({path})) if path else OTHER)
+        if attr in MODULE_QUERIES:
+            return ("graph_free", OTHER)
+        if attr.lower().startswith(STATE_INITIALISER_PREFIXES):
+            return ("graph_free", UNKNOWN)
+        return ("module", receiver_shape, self.key_for(func.value))
+
+    def _peek(self, node: ast.expr, env: Env) -> Value:
+        """The value of a receiver expression without re-running calls inside it."""
+        key = self.key_for(node)
+        if key is not None:
+            return self.eval(node, env)
+        if isinstance(node, ast.Subscript):
+            base = self._peek(node.value, env)
+            return base.with_shape(shapes.item_shape(base.shape))
+        return EMPTY
+
+    def _module_call(self, node: ast.Call, callee: tuple, positional, keywords, env) -> Value:
+        shape, receiver_key = callee
+        kind = shape[1]
+        graphs = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
+        if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
+            return Value(graphs, TENSOR)
+        site = (*self.frame.site_prefix, self._id("site", node))
+        func = node.func
+        path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
+        self.obs.site_modules.setdefault(site, set()).add(path)
+        graphs |= {Graph(site)}
+        info = self.symbols.module_class(shape)
+        forward = info.methods.get("forward") if info is not None else None
+        if forward is None:
+            default = UNKNOWN if kind == "custom" else TENSOR
+            return Value(graphs, shapes.RECURRENT_OUTPUT.get(kind, default))
+        call = Call(forward, positional, keywords, receiver_key, info, site)
+        result = self._call_function(call, env)
+        return Value(graphs | result.graphs, result.shape)
+
+    def _call_function(self, call: Call, env: Env) -> Value:
+        """Run a function defined in this file on the caller's environment.
+
+        The callee's locals live in the same environment under a prefix and are dropped on
+        return; `self.x` and attributes of arguments that are caller paths write through.
+        """
+        function = call.function
+        if function in self.call_stack:
+            return EMPTY  # recursion: start from "no graph", the least fixpoint
+        if self.frame.depth >= MAX_CALL_DEPTH:
+            return Value(union(call.argument_values()), UNKNOWN)
+        frame = self._callee_frame(call)
+        self._bind_parameters(call, frame, env)
+        outer_frame, outer_no_grad = self.frame, self.no_grad
+        self.frame = frame
+        self.no_grad = self.no_grad or _decorated_no_grad(function, self.symbols)
+        self.call_stack.append(function)
+        try:
+            flow = self.exec_block(function.body, env)
+        finally:
+            self.call_stack.pop()
+            self.frame, self.no_grad = outer_frame, outer_no_grad
+        after = join_envs(flow.normal, flow.returns) or {}
+        env.clear()
+        env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
+        returned = flow.returned
+        if flow.normal is not None:
+            returned = join_values(returned, EMPTY.with_shape(NONE))
+        return returned or EMPTY
+
+    def _callee_frame(self, call: Call) -> Frame:
+        depth = self.frame.depth + 1
+        prefix = f"#{depth}{call.function.name}:"
+        self_path = call.receiver_key or f"{prefix}self"
+        site_prefix = call.site or self.frame.site_prefix
+        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth)
+
+    def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
+        arguments = call.function.args
+        params = [a.arg for a in arguments.posonlyargs + arguments.args]
+        if call.cls is not None and params and params[0] == "self":
+            params = params[1:]
+        bound = list(zip(params, call.positional, strict=False)) + list(call.keywords.items())
+        for name, (value, key) in bound:
+            if name is None:
+                continue
+            env[frame.prefix + name] = value
+            if key is not None:
+                frame.aliases[name] = key
+
+
+def _calls_forward(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and func.attr == "forward"
+
+
+def _is_scheduler(shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "scheduler"
+
+
+def _keyword(node: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in node.keywords if k.arg == name), None)
+
+
+def _keyword_true(node: ast.Call, name: str) -> bool:
+    keyword = _keyword(node, name)
+    return keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value
+
+
+def _retain_flag(node: ast.Call) -> bool | None:
+    """True / False when the call says so literally, None when it depends on a variable."""
+    if _keyword_true(node, "create_graph"):
+        return True
+    keyword = _keyword(node, "retain_graph")
+    if keyword is None:
+        return False
+    if isinstance(keyword.value, ast.Constant):
+        return bool(keyword.value.value)
+    return None
+
+
+def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if symbols.qualify(target) in NO_GRAD_CONTEXTS:
+            return True
+    return False
+
+
+def _builtin_result(name: str, arguments: list[Value]) -> Value:
+    shaper = _BUILTIN_SHAPERS.get(name)
+    if shaper is None:
+        return EMPTY.with_shape(("seq", OTHER) if name == "range" else OTHER)
+    return shaper(arguments)
+
+
+def _sequence_of(arguments: list[Value], kind: str = "seq") -> Value:
+    if not arguments:
+        return EMPTY.with_shape((kind, None))
+    return Value(arguments[0].graphs, (kind, shapes.item_shape(arguments[0].shape)))
+
+
+_BUILTIN_NAMES = set(dir(__import__("builtins")))
+
+_BUILTIN_SHAPERS = {
+    "tuple": lambda args: _sequence_of(args, "vtuple"),
+    "list": _sequence_of,
+    "sorted": _sequence_of,
+    "reversed": _sequence_of,
+    "iter": _sequence_of,
+    "enumerate": lambda args: Value(
+        union(args), ("seq", ("tuple", (OTHER, shapes.item_shape(args[0].shape if args else None))))
+    ),
+    "zip": lambda args: Value(
+        union(args), ("seq", ("tuple", tuple(shapes.item_shape(a.shape) for a in args)))
+    ),
+    "next": lambda args: Value(union(args), shapes.item_shape(args[0].shape) if args else None),
+    "sum": lambda args: Value(union(args), UNKNOWN),
+    "max": lambda args: Value(union(args), UNKNOWN),
+    "min": lambda args: Value(union(args), UNKNOWN),
+    "abs": lambda args: Value(union(args), UNKNOWN),
+    "dict": lambda args: Value(union(args), UNKNOWN),
+    "map": lambda args: Value(union(args), UNKNOWN),
+}
+
+
+def _seq_item(value: Value):
+    shape = value.shape
+    if isinstance(shape, tuple) and shape[0] == "seq":
+        return shape[1]
+    return None

@@ -1,0 +1,132 @@
+"""Autograd and optimizer events: backward passes consume graph, optimizer steps make the graph
+of their modules stale, `no_grad` regions build none."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.model import shapes
+from loopfix.model.calls import _is_scheduler, _keyword
+from loopfix.model.graphs import EMPTY, BackwardSite, CarriedGraph, Env, UpdateSite, Value
+
+NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
+
+
+class EventsMixin:
+    """Backward, step and zero_grad, for `Interpreter`."""
+
+    def backward(self, node: ast.Call, loss: Value, retain: bool | None, env: Env) -> None:
+        backward_id = self._id("backward", node)
+        loops = tuple(self.loop_stack)
+        site = self.obs.backwards.get(backward_id)
+        if site is None:
+            site = self.obs.backwards[backward_id] = BackwardSite(
+                id=backward_id,
+                call=node,
+                statement=None,
+                retain=retain,
+                retain_keyword=_keyword(node, "retain_graph"),
+                loops=loops,
+            )
+        if site.statement is None and self.frame.is_top:
+            # first met through a call from elsewhere: its own scope is where fixes go
+            site.statement, site.loops = self.top_statement, loops
+        known = [g for g in loss.graphs if not g.opaque]
+        if not known or len(known) < len(loss.graphs):
+            self.obs.partly_unknown.add(backward_id)
+        failing = {
+            g
+            for g in known
+            if g.consumed_by is not None and g.crossed is not None and g.crossed in loops
+        }
+        for graph in failing:
+            record = self.obs.carried.setdefault(
+                (graph.crossed, graph.via), CarriedGraph(graph.crossed, graph.via)
+            )
+            record.consumers.add(graph.consumed_by)
+            record.failing.add(backward_id)
+            record.retained |= graph.retained
+        signature = frozenset(g.route for g in known if g not in failing)
+        self.obs.signatures[backward_id] = (
+            self.obs.signatures.get(backward_id, frozenset()) | signature
+        )
+        reached = {g.consumed_by for g in loss.graphs if g.consumed_by is not None}
+        self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
+        this_iteration = [g for g in known if g not in failing]
+        freed = {
+            g.consumed_by for g in this_iteration if g.consumed_by is not None and not g.retained
+        }
+        stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
+        modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
+        self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
+        if freed:
+            self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)
+        if stale:
+            self.obs.stale_reaches.setdefault(backward_id, set()).update(stale)
+        keys = {g.key for g in loss.graphs}
+        retained = retain is not False
+        for name, value in list(env.items()):
+            if any(g.key in keys and g.consumed_by is None for g in value.graphs):
+                consumed = frozenset(
+                    g.consume(backward_id, retained) if g.key in keys else g for g in value.graphs
+                )
+                env[name] = Value(consumed, value.shape)
+
+    def _update(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
+        """`opt.step()`, `scaler.step(opt)`, `opt.zero_grad()`, `model.zero_grad()`."""
+        receiver = self.eval(func.value, env)
+        shape, target = receiver.shape, func.value
+        if func.attr == "step" and shape == ("scaler",) and node.args:
+            target = node.args[0]
+            shape = self.eval(target, env).shape
+        positional, _ = self._args(node, env)
+        if isinstance(shape, tuple) and shape[0] == "optimizer":
+            modules = shape[1]
+        elif func.attr == "zero_grad" and shapes.is_module(shape):
+            path = self.module_path(target)
+            modules = frozenset({path}) if path else None
+        else:
+            return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None
+        update_id = self._id("update", node)
+        update = self.obs.updates.get(update_id)
+        if update is None:
+            update = self.obs.updates[update_id] = UpdateSite(
+                id=update_id,
+                kind=func.attr,
+                call=node,
+                statement=None,
+                target=self.module_path(target),
+                modules=modules,
+                loops=tuple(self.loop_stack),
+            )
+        if update.statement is None and self.frame.is_top:
+            update.statement, update.loops = self.top_statement, tuple(self.loop_stack)
+            update.target, update.modules = self.module_path(target), modules
+        if func.attr == "step" and modules:
+            self._go_stale(update_id, modules, env)
+        return EMPTY
+
+    def _go_stale(self, step_id: int, modules: frozenset[str], env: Env) -> None:
+        """The step changed these modules' weights in place: graphs that saved them are stale."""
+        for name, value in list(env.items()):
+            if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
+                graphs = frozenset(
+                    g.go_stale(step_id) if self._owned(g.site, modules) else g for g in value.graphs
+                )
+                env[name] = Value(graphs, value.shape)
+
+    def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
+        return any(
+            path is not None and any(path == m or path.startswith(m + ".") for m in modules)
+            for path in self.obs.site_modules.get(site, ())
+        )
+
+    def _is_no_grad_context(self, node: ast.expr) -> bool:
+        func = node.func if isinstance(node, ast.Call) else node
+        qualified = self.symbols.qualify(func)
+        if qualified in NO_GRAD_CONTEXTS:
+            return True
+        if qualified == "torch.set_grad_enabled" and isinstance(node, ast.Call) and node.args:
+            first = node.args[0]
+            return isinstance(first, ast.Constant) and first.value is False
+        return False

@@ -1,0 +1,212 @@
+"""Expressions: the abstract value of each expression, with its side effects on the env."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.model import shapes
+from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES
+from loopfix.model.graphs import EMPTY, OPAQUE, Env, Value, join_values, union
+from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
+from loopfix.model.symbols import dotted_name
+
+
+class ExpressionsMixin:
+    """Expressions, for `Interpreter`."""
+
+    def eval(self, node: ast.expr | None, env: Env) -> Value:
+        if node is None:
+            return EMPTY
+        handler = getattr(self, f"expr_{type(node).__name__}", None)
+        if handler is not None:
+            value = handler(node, env)
+        else:
+            children = [self.eval(c, env) for c in ast.iter_child_nodes(node) if _is_expr(c)]
+            value = Value(union(children), UNKNOWN)
+        return Value(frozenset(), value.shape) if self.no_grad and not _is_alias(node) else value
+
+    def expr_Constant(self, node: ast.Constant, env: Env) -> Value:
+        return EMPTY.with_shape(NONE if node.value is None else OTHER)
+
+    def expr_Name(self, node: ast.Name, env: Env) -> Value:
+        key = self.key_for(node)
+        if key in env:
+            return env[key]
+        if node.id == "self" and self.frame.cls is not None and self.frame.cls.is_module:
+            return EMPTY.with_shape(shapes.module("custom", self.frame.cls.node.name))
+        if node.id in self.symbols.globals:
+            return EMPTY.with_shape(self.symbols.static_shape(self.symbols.globals[node.id]))
+        if self._is_known_name(node.id):
+            return EMPTY
+        return OPAQUE  # a closure variable or a name bound elsewhere: origin unknown
+
+    def expr_Attribute(self, node: ast.Attribute, env: Env) -> Value:
+        key = self.key_for(node)
+        if key is not None and key in env:
+            return env[key]
+        constructed = self._self_attribute(node)
+        if constructed is not None:
+            return constructed
+        base = self.eval(node.value, env)
+        if node.attr in GRAPH_FREE_ATTRIBUTES:
+            return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
+        info = self.symbols.module_class(base.shape)
+        if info is not None and node.attr in info.attributes:
+            return EMPTY.with_shape(self.symbols.static_shape(info.attributes[node.attr]))
+        return Value(base.graphs, None)
+
+    def expr_Subscript(self, node: ast.Subscript, env: Env) -> Value:
+        base = self.eval(node.value, env)
+        self.eval(node.slice, env)
+        shape = base.shape
+        index = node.slice
+        if (
+            isinstance(shape, tuple)
+            and shape[0] == "tuple"
+            and isinstance(index, ast.Constant)
+            and isinstance(index.value, int)
+            and -len(shape[1]) <= index.value < len(shape[1])
+        ):
+            return base.with_shape(shape[1][index.value])
+        if isinstance(index, ast.Slice):
+            return base
+        if isinstance(shape, tuple) and shape[0] == "dict" and isinstance(index, ast.Constant):
+            return base.with_shape(dict(shape[1]).get(index.value, UNKNOWN))
+        return base.with_shape(shapes.item_shape(shape))
+
+    def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
+        items = [self.eval(e, env) for e in node.elts]
+        return Value(union(items), ("tuple", tuple(i.shape for i in items)))
+
+    def expr_List(self, node: ast.List, env: Env) -> Value:
+        items = [self.eval(e, env) for e in node.elts]
+        if any(_is_trainer_object(i.shape) for i in items) and not any(
+            isinstance(e, ast.Starred) for e in node.elts
+        ):  # [opt_g, opt_d]: indexable like a tuple, each optimizer kept apart
+            return Value(union(items), ("tuple", tuple(i.shape for i in items)))
+        return Value(union(items), ("seq", shapes.join_all(i.shape for i in items)))
+
+    def expr_Dict(self, node: ast.Dict, env: Env) -> Value:
+        """A param group `{"params": model.parameters(), "lr": ...}` holds its params."""
+        values = [self.eval(v, env) for v in node.values]
+        for key in node.keys:
+            self.eval(key, env)
+        for key, value in zip(node.keys, values, strict=True):
+            if isinstance(key, ast.Constant) and key.value == "params":
+                paths = shapes.param_paths(value.shape)
+                if paths is not None:
+                    return EMPTY.with_shape(("params", paths))
+        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys) and any(
+            _is_trainer_object(v.shape) for v in values
+        ):  # {"g": opt_g, "d": opt_d}: keep each entry's identity
+            entries = tuple((k.value, v.shape) for k, v in zip(node.keys, values, strict=True))
+            return Value(union(values), ("dict", entries))
+        return Value(union(values), UNKNOWN)
+
+    def expr_Compare(self, node: ast.Compare, env: Env) -> Value:
+        for child in [node.left, *node.comparators]:
+            self.eval(child, env)
+        return EMPTY.with_shape(OTHER)
+
+    def expr_BinOp(self, node: ast.BinOp, env: Env) -> Value:
+        left, right = self.eval(node.left, env), self.eval(node.right, env)
+        shape = TENSOR if TENSOR in (left.shape, right.shape) else UNKNOWN
+        paths = (shapes.param_paths(left.shape), shapes.param_paths(right.shape))
+        if isinstance(node.op, ast.Add) and None not in paths:
+            shape = ("params", paths[0] | paths[1])  # list(a.parameters()) + list(b...)
+        return Value(left.graphs | right.graphs, shape)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, env: Env) -> Value:
+        operand = self.eval(node.operand, env)
+        return EMPTY.with_shape(OTHER) if isinstance(node.op, ast.Not) else operand
+
+    def expr_IfExp(self, node: ast.IfExp, env: Env) -> Value:
+        self.eval(node.test, env)
+        return join_values(self.eval(node.body, env), self.eval(node.orelse, env))
+
+    def expr_NamedExpr(self, node: ast.NamedExpr, env: Env) -> Value:
+        value = self.eval(node.value, env)
+        self.bind(node.target, value, env)
+        return value
+
+    def expr_Lambda(self, node: ast.Lambda, env: Env) -> Value:
+        return EMPTY.with_shape(OTHER)
+
+    def expr_JoinedStr(self, node: ast.JoinedStr, env: Env) -> Value:
+        for child in ast.walk(node):
+            if isinstance(child, ast.FormattedValue):
+                self.eval(child.value, env)
+        return EMPTY.with_shape(OTHER)
+
+    def expr_Starred(self, node: ast.Starred, env: Env) -> Value:
+        return self.eval(node.value, env)
+
+    def expr_ListComp(self, node: ast.ListComp, env: Env) -> Value:
+        return self._comprehension(node, env, [node.elt])
+
+    def expr_DictComp(self, node: ast.DictComp, env: Env) -> Value:
+        return self._comprehension(node, env, [node.key, node.value])
+
+    def _is_known_name(self, name: str) -> bool:
+        symbols = self.symbols
+        return (
+            name in symbols.imports
+            or name in symbols.functions
+            or name in symbols.classes
+            or name in _BUILTIN_NAMES
+        )
+
+    def _self_attribute(self, node: ast.Attribute) -> Value | None:
+        """`self.opt_d` in a method: what `__init__` built there, when it is a torch object
+        (module, optimizer, scheduler, scaler), evaluated as `__init__` would."""
+        cls = self.frame.cls
+        if cls is None or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return None
+        init = cls.attributes.get(node.attr)
+        if not isinstance(init, ast.Call):
+            return None
+        qualified = self.symbols.qualify(init.func) or ""
+        if not qualified.startswith("torch.") or init in self._constructing:
+            return None
+        self._constructing.append(init)
+        try:
+            return EMPTY.with_shape(self.eval(init, {}).shape)
+        finally:
+            self._constructing.pop()
+
+    def _comprehension(self, node, env: Env, elements: list[ast.expr]) -> Value:
+        """The comprehension's value: the graphs of its last element expression (a dict
+        comprehension's value, never its key)."""
+        inner = dict(env)
+        targets: set[str] = set()
+        for generator in node.generators:
+            items = self.eval(generator.iter, inner)
+            item = items.with_shape(shapes.item_shape(items.shape))
+            self.bind(generator.target, item, inner, write=False)
+            targets |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+            for condition in generator.ifs:
+                self.eval(condition, inner)
+        values = [self.eval(e, inner) for e in elements]
+        for key, value in inner.items():
+            if key not in targets and key.removeprefix(self.frame.prefix) not in targets:
+                env[key] = value
+        result = values[-1]
+        return Value(result.graphs, ("seq", result.shape if len(values) == 1 else UNKNOWN))
+
+    expr_SetComp = expr_GeneratorExp = expr_ListComp
+
+
+def _is_expr(node: ast.AST) -> bool:
+    return isinstance(node, ast.expr)
+
+
+def _is_alias(node: ast.expr) -> bool:
+    """Under no_grad, `a = b` still hands over b's tensor (and its graph)."""
+    if isinstance(node, ast.Tuple | ast.List):
+        return all(_is_alias(e) for e in node.elts)
+    return dotted_name(node) is not None
+
+
+def _is_trainer_object(shape) -> bool:
+    """Optimizers and modules: values whose identity matters when kept in a container."""
+    return isinstance(shape, tuple) and shape[0] in ("optimizer", "module")

@@ -1,0 +1,74 @@
+"""What the interpreter records (`Observations`) and where it is (`Frame`, `Call`)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from loopfix.model import shapes
+from loopfix.model.graphs import BackwardSite, CarriedGraph, Env, UpdateSite, Value
+from loopfix.model.symbols import ClassInfo, FunctionNode
+
+
+@dataclass
+class Observations:
+    """What the interpreter saw, shared by every scope of one module."""
+
+    loops: dict[int, ast.For | ast.While | ast.AsyncFor] = field(default_factory=dict)
+    backwards: dict[int, BackwardSite] = field(default_factory=dict)
+    signatures: dict[int, frozenset] = field(default_factory=dict)
+    reached_consumers: dict[int, set[int]] = field(default_factory=dict)
+    # backward id -> backwards whose freed (not retained) graph it goes through again
+    freed_reaches: dict[int, set[int]] = field(default_factory=dict)
+    # backward id -> optimizer steps that changed weights its graph saved
+    stale_reaches: dict[int, set[int]] = field(default_factory=dict)
+    updates: dict[int, UpdateSite] = field(default_factory=dict)
+    # backward id -> module paths whose graph it goes through (None: a module it cannot name)
+    backward_modules: dict[int, set[str | None]] = field(default_factory=dict)
+    # every path a module-call site is known by (a caller and the callee may name it apart)
+    site_modules: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
+    # backwards whose retained graph is still held when its scope ends (returned, on self)
+    escaping: set[int] = field(default_factory=set)
+    # backwards whose loss has no graph loopfix can see, or some of unknown origin
+    partly_unknown: set[int] = field(default_factory=set)
+    carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
+    writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
+    shapes_before: dict[int, dict] = field(default_factory=dict)
+    shapes_after: dict[int, dict] = field(default_factory=dict)
+
+    def note_shapes(self, table: dict[int, dict], statement: ast.stmt, env: Env | None) -> None:
+        if env is None:
+            return
+        seen = table.setdefault(id(statement), {})
+        for key, value in env.items():
+            if "#" not in key:
+                seen[key] = shapes.join(seen.get(key), value.shape)
+
+
+@dataclass
+class Call:
+    """A call into a function defined in the analysed file."""
+
+    function: FunctionNode
+    positional: list[tuple[Value, str | None]]
+    keywords: dict[str | None, tuple[Value, str | None]]
+    receiver_key: str | None
+    cls: ClassInfo | None
+    site: tuple[int, ...]
+
+    def argument_values(self) -> list[Value]:
+        return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
+
+
+@dataclass
+class Frame:
+    prefix: str = ""
+    self_path: str | None = None
+    aliases: dict[str, str] = field(default_factory=dict)
+    cls: ClassInfo | None = None
+    site_prefix: tuple[int, ...] = ()
+    depth: int = 0
+
+    @property
+    def is_top(self) -> bool:
+        return self.depth == 0
