@@ -77,3 +77,35 @@ def test_a_failure_that_is_not_about_data_is_not_papered_over(tmp_path):
     broken = LANGUAGE_MODEL.replace('np.load("data/train_tokens.npy")', "np.zeros(3) + None")
     (verdict,) = verify(tmp_path, broken)
     assert verdict.verdict.startswith("unverified") and verdict.level == "unverified"
+
+
+MAIN_BLOCK_WITH_EPOCHS = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def load_split(path):
+    features, labels = torch.load(path)
+    return TensorDataset(features, labels)
+
+
+if __name__ == "__main__":
+    loader = DataLoader(load_split("data/train.pt"), batch_size=4)
+    lstm, head = nn.LSTM(6, 10, batch_first=True), nn.Linear(10, 3)
+    optimizer = torch.optim.Adam([*lstm.parameters(), *head.parameters()], lr=1e-3)
+    for epoch in range(2):
+        state = None
+        for sequences, labels in loader:
+            out, state = lstm(sequences, state)
+            loss = nn.functional.cross_entropy(head(out[:, -1]), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_batch_loop_inside_an_epoch_loop_in_a_main_block(tmp_path):
+    (verdict,) = verify(tmp_path, MAIN_BLOCK_WITH_EPOCHS)
+    assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
+    assert verdict.level == "live (synthetic data)"

@@ -1,16 +1,19 @@
 """Synthetic data for a script whose loop reads data the harness cannot materialise.
 
-Used only inside a verification child (`trace.py --synthetic-loop LINE`). The script's
-module-level statements before the loop on LINE are guarded: one that fails with a data-access
-error (a missing file, no network), or that needs a name such a statement could not bind, is
-skipped and its names become `Unavailable`. The loop's iterable, if unavailable, is replaced
-by batches shaped for the model actually built at run time:
+Used only inside a verification child (`trace.py --synthetic-loop LINE`). The statements
+before the loop on LINE (at module level, or in the `__main__` block) are guarded: one that
+fails with a data-access error (a missing file, no network), or that needs a name such a
+statement could not bind, is skipped and its names become `Unavailable`. Every `for` in that
+loop (a batch loop inside an epoch loop, say) whose iterable is unavailable gets batches shaped
+for the model actually built at run time instead:
 
 - the input from the first layer of the first module the loop body calls: `Embedding` gives
   integer ids within its vocabulary, `LSTM` / `GRU` / `RNN` give `[T, B, F]` (or batch-first),
   `Linear` gives `[B, F]`, `Conv1d` / `Conv2d` give `[B, C, L]` / `[B, C, H, W]`;
-- the target, when the loop unpacks two values: class indices for cross-entropy or NLL losses
-  (as many classes as the output's last dimension), otherwise a tensor shaped like the output.
+- the target, when the loop unpacks two values, sized by the last `Linear` the loop calls:
+  class indices for cross-entropy or NLL losses (per token when the loop flattens its
+  predictions with `view(-1, ...)` / `reshape(-1, ...)`, else per example), otherwise a
+  `[B, width]` regression target.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import ast
 import re
 
 import torch
+
+from loopfix.verify.units import block_holding
 
 DATA_ERRORS = (OSError, EOFError)  # FileNotFoundError, PermissionError, URLError, ...
 BATCH, STEPS, BATCHES = 4, 5, 16
@@ -43,16 +48,20 @@ def is_data_error(error: BaseException) -> bool:
 
 
 def instrument(source: str, loop_line: int, filename: str):
-    """The script's code, with the statements before the loop guarded and the loop fed."""
+    """The script's code, with the statements before the loop guarded and its loops fed.
+
+    The loop on `loop_line` is a module-level `for`, or one directly inside the module's
+    `if __name__ == "__main__":` block; every `for` within it (an epoch loop around a batch
+    loop) is fed, each only when its own iterable cannot be built."""
     tree = ast.parse(source, filename)
-    index = next(
-        (i for i, s in enumerate(tree.body) if s.lineno <= loop_line <= s.end_lineno), None
-    )
-    if index is None or not isinstance(tree.body[index], ast.For):
-        raise ValueError(f"no module-level for loop at line {loop_line}")
-    loop = tree.body[index]
-    body = [_guarded(s) for s in tree.body[:index]] + [_fed(loop)] + tree.body[index + 1 :]
-    tree.body = body
+    block = block_holding(tree, loop_line)
+    if block is None:
+        raise ValueError(f"no module-level or __main__ for loop at line {loop_line}")
+    index = next(i for i, s in enumerate(block) if s.lineno <= loop_line <= s.end_lineno)
+    for node in ast.walk(block[index]):
+        if isinstance(node, ast.For):
+            _feed(node)
+    block[:index] = [_guarded(s) for s in block[:index]]
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
 
@@ -84,7 +93,7 @@ def _guarded(statement: ast.stmt) -> ast.stmt:
     return ast.copy_location(guard, statement)
 
 
-def _fed(loop: ast.For) -> ast.For:
+def _feed(loop: ast.For) -> None:
     targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     calls = sorted(
         (
@@ -98,12 +107,16 @@ def _fed(loop: ast.For) -> ast.For:
     feeds = [c for c in calls if any(isinstance(a, ast.Name) and a.id in targets for a in c.args)]
     callees = [ast.unparse(c.func) for c in feeds + calls]
     unpack = len(loop.target.elts) if isinstance(loop.target, ast.Tuple) else 1
-    classes = bool(re.search(r"cross_entropy|CrossEntropyLoss|nll_loss|NLLLoss", ast.unparse(loop)))
-    arguments = f"lambda: None, globals(), {callees!r}, {unpack}, {classes}"
+    text = ast.unparse(loop)
+    classes = bool(re.search(r"cross_entropy|CrossEntropyLoss|nll_loss|NLLLoss", text))
+    # class labels per token when the loop flattens its predictions, else one per example
+    labels = None
+    if classes:
+        labels = "tokens" if re.search(r"(view|reshape)\(-1|flatten\(", text) else "examples"
+    arguments = f"lambda: None, globals(), {callees!r}, {unpack}, {labels!r}"
     call = ast.parse(f"__loopfix_synthetic__.batches({arguments})").body[0].value
     call.args[0].body = loop.iter
     loop.iter = call
-    return loop
 
 
 def blocked(namespace: dict, names: list[str]) -> bool:
@@ -115,7 +128,7 @@ def mark(namespace: dict, names: list[str], reason: str) -> None:
         namespace[name] = Unavailable(reason)
 
 
-def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, classes: bool):
+def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, labels):
     """The loop's own iterable when it can be built, else synthetic batches."""
     try:
         iterable = make_iterable()
@@ -125,38 +138,58 @@ def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, cla
         iterable = Unavailable(repr(error))
     if not isinstance(iterable, Unavailable):
         return iterable
-    model = _first_module(namespace, callees)
-    if model is None:
+    modules = _modules(namespace, callees)
+    if not modules:
         raise RuntimeError("loopfix: no model to shape synthetic data for")
-    return list(_synthetic(model, unpack, classes))
+    return list(_synthetic(modules, unpack, labels))
 
 
-def _first_module(namespace: dict, callees: list[str]):
+def _modules(namespace: dict, callees: list[str]) -> list[torch.nn.Module]:
+    """The modules with parameters that the loop body calls: the input's first, in order."""
+    found = []
     for callee in callees:
         value = namespace.get(callee.split(".")[0])
         for part in callee.split(".")[1:]:
             value = getattr(value, part, None)
-        if isinstance(value, torch.nn.Module) and any(True for _ in value.parameters()):
-            return value
-    return None
+        is_model = isinstance(value, torch.nn.Module) and any(True for _ in value.parameters())
+        if is_model and all(value is not m for m in found):
+            found.append(value)
+    return found
 
 
-def _synthetic(model: torch.nn.Module, unpack: int, classes: bool):
+def _synthetic(modules: list[torch.nn.Module], unpack: int, labels: str | None):
+    """Batches for the first module; targets sized by the last `Linear` the loop calls."""
     generator = torch.Generator().manual_seed(0)
-    layer = next(m for m in model.modules() if not list(m.children()))
+    first = next(m for m in modules[0].modules() if not list(m.children()))
+    last = _last_linear(modules)
     for _ in range(BATCHES):
-        x = _input_for(layer, generator)
+        x = _input_for(first, generator)
         if unpack == 1:
             yield x
             continue
-        with torch.no_grad():
-            output = model(x)
-        output = output[0] if isinstance(output, tuple | list) else output
-        if classes:
-            y = torch.randint(0, output.shape[-1], output.shape[:-1], generator=generator)
+        width = last.out_features if last is not None else _output_width(modules[0], x)
+        per_step = x.shape[:2] if isinstance(first, torch.nn.Embedding | torch.nn.RNNBase) else None
+        leading = per_step if labels == "tokens" and per_step is not None else (x.shape[0],)
+        if isinstance(first, torch.nn.Embedding | torch.nn.RNNBase) and labels != "tokens":
+            batch_first = getattr(first, "batch_first", False)
+            leading = (x.shape[0] if batch_first else x.shape[1],)
+        if labels:
+            y = torch.randint(0, width, leading, generator=generator)
         else:
-            y = torch.randn(output.shape, generator=generator)
+            y = torch.randn((*leading, width), generator=generator)
         yield (x, y) if unpack == 2 else (x, y, *[None] * (unpack - 2))
+
+
+def _last_linear(modules: list[torch.nn.Module]) -> torch.nn.Linear | None:
+    linears = [m for module in modules for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    return linears[-1] if linears else None
+
+
+def _output_width(module: torch.nn.Module, x: torch.Tensor) -> int:
+    with torch.no_grad():
+        output = module(x)
+    output = output[0] if isinstance(output, tuple | list) else output
+    return output.shape[-1]
 
 
 def _input_for(layer: torch.nn.Module, generator: torch.Generator) -> torch.Tensor:

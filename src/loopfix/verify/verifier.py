@@ -23,6 +23,7 @@ from pathlib import Path
 from loopfix.analysis import FileResult
 from loopfix.rules import Finding, rule_by_code
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
+from loopfix.verify.units import loop_block_line
 
 REFERENCE_RULES = {"LF002", "LF003"}
 
@@ -128,15 +129,10 @@ def _needs_synthetic_data(run: ChildRun) -> bool:
 
 
 def _module_loop_line(result: FileResult) -> int | None:
-    """The one module-level `for` loop that holds every fixable finding."""
+    """The one loop (module level or in the `__main__` block) that holds every fixable
+    finding; parsing only, no torch."""
     lines = {result.source.position(f.start)[0] for f in result.findings if f.fixable}
-    loops = {
-        statement.lineno
-        for statement in ast.parse(result.source.text).body
-        for line in lines
-        if isinstance(statement, ast.For) and statement.lineno <= line <= statement.end_lineno
-    }
-    return loops.pop() if len(loops) == 1 else None
+    return loop_block_line(result.source.text, lines)
 
 
 def _enclosing_function(text: str, line: int) -> str | None:
