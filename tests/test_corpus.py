@@ -18,11 +18,12 @@ import pytest
 from loopfix.analysis import analyse_source
 from loopfix.options import Options, RestrictStyle
 from loopfix.source import SourceFile
+from loopfix.verify.compare import first_difference, first_steps, step_difference
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
 from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
-from tracing import first_difference, first_steps, run_traced, step_difference
+from tracing import run_traced
 
 VERIFY = RunSettings(device="cpu", iterations=3, timeout=180)
 

@@ -22,9 +22,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
+from loopfix.verify.compare import first_difference, first_iteration
 
 from generated_loops import Program, programs
-from tracing import first_difference, first_iteration, run_traced
+from tracing import run_traced
 
 PROPERTY_SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
+from loopfix.verify.compare import first_steps, step_difference
 
 from generated_updates import UpdateProgram, update_programs
-from tracing import first_steps, run_traced, step_difference
+from tracing import run_traced
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,13 +10,6 @@ from pathlib import Path
 
 import torch
 
-from loopfix.verify.compare import (  # noqa: F401 - re-exported for the tests
-    first_difference,
-    first_iteration,
-    first_steps,
-    step_difference,
-)
-
 
 @dataclass
 class Run:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loopfix.edits import EditConflict, apply_edits
 from loopfix.options import Options
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.source import SourceError, SourceFile
@@ -71,12 +70,7 @@ def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Ru
         if finding.fix is None:
             continue
         trial = accepted + [finding]
-        try:
-            candidate = apply_edits(context.text, [e for f in trial for e in f.fix.edits])
-        except EditConflict:
-            finding.fix = None
-            continue
-        patched = context.with_edits([e for f in trial for e in f.fix.edits])
+        patched = context.with_edits([e for f in trial for e in f.fix.edits])  # None: clash
         codes = {f.rule for f in trial}
         if patched is None or not all(
             by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
@@ -85,5 +79,5 @@ def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Ru
             finding.fix = None
             continue
         accepted.append(finding)
-        text = candidate
+        text = patched.text
     return text

@@ -37,3 +37,30 @@ def is_main_guard(statement: ast.stmt) -> bool:
         and isinstance(statement.test, ast.Compare)
         and ast.unparse(statement.test).replace("'", '"') == '__name__ == "__main__"'
     )
+
+
+def enclosing_function(text: str, line: int) -> str | None:
+    """`train` or `Trainer.fit`: the top-level function or method holding `line`."""
+    tree = ast.parse(text)
+    for node in tree.body:
+        inside = node.lineno <= line <= (node.end_lineno or node.lineno)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and inside:
+            return node.name
+        if isinstance(node, ast.ClassDef) and inside:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    item.lineno <= line <= (item.end_lineno or item.lineno)
+                ):
+                    return f"{node.name}.{item.name}"
+    return None
+
+
+def is_runnable(text: str) -> bool:
+    """Module-level code beyond definitions and imports, or a `__main__` block."""
+    tree = ast.parse(text)
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return any(
+        not isinstance(s, definitions)
+        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in tree.body
+    )

@@ -23,7 +23,7 @@ from pathlib import Path
 from loopfix.analysis import FileResult
 from loopfix.rules import Finding, rule_by_code
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
-from loopfix.verify.units import loop_block_line
+from loopfix.verify.units import enclosing_function, is_runnable, loop_block_line
 
 REFERENCE_RULES = {"LF002", "LF003"}
 
@@ -90,7 +90,7 @@ def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
 def unit_of(result: FileResult, finding: Finding) -> str:
     """The function (`train`, `Trainer.fit`) around the finding when a fixture can call it,
     else the script."""
-    function = _enclosing_function(result.source.text, result.source.position(finding.start)[0])
+    function = enclosing_function(result.source.text, result.source.position(finding.start)[0])
     if function is not None and _fixture_for(result.source.path, function) is not None:
         return function
     return SCRIPT
@@ -101,7 +101,7 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     name, home = path.name, path.resolve().parent
     fixture = None
     if unit == SCRIPT:
-        if not _is_runnable(result.source.text):
+        if not is_runnable(result.source.text):
             return (
                 "nothing runs it: no module-level code or __main__ block, and no "
                 f"fixture in a {FIXTURES}"
@@ -133,21 +133,6 @@ def _module_loop_line(result: FileResult) -> int | None:
     finding; parsing only, no torch."""
     lines = {result.source.position(f.start)[0] for f in result.findings if f.fixable}
     return loop_block_line(result.source.text, lines)
-
-
-def _enclosing_function(text: str, line: int) -> str | None:
-    tree = ast.parse(text)
-    for node in tree.body:
-        inside = node.lineno <= line <= (node.end_lineno or node.lineno)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and inside:
-            return node.name
-        if isinstance(node, ast.ClassDef) and inside:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    item.lineno <= line <= (item.end_lineno or item.lineno)
-                ):
-                    return f"{node.name}.{item.name}"
-    return None
 
 
 def _fixture_for(path: Path, unit: str) -> Path | None:
@@ -199,15 +184,4 @@ def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
     line, column = result.source.position(finding.start)
     return Verdict(
         finding.rule, line, column, "-", "-", f"unverified: {reason}", "unverified", "-", 0, 0.0
-    )
-
-
-def _is_runnable(text: str) -> bool:
-    """Module-level code beyond definitions and imports, or a `__main__` block."""
-    tree = ast.parse(text)
-    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    return any(
-        not isinstance(s, definitions)
-        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-        for s in tree.body
     )
