@@ -109,3 +109,32 @@ def test_batch_loop_inside_an_epoch_loop_in_a_main_block(tmp_path):
     (verdict,) = verify(tmp_path, MAIN_BLOCK_WITH_EPOCHS)
     assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
     assert verdict.level == "live (synthetic data)"
+
+
+LOOP_IN_A_FUNCTION = """\
+import torch
+import torch.nn as nn
+
+
+def main(path="data/train.pt"):
+    loader = torch.load(path)
+    gru, head = nn.GRU(6, 10), nn.Linear(10, 1)
+    optimizer = torch.optim.SGD([*gru.parameters(), *head.parameters()], lr=0.1)
+    hidden = None
+    for sequences, targets in loader:
+        out, hidden = gru(sequences, hidden)
+        loss = nn.functional.mse_loss(head(out[-1]), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_loop_inside_a_function_the_script_calls(tmp_path):
+    (verdict,) = verify(tmp_path, LOOP_IN_A_FUNCTION)
+    assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
+    assert verdict.level == "live (synthetic data)"

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from loopfix.analysis import analyse_source
+from loopfix.rules import rule_by_code
 from loopfix.source import SourceFile
-from loopfix.verify.harness import RunSettings
-from loopfix.verify.verifier import SCRIPT, collect_runs, unit_of, verify_file
+from loopfix.verify.harness import RunSettings, run_script
+from loopfix.verify.units import Parameter, stand_in_plan
+from loopfix.verify.verifier import Runs, collect_runs, unit_of, verify_file
 
 SETTINGS = RunSettings(device="cpu", iterations=3, timeout=120)
 
@@ -85,20 +87,31 @@ def test_a_function_with_a_fixture_verifies_live(library):
     assert "Trying to backward through the graph a second time" in runs.original.error
 
 
-def test_without_a_fixture_a_library_function_is_unverified(library):
+def test_without_a_fixture_a_library_function_verifies_as_a_replica(library):
     result = analyse(library)
-    assert unit_of(result, result.findings[0]) == SCRIPT
+    assert unit_of(result, result.findings[0]) == "train"  # nothing else runs it
     (verdict,) = verify_file(result, SETTINGS)
-    assert (
-        verdict.verdict.startswith("unverified: nothing runs it") and verdict.level == "unverified"
-    )
+    assert (verdict.verdict, verdict.level) == ("equivalent", "replica"), verdict
+    assert "Trying to backward through the graph a second time" in verdict.original
+
+
+def test_a_wrong_rewrite_is_rejected_on_the_replica_too(library):
+    result = analyse(library)
+    runs = collect_runs(result, SETTINGS)["train"]
+    wrong = result.fixed_text.replace("model(x, hidden)", "model(x, hidden + 0.5)")
+    assert wrong != result.fixed_text
+    patched = run_script(wrong.encode(), library.name, library.parent, SETTINGS, call="train")
+    assert patched.trace["replica"] and patched.error is None
+    judged = Runs(runs.original, patched, None, SETTINGS.iterations)
+    verdict = rule_by_code("LF001").oracle(result.findings[0], judged)
+    assert verdict.startswith("not equivalent"), verdict
 
 
 def test_fixtures_are_not_looked_for_above_the_project_root(library, tmp_path):
     (tmp_path.parent / "loopfix_fixtures.py").write_text(FIXTURES)  # outside the project
     try:
-        result = analyse(library)
-        assert unit_of(result, result.findings[0]) == SCRIPT
+        (verdict,) = verify_file(analyse(library), SETTINGS)
+        assert verdict.level == "replica"  # the outside fixture was not used
     finally:
         (tmp_path.parent / "loopfix_fixtures.py").unlink()
 
@@ -140,4 +153,84 @@ def test_a_method_with_a_fixture_verifies_live(tmp_path):
     result = analyse(path)
     assert unit_of(result, result.findings[0]) == "Trainer.fit"
     (verdict,) = verify_file(result, SETTINGS)
+    assert (verdict.verdict, verdict.level) == ("equivalent", "live"), verdict
+
+
+def test_a_method_without_a_fixture_gets_a_replica_instance(tmp_path):
+    path = tmp_path / "trainer.py"
+    path.write_text(STATEFUL_TRAINER)
+    result = analyse(path)
+    assert unit_of(result, result.findings[0]) == "Trainer.fit"
+    (verdict,) = verify_file(result, SETTINGS)
+    assert (verdict.verdict, verdict.level) == ("equivalent", "replica"), verdict
+
+
+STATEFUL_TRAINER = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.model.train()
+
+    def fit(self, loader, epochs):
+        state = self.model.init_hidden(2)
+        for epoch in range(epochs):
+            for i, (x, y) in enumerate(loader):
+                out, state = self.model(x, state)
+                loss = nn.functional.mse_loss(out, y)
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+"""
+
+
+def test_parameters_get_roles_from_how_the_code_uses_them():
+    plan = stand_in_plan(STATEFUL_TRAINER + "\nnn.LSTM\n", "Trainer.fit")
+    assert plan.init == (Parameter("model", "recurrent"), Parameter("optimizer", "optimizer"))
+    assert plan.arguments == (Parameter("loader", "data", unpack=2), Parameter("epochs", "number"))
+    assert (plan.kind, plan.stands_in, plan.needs_data) == ("LSTM", True, True)
+    assert stand_in_plan(STATEFUL_TRAINER, "Trainer.evaluate") is None
+
+
+SELF_CONTAINED = """\
+import torch
+import torch.nn as nn
+
+
+def train(loader, steps: int, *, log_every):
+    lstm, head = nn.LSTM(6, 10), nn.Linear(10, 3)
+    optimizer = torch.optim.Adam([*lstm.parameters(), *head.parameters()], lr=1e-3)
+    state = None
+    for sequences, labels in loader:
+        out, state = lstm(sequences, state)
+        loss = nn.functional.cross_entropy(head(out[-1]), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_function_that_builds_its_model_gets_data_shaped_for_it(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SELF_CONTAINED)
+    plan = stand_in_plan(SELF_CONTAINED, "train")
+    assert [p.role for p in plan.arguments] == ["data", "number", "number"]
+    assert plan.arguments[-1].keyword and not plan.stands_in
+    (verdict,) = verify_file(analyse(path), SETTINGS)
+    assert (verdict.verdict, verdict.level) == ("equivalent", "live (synthetic data)"), verdict
+
+
+def test_a_function_that_needs_nothing_runs_live(tmp_path):
+    path = tmp_path / "train.py"
+    batch = "(torch.randn(5, 2, 6), torch.tensor([0, 2]))"
+    path.write_text(
+        SELF_CONTAINED.replace(
+            "def train(loader, steps: int, *, log_every):", "def train():"
+        ).replace("    state = None\n", f"    state = None\n    loader = [{batch}] * 4\n")
+    )
+    (verdict,) = verify_file(analyse(path), SETTINGS)
     assert (verdict.verdict, verdict.level) == ("equivalent", "live"), verdict

@@ -72,14 +72,17 @@ def run_script(
     synthetic_loop: int | None = None,
 ) -> ChildRun:
     """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
-    `call` and `fixture`, call that function of it with the fixture's arguments."""
+    `call`, call that function of it with the `fixture`'s arguments or, without one, with
+    arguments the harness builds."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
         argv = ["--defer-steps"] if defer_steps else []
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
-        if call is not None and fixture is not None:
-            argv += ["--call", call, "--fixture", str(fixture)]
+        if call is not None:
+            argv += ["--call", call]
+        if fixture is not None:
+            argv += ["--fixture", str(fixture)]
         if synthetic_loop is not None:
             argv += ["--synthetic-loop", str(synthetic_loop)]
         argv += [str(trace_file), str(script)]

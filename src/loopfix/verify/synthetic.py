@@ -1,7 +1,8 @@
 """Synthetic data for a script whose loop reads data the harness cannot materialise.
 
 Used only inside a verification child (`trace.py --synthetic-loop LINE`). The statements
-before the loop on LINE (at module level, or in the `__main__` block) are guarded: one that
+before the loop on LINE (at module level, in the `__main__` block, or in the function or method
+that holds it) are guarded: one that
 fails with a data-access error (a missing file, no network), or that needs a name such a
 statement could not bind, is skipped and its names become `Unavailable`. Every `for` in that
 loop (a batch loop inside an epoch loop, say) whose iterable is unavailable gets batches shaped
@@ -50,13 +51,13 @@ def is_data_error(error: BaseException) -> bool:
 def instrument(source: str, loop_line: int, filename: str):
     """The script's code, with the statements before the loop guarded and its loops fed.
 
-    The loop on `loop_line` is a module-level `for`, or one directly inside the module's
-    `if __name__ == "__main__":` block; every `for` within it (an epoch loop around a batch
-    loop) is fed, each only when its own iterable cannot be built."""
+    The loop on `loop_line` is a `for` at the top of the module, of its
+    `if __name__ == "__main__":` block, or of a function or method; every `for` within it (an
+    epoch loop around a batch loop) is fed, each only when its own iterable cannot be built."""
     tree = ast.parse(source, filename)
     block = block_holding(tree, loop_line)
     if block is None:
-        raise ValueError(f"no module-level or __main__ for loop at line {loop_line}")
+        raise ValueError(f"no loop at the top of a block at line {loop_line}")
     index = next(i for i, s in enumerate(block) if s.lineno <= loop_line <= s.end_lineno)
     for node in ast.walk(block[index]):
         if isinstance(node, ast.For):
@@ -67,6 +68,9 @@ def instrument(source: str, loop_line: int, filename: str):
 
 
 def _guarded(statement: ast.stmt) -> ast.stmt:
+    """`statement`, skipped when it reads an unavailable name or fails for want of data; the
+    names it would bind are then bound to `Unavailable`. Plain assignments, so the guard works
+    at module level and inside a function alike."""
     if isinstance(statement, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
         return statement
     reads = sorted({n.id for n in ast.walk(statement) if isinstance(n, ast.Name)})
@@ -77,16 +81,22 @@ def _guarded(statement: ast.stmt) -> ast.stmt:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
     )
+
+    def unavailable(reason: str) -> str:
+        if not writes:
+            return "pass"
+        return " = ".join(writes) + f" = __loopfix_synthetic__.Unavailable({reason})"
+
     code = (
-        f"if __loopfix_synthetic__.blocked(globals(), {reads!r}):\n"
-        f"    __loopfix_synthetic__.mark(globals(), {writes!r}, 'depends on unavailable data')\n"
+        f"if __loopfix_synthetic__.blocked({{**globals(), **locals()}}, {reads!r}):\n"
+        f"    {unavailable(repr('depends on unavailable data'))}\n"
         "else:\n"
         "    try:\n"
         "        pass\n"
         "    except BaseException as __loopfix_error__:\n"
         "        if not __loopfix_synthetic__.is_data_error(__loopfix_error__):\n"
         "            raise\n"
-        f"        __loopfix_synthetic__.mark(globals(), {writes!r}, repr(__loopfix_error__))\n"
+        f"        {unavailable('repr(__loopfix_error__)')}\n"
     )
     guard = ast.parse(code).body[0]
     guard.orelse[0].body = [statement]
@@ -113,7 +123,7 @@ def _feed(loop: ast.For) -> None:
     labels = None
     if classes:
         labels = "tokens" if re.search(r"(view|reshape)\(-1|flatten\(", text) else "examples"
-    arguments = f"lambda: None, globals(), {callees!r}, {unpack}, {labels!r}"
+    arguments = f"lambda: None, {{**globals(), **locals()}}, {callees!r}, {unpack}, {labels!r}"
     call = ast.parse(f"__loopfix_synthetic__.batches({arguments})").body[0].value
     call.args[0].body = loop.iter
     loop.iter = call
@@ -121,11 +131,6 @@ def _feed(loop: ast.For) -> None:
 
 def blocked(namespace: dict, names: list[str]) -> bool:
     return any(isinstance(namespace.get(name), Unavailable) for name in names)
-
-
-def mark(namespace: dict, names: list[str], reason: str) -> None:
-    for name in names:
-        namespace[name] = Unavailable(reason)
 
 
 def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, labels):

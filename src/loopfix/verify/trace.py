@@ -16,8 +16,13 @@ the loaded unit itself, so the model is built from the code under test), and
 `FUNCTION(*args, **kwargs)` runs under the same recording (`Class.method` units take
 `(instance, args, kwargs)` from `fixture_Class_method()`).
 
-`--synthetic-loop LINE` runs the script with synthetic data for the module-level loop on LINE
-(see `synthetic.py`), for scripts whose data is not on this machine.
+`--call FUNCTION` without `--fixture` calls it with arguments the harness builds
+(`replica.py`): stand-in models, optimizer, loss and data where the code takes them as
+parameters; the trace then says `replica`.
+
+`--synthetic-loop LINE` runs the unit with synthetic data for the loop on LINE (at the top of
+the module, of its `__main__` block, or of a function; see `synthetic.py`), for code whose data
+is not on this machine.
 
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
 to step for the (N+1)th time, or at the (N+1)th backward when nothing steps. `--device auto`
@@ -44,7 +49,7 @@ import torch
 from torch.nn.modules.module import register_module_forward_pre_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from loopfix.verify import synthetic
+from loopfix.verify import replica, synthetic, units
 
 MAX_EVENTS = 64
 
@@ -178,33 +183,56 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
 
 
 def run_unit(
-    script: str, call: str | None, fixture: str | None, synthetic_loop: int | None = None
+    script: str,
+    call: str | None,
+    fixture: str | None,
+    synthetic_loop: int | None = None,
+    device: str = "cpu",
+    facts: dict | None = None,
 ) -> None:
-    """Run the script as `__main__` (with synthetic data for one loop if asked), or call one
-    of its functions with fixture arguments."""
-    if synthetic_loop is not None:
-        with open(script, "rb") as stream:
-            source = stream.read().decode("utf-8-sig")
-        code = synthetic.instrument(source, synthetic_loop, script)
-        namespace = {"__name__": "__main__", "__file__": script}
-        namespace["__loopfix_synthetic__"] = synthetic
-        exec(code, namespace)  # noqa: S102 - this child process exists to run user code
-        return
+    """Run the script as `__main__`, or call one of its functions with a fixture's arguments
+    or with arguments the harness builds (with synthetic data for one loop if asked). Notes in
+    `facts["replica"]` whether stand-ins (`replica.py`) took the place of the author's models,
+    before the call (which may end by reaching its iteration cap)."""
+    facts = {} if facts is None else facts
+    namespace = _execute(script, "__main__" if call is None else "loopfix_unit", synthetic_loop)
     if call is None:
-        runpy.run_path(script, run_name="__main__")
         return
-    namespace = runpy.run_path(script, run_name="loopfix_unit")
+    torch.manual_seed(0)
+    if fixture is not None:
+        target, args, kwargs = _fixture_arguments(namespace, fixture, call)
+    else:
+        with open(script, "rb") as stream:
+            plan = units.stand_in_plan(stream.read().decode("utf-8-sig"), call)
+        if plan is None:
+            raise RuntimeError(f"loopfix: no function {call} to call")
+        target, args, kwargs = replica.build(plan, namespace, device)
+        facts["replica"] = plan.stands_in
+    target(*args, **kwargs)
+
+
+def _execute(script: str, run_name: str, synthetic_loop: int | None) -> dict:
+    """The script's namespace after running it under `run_name`."""
+    if synthetic_loop is None:
+        return runpy.run_path(script, run_name=run_name)
+    with open(script, "rb") as stream:
+        source = stream.read().decode("utf-8-sig")
+    code = synthetic.instrument(source, synthetic_loop, script)
+    namespace = {"__name__": run_name, "__file__": script, "__loopfix_synthetic__": synthetic}
+    exec(code, namespace)  # noqa: S102 - this child process exists to run user code
+    return namespace
+
+
+def _fixture_arguments(namespace: dict, fixture: str, call: str):
     fixtures = runpy.run_path(fixture, run_name="loopfix_fixtures")
     builder = fixtures["fixture_" + call.replace(".", "_")]
-    torch.manual_seed(0)
     module = types.SimpleNamespace(**namespace)  # the unit's own module, original or patched
     built = builder(module) if inspect.signature(builder).parameters else builder()
-    if "." in call:
-        instance, args, kwargs = built
-        getattr(instance, call.split(".", 1)[1])(*args, **kwargs)
-    else:
+    if "." not in call:
         args, kwargs = built
-        namespace[call](*args, **kwargs)
+        return namespace[call], args, kwargs
+    instance, args, kwargs = built
+    return getattr(instance, call.split(".", 1)[1]), args, kwargs
 
 
 def main(argv: list[str]) -> int:
@@ -216,9 +244,10 @@ def main(argv: list[str]) -> int:
     recorder.install()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]
-    error, capped, data_error = None, False, False
+    error, capped, data_error, facts = None, False, False, {"replica": False}
     try:
-        run_unit(script, options["call"], options["fixture"], options["synthetic_loop"])
+        unit = options["call"], options["fixture"], options["synthetic_loop"]
+        run_unit(script, *unit, device=device, facts=facts)
     except IterationCap:
         capped = True
     except SystemExit as exit_:
@@ -233,7 +262,8 @@ def main(argv: list[str]) -> int:
         peak = torch.cuda.max_memory_allocated()
     trace = {"events": recorder.events, "error": error, "capped": capped}
     trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
-    trace |= {"device": device, "peak_memory": peak, "iterations": _iterations(recorder)}
+    trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
+    trace |= {"iterations": _iterations(recorder)}
     torch.save(trace, trace_file)
     return 1 if error else 0
 

@@ -9,9 +9,13 @@ Units, at level `live`:
   can call: `fixture_train()` returns `(args, kwargs)` for `train`, and
   `fixture_Trainer_fit()` returns `(instance, args, kwargs)` for `Trainer.fit`. A fixture
   wins over the script, which may never reach that function.
-A script whose data is not on this machine (its original run fails with a data-access error
-before its first backward) is run again with synthetic batches for its loop (`synthetic.py`):
-level `live (synthetic data)`.
+- a function that nothing runs (no fixture, no module-level code or `__main__` block), called
+  with arguments the harness builds (`replica.py`): `live` when it only takes numbers, `live
+  (synthetic data)` when it takes its data, `replica` when models, optimizers or losses it takes
+  are stand-ins of the same kinds. A method's instance is built the same way.
+Code whose data is not on this machine (its original run fails with a data-access error before
+its first backward) is run again with synthetic batches for its loop (`synthetic.py`): level
+`live (synthetic data)`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,12 @@ from pathlib import Path
 from loopfix.analysis import FileResult
 from loopfix.rules import Finding, rule_by_code
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
-from loopfix.verify.units import enclosing_function, is_runnable, loop_block_line
+from loopfix.verify.units import (
+    enclosing_function,
+    is_runnable,
+    loop_block_line,
+    stand_in_plan,
+)
 
 REFERENCE_RULES = {"LF002", "LF003"}
 
@@ -71,7 +80,14 @@ def verify_file(result: FileResult, settings: RunSettings) -> list[Verdict]:
 def collect_runs(result: FileResult, settings: RunSettings) -> dict[str, Runs | str]:
     """The runs each unit's oracles need, or why a unit cannot be run."""
     units = {unit_of(result, f) for f in result.findings if f.fixable}
-    return {unit: _runs(result, unit, settings) for unit in sorted(units)}
+    return {unit: _guarded_runs(result, unit, settings) for unit in sorted(units)}
+
+
+def _guarded_runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
+    try:
+        return _runs(result, unit, settings)
+    except Exception as error:  # a loopfix bug while preparing runs: this unit only
+        return f"internal error while preparing the runs: {error!r}"
 
 
 def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
@@ -88,10 +104,13 @@ def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
 
 
 def unit_of(result: FileResult, finding: Finding) -> str:
-    """The function (`train`, `Trainer.fit`) around the finding when a fixture can call it,
-    else the script."""
-    function = enclosing_function(result.source.text, result.source.position(finding.start)[0])
-    if function is not None and _fixture_for(result.source.path, function) is not None:
+    """The function (`train`, `Trainer.fit`) around the finding when a fixture can call it or
+    nothing else runs it, else the script."""
+    text = result.source.text
+    function = enclosing_function(text, result.source.position(finding.start)[0])
+    if function is None:
+        return SCRIPT
+    if _fixture_for(result.source.path, function) is not None or not is_runnable(text):
         return function
     return SCRIPT
 
@@ -99,21 +118,19 @@ def unit_of(result: FileResult, finding: Finding) -> str:
 def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     path = result.source.path
     name, home = path.name, path.resolve().parent
-    fixture = None
-    if unit == SCRIPT:
-        if not is_runnable(result.source.text):
-            return (
-                "nothing runs it: no module-level code or __main__ block, and no "
-                f"fixture in a {FIXTURES}"
-            )
-    else:
-        fixture = _fixture_for(path, unit)
-    run = dict(call=None if unit == SCRIPT else unit, fixture=fixture)
+    run: dict = dict(call=None if unit == SCRIPT else unit)
+    if unit == SCRIPT and not is_runnable(result.source.text):
+        return f"nothing runs it: no module-level code or __main__ block, and no {FIXTURES}"
+    if unit != SCRIPT:
+        run["fixture"] = _fixture_for(path, unit)
+        plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
+        if plan is not None and plan.needs_data and not plan.stands_in:
+            run["synthetic_loop"] = _loop_line(result, unit)  # its data is an argument: make some
     original = run_script(result.source.data, name, home, settings, **run)
-    if _needs_synthetic_data(original) and unit == SCRIPT:
-        loop = _module_loop_line(result)
+    if _needs_synthetic_data(original) and "synthetic_loop" not in run:
+        loop = _loop_line(result, unit)
         if loop is None:
-            return "its data is not on this machine, and no single module-level loop to feed"
+            return "its data is not on this machine, and no single loop to feed"
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
         original = run_script(result.source.data, name, home, settings, **run)
     patched = run_script(result.fixed_bytes, name, home, settings, **run)
@@ -128,10 +145,11 @@ def _needs_synthetic_data(run: ChildRun) -> bool:
     return bool(run.trace and run.trace.get("data_error") and not run.events)
 
 
-def _module_loop_line(result: FileResult) -> int | None:
-    """The one loop (module level or in the `__main__` block) that holds every fixable
-    finding; parsing only, no torch."""
-    lines = {result.source.position(f.start)[0] for f in result.findings if f.fixable}
+def _loop_line(result: FileResult, unit: str) -> int | None:
+    """The one loop (at the top of the module, its `__main__` block, or a function) that
+    holds every fixable finding of `unit`; parsing only, no torch."""
+    findings = [f for f in result.findings if f.fixable and unit_of(result, f) == unit]
+    lines = {result.source.position(f.start)[0] for f in findings}
     return loop_block_line(result.source.text, lines)
 
 
@@ -159,6 +177,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
     trace = runs.patched.trace or runs.original.trace or {}
     unverified = verdict.startswith("unverified")
     level = "live (synthetic data)" if trace.get("synthetic") else "live"
+    level = "replica" if trace.get("replica") else level
     return Verdict(
         rule=finding.rule,
         line=line,
