@@ -39,6 +39,8 @@ def parse_context(text: str, filename: str, options: Options | None = None) -> F
         raise SourceError(f"{filename}: nested too deeply to analyse") from None
     except ValueError as error:
         raise SourceError(f"{filename}: {error}") from None
+    except Exception as error:  # a bug in loopfix's loop model: this file only
+        raise SourceError(f"{filename}: internal error while modelling loops: {error!r}") from None
 
 
 def analyse_source(
@@ -57,12 +59,15 @@ def analyse_source(
             continue
         result.findings.extend(findings)
     result.findings.sort(key=lambda f: (f.start, f.rule))
-    result.fixed_text = _combine_fixes(context, result.findings, rules)
+    result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
     return result
 
 
-def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Rule]) -> str:
-    """Apply fixes one by one, keeping each only if every rule still accepts the result."""
+def _combine_fixes(
+    context: FileContext, findings: list[Finding], rules: list[Rule], errors: list[str]
+) -> str:
+    """Apply fixes one by one, keeping each only if every rule still accepts the result; a
+    rule that fails while checking drops the fix and is reported in `errors`."""
     by_code = {rule.code: rule for rule in rules}
     accepted: list[Finding] = []
     text = context.text
@@ -70,12 +75,19 @@ def _combine_fixes(context: FileContext, findings: list[Finding], rules: list[Ru
         if finding.fix is None:
             continue
         trial = accepted + [finding]
-        patched = context.with_edits([e for f in trial for e in f.fix.edits])  # None: clash
-        codes = {f.rule for f in trial}
-        if patched is None or not all(
-            by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
-            for code in codes
-        ):
+        codes = sorted({f.rule for f in trial})
+        try:
+            patched = context.with_edits([e for f in trial for e in f.fix.edits])  # None: clash
+            accepted_by_all = patched is not None and all(
+                by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
+                for code in codes
+            )
+        except Exception as error:  # a broken check must not take the other fixes down
+            errors.append(
+                f"{context.filename}: internal error in {finding.rule} checking its fix: {error!r}"
+            )
+            accepted_by_all = False
+        if not accepted_by_all:
             finding.fix = None
             continue
         accepted.append(finding)

@@ -99,6 +99,10 @@ def _analyse(paths: list[Path], options: Options | None = None) -> tuple[list[Fi
             _error(str(error).replace(str(found), _display(found), 1))
             errors += 1
             continue
+        except Exception as error:  # a loopfix bug on one file must not stop the others
+            _error(f"{_display(found)}: internal error: {error!r}")
+            errors += 1
+            continue
         for message in result.errors:
             _error(message)
             errors += 1

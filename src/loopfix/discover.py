@@ -1,4 +1,10 @@
-"""Which files a run looks at."""
+"""Which files a run looks at.
+
+Folders are walked without following folder symlinks. A file symlink is analysed only when it
+resolves inside the paths the run was given (it is written through to that file); one that
+leads outside them is reported and never read or written. A file reached twice (a link and its
+target, or overlapping paths) is analysed once.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +21,41 @@ def is_virtual_environment(folder: Path) -> bool:
 
 def python_files(paths: list[Path]) -> Iterator[Path | str]:
     """Every `.py` file under `paths`, in a stable order; a str is an error message."""
-    seen: set[Path] = set()
+    roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in paths]
+    seen: set[str] = set()
     for path in paths:
-        if path.is_file() or (path.suffix == ".py" and path.is_symlink()):
-            if path not in seen:
-                seen.add(path)
-                yield path
-        elif path.is_dir():
-            for found in _walk(path):
-                if found not in seen:
-                    seen.add(found)
-                    yield found
+        if path.is_dir():
+            candidates = _walk(path)
+        elif path.is_file() or path.is_symlink():
+            candidates = iter([path])
         else:
             yield f"{path}: no such file or folder"
+            continue
+        for found in candidates:
+            problem = _link_problem(found, roots)
+            if problem is not None:
+                yield problem
+                continue
+            real = os.path.realpath(found)
+            if real not in seen:
+                seen.add(real)
+                yield found
+
+
+def _link_problem(path: Path, roots: list[Path]) -> str | None:
+    """Why a symlinked file is not analysed (broken, a loop, or outside the given paths)."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+    except OSError as error:
+        reason = "a symlink loop" if "loop" in str(error).lower() or error.errno == 40 else None
+        return f"{path}: {reason or 'a broken symlink'}; skipped"
+    if not any(target.is_relative_to(root) for root in roots):
+        return f"{path}: a symlink to {target}, outside the given paths; not followed"
+    if not target.is_file():
+        return f"{path}: a symlink to something that is not a file; skipped"
+    return None
 
 
 def _walk(root: Path) -> Iterator[Path]:

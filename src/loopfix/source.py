@@ -18,6 +18,9 @@ from pathlib import Path
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+MAX_SOURCE_BYTES = 4 << 20  # larger .py files are generated code or data, not training loops
+
+
 class SourceError(Exception):
     """A file that cannot be read, decoded or parsed; the message names the file."""
 
@@ -39,19 +42,28 @@ class SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as error:
-            raise SourceError(f"{path}: {error}") from None
+            if "unknown encoding" in str(error):
+                raise SourceError(f"{path}: {error.msg}") from None
+            raise SourceError(f"{path}: {_undecodable(data)}") from None
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         body = data[len(codecs.BOM_UTF8) :] if has_bom else data
         try:
             text = body.decode(encoding)
-        except (UnicodeDecodeError, LookupError) as error:
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}: {_undecodable(body, encoding)}") from None
+        except LookupError as error:
             raise SourceError(f"{path}: cannot decode as {encoding}: {error}") from None
         return cls(path=path, data=data, encoding=encoding, has_bom=has_bom, text=text)
 
     @classmethod
     def read(cls, path: Path) -> SourceFile:
         try:
+            size = path.stat().st_size
+            if size > MAX_SOURCE_BYTES:
+                megabytes = f"{size / (1 << 20):.1f} MB"
+                limit = f"{MAX_SOURCE_BYTES >> 20} MB"
+                raise SourceError(f"{path}: {megabytes}, over the {limit} limit; skipped")
             data = path.read_bytes()
         except OSError as error:
             raise SourceError(f"{path}: cannot read: {error.strerror or error}") from None
@@ -76,6 +88,18 @@ class SourceFile:
         """1-based line and 1-based character column of a text offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
+
+
+def _undecodable(data: bytes, encoding: str = "utf-8") -> str:
+    """Where `data` stops being `encoding`, for a one-line message."""
+    try:
+        data.decode(encoding)
+        return f"cannot decode as {encoding}"
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        byte = data[error.start : error.start + 1].hex()
+    hint = " and no `# -*- coding: ... -*-` line names another" if encoding == "utf-8" else ""
+    return f"cannot decode as {encoding} (byte 0x{byte} on line {line}){hint}"
 
 
 def line_starts(text: str) -> list[int]:

@@ -42,6 +42,7 @@ class FileContext:
     model: LoopModel
     layout: Layout
     options: Options = field(default_factory=Options)
+    filename: str = "<unknown>"
 
     @classmethod
     def parse(
@@ -49,12 +50,13 @@ class FileContext:
     ) -> FileContext:
         tree = ast.parse(text, filename=filename)
         model = build_model(tree)
-        return cls(text, tree, model, Layout(text), options or Options())
+        return cls(text, tree, model, Layout(text), options or Options(), filename)
 
     def with_edits(self, edits) -> FileContext | None:
         """The context of the text after `edits`, or None if they clash or do not parse."""
         try:
-            return FileContext.parse(apply_edits(self.text, edits), options=self.options)
+            patched = apply_edits(self.text, edits)
+            return FileContext.parse(patched, self.filename, options=self.options)
         except (EditConflict, SyntaxError, RecursionError, ValueError):
             return None
 
