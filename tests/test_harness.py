@@ -73,6 +73,18 @@ def test_credential_variables_are_not_passed_on(run, tmp_path, monkeypatch):
     assert run(code, tmp_path).error is None
 
 
+def test_a_credential_the_user_lets_through_is_passed_on(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_API_TOKEN", "secret")
+    monkeypatch.setenv("OTHER_SECRET", "hidden")
+    code = (
+        "import os\n"
+        "assert os.environ['MY_API_TOKEN'] == 'secret'\n"
+        "assert 'OTHER_SECRET' not in os.environ\n"
+    )
+    settings = dataclasses.replace(FAST, pass_env=("MY_API_TOKEN",))
+    assert run(code, tmp_path, settings).error is None
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/nvidia0"), reason="needs a CUDA device")
 def test_auto_device_prefers_cuda(tmp_path):
     code = "import torch\nx = torch.zeros(1)\nassert x.is_cuda\n"

@@ -83,6 +83,14 @@ IterationsOption = Annotated[
 TimeoutOption = Annotated[
     float, typer.Option("--timeout", min=1, help="Seconds each verification run may take.")
 ]
+PassEnvOption = Annotated[
+    list[str],
+    typer.Option(
+        "--pass-env",
+        help="Pass this environment variable to verification runs even though its name "
+        "looks like a credential (repeatable).",
+    ),
+]
 
 
 def _analyse(paths: list[Path], options: Options | None = None) -> tuple[list[FileResult], int]:
@@ -170,6 +178,7 @@ def verify(
     iterations: IterationsOption = 3,
     timeout: TimeoutOption = 120.0,
     restrict_style: RestrictOption = RestrictStyle.inputs,
+    pass_env: PassEnvOption = None,
 ) -> None:
     """Run the original and the patched code of every planned fix, and judge each rewrite.
 
@@ -177,7 +186,12 @@ def verify(
     from temporary copies. Exit 0 when every rewrite is equivalent, 1 otherwise.
     """
     results, errors = _analyse(paths, Options(restrict_style=restrict_style))
-    settings = RunSettings(device=device.value, iterations=iterations, timeout=timeout)
+    settings = RunSettings(
+        device=device.value,
+        iterations=iterations,
+        timeout=timeout,
+        pass_env=tuple(pass_env or ()),
+    )
     rows = []
     for result in results:
         for verdict in verify_file(result, settings):
@@ -210,6 +224,7 @@ def apply(
     iterations: IterationsOption = 3,
     timeout: TimeoutOption = 120.0,
     restrict_style: RestrictOption = RestrictStyle.inputs,
+    pass_env: PassEnvOption = None,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
 
@@ -217,7 +232,12 @@ def apply(
     skips verification (which runs the project's code in child processes).
     """
     results, errors = _analyse(paths, Options(restrict_style=restrict_style))
-    settings = RunSettings(device=device.value, iterations=iterations, timeout=timeout)
+    settings = RunSettings(
+        device=device.value,
+        iterations=iterations,
+        timeout=timeout,
+        pass_env=tuple(pass_env or ()),
+    )
     verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results if r.changed}
     if no_verify and any(r.changed for r in results):
         typer.echo("Verification skipped (--no-verify).", err=True)

@@ -36,6 +36,7 @@ class RunSettings:
     timeout: float = 120.0
     memory_limit: int = 8 << 30  # bytes of address space, applied on CPU-only machines
     warm: bool = True  # share one fork server where that is safe
+    pass_env: tuple[str, ...] = ()  # credential-looking variables the user lets through
 
 
 @dataclass
@@ -96,7 +97,7 @@ def run_script(
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env=_child_environment(home),
+            env=_child_environment(home, settings),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -125,8 +126,10 @@ def _load(trace_file: Path) -> dict | None:
         return None
 
 
-def _child_environment(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not CREDENTIALS.search(k)}
+def _child_environment(home: Path, settings: RunSettings) -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if not CREDENTIALS.search(k) or k in settings.pass_env
+    }
     paths = [str(home), *filter(None, [env.get("PYTHONPATH")])]
     env |= {"PYTHONPATH": os.pathsep.join(paths), "PYTHONHASHSEED": "0"}
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -167,7 +170,7 @@ class _Worker:
             "argv": argv,
             "cwd": str(workdir),
             "path": [str(home)],
-            "env": _child_environment(home),
+            "env": _child_environment(home, settings),
             "timeout": settings.timeout,
             "memory_limit": settings.memory_limit if not _may_use_gpu(settings) else 0,
             "stderr": str(stderr_file),
