@@ -202,10 +202,10 @@ def test_an_internal_error_in_the_loop_model_spares_the_other_files(project, mon
     (project / "other.py").write_text(BUGGY.replace("hidden", "state"))
     build = analysis.FileContext.parse.__func__
 
-    def flaky(cls, text, filename="<unknown>", options=None):
+    def flaky(cls, text, filename="<unknown>", *rest, **named):
         if filename.endswith("other.py"):
             raise IndexError("simulated bug")
-        return build(cls, text, filename, options)
+        return build(cls, text, filename, *rest, **named)
 
     monkeypatch.setattr(analysis.FileContext, "parse", classmethod(flaky))
     result = runner.invoke(app, ["check", "."])

@@ -3,7 +3,8 @@ and blank lines, CRLF, tabs, non-ASCII identifiers and strings.
 
 For every mutant loopfix never raises or reports an internal error, never emits code that does
 not parse, is idempotent, and changes only the lines its edits name; mutations that keep the
-meaning (all but reformatting) keep the findings too.
+meaning (all but reformatting) keep the findings too; and the language server's incremental
+parse gives exactly `ast.parse`'s tree.
 
 The default budget fits CI (well under 2 minutes); a longer profile runs by hand:
 `LOOPFIX_FUZZ_EXAMPLES=3000 .venv/bin/python -m pytest tests/test_fuzz.py`.
@@ -25,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopfix.analysis import analyse_source
+from loopfix.parse import ChunkParser
 from loopfix.source import SourceFile, line_starts
 
 from corpus_cases import load_cases
@@ -34,7 +36,16 @@ EXAMPLES = int(os.environ.get("LOOPFIX_FUZZ_EXAMPLES", "300"))
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-NEW_NAMES = ["état", "h_ñ", "σ_state", "renamed_variable", "x2", "état_caché_ü"]
+NEW_NAMES = [
+    "état",
+    "h_ñ",
+    "σ_state",
+    "renamed_variable",
+    "x2",
+    "état_caché_ü",
+    "𝛼_state",
+    "ℌidden",
+]
 
 
 def analyse(text: str):
@@ -157,3 +168,16 @@ def test_mutants_are_analysed_safely_and_fixed_in_place(mutant):
     for tag, i1, i2, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete"):
             assert set(range(i1, i2)) <= touched, (tag, before[i1:i2])
+
+
+@FUZZ_SETTINGS
+@given(mutants())
+def test_the_editor_s_incremental_parse_equals_a_whole_parse(mutant):
+    _, text, _ = mutant
+    expected = ast.dump(ast.parse(text), include_attributes=True)
+    parser = ChunkParser()
+    assert ast.dump(parser(text), include_attributes=True) == expected
+    edited = text + "\n# typed\n"  # a second parse that reuses every chunk but the last
+    assert ast.dump(parser(edited), include_attributes=True) == ast.dump(
+        ast.parse(edited), include_attributes=True
+    )

@@ -19,7 +19,7 @@ b = nn.Linear(2, 2)
 
 
 def model_of(code: str):
-    return build_model(ast.parse(PRELUDE + textwrap.dedent(code)))
+    return build_model(ast.parse(PRELUDE + textwrap.dedent(code)), every_scope=True)
 
 
 @pytest.mark.parametrize(
@@ -118,3 +118,45 @@ def test_the_detection_path_never_imports_torch():
     root = __import__("pathlib").Path(__file__).resolve().parent.parent
     completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True)
     assert completed.returncode == 0, completed.stderr.decode()[-2000:]
+
+
+def _findings(text: str, every_scope: bool) -> list[tuple]:
+    from loopfix.rules import ALL_RULES, FileContext
+    from loopfix.rules.base import Layout
+
+    tree = ast.parse(text)
+    context = FileContext(text, tree, build_model(tree, every_scope), Layout(text))
+    return [(f.rule, f.start, f.end) for rule in ALL_RULES for f in rule.detect(context)]
+
+
+HELPER_STEPS = """\
+import torch
+import torch.nn as nn
+
+rnn, head = nn.GRU(3, 5), nn.Linear(5, 1)
+optimizer = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.1)
+
+
+def update(loss):
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def run(batches):
+    hidden = torch.zeros(1, 2, 5)
+    for x in batches:
+        out, hidden = rnn(x, hidden)
+        update(head(out).pow(2).mean())
+"""
+
+
+def test_skipping_scopes_without_a_backward_never_changes_findings():
+    """Only scopes that mention a backward pass, or call (by name, transitively) a function of
+    the file that does, are interpreted: the loop in `run` never says `backward` itself."""
+    from corpus_cases import load_cases
+
+    texts = [case.before.read_text() for case in load_cases()] + [HELPER_STEPS]
+    for text in texts:
+        assert _findings(text, every_scope=False) == _findings(text, every_scope=True)
+    assert [rule for rule, *_ in _findings(HELPER_STEPS, every_scope=False)] == ["LF001"]

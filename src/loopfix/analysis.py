@@ -6,11 +6,14 @@ Pure: no file I/O, no torch. The fixed text is planned here once; `check`, `appl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from loopfix.options import Options
+from loopfix.parse import parse
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
-from loopfix.source import SourceError, SourceFile
+from loopfix.rules.base import Fix
+from loopfix.source import SourceError, SourceFile, respell, source_spellings
+from loopfix.suppression import noqa_lines, suppressed
 
 
 @dataclass
@@ -19,6 +22,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     fixed_text: str = ""
     errors: list[str] = field(default_factory=list)
+    suppressed: int = 0  # findings silenced by noqa comments
+    skipped: bool = False  # the file says `# loopfix: noqa`
 
     @property
     def changed(self) -> bool:
@@ -29,9 +34,11 @@ class FileResult:
         return self.source.encode(self.fixed_text)
 
 
-def parse_context(text: str, filename: str, options: Options | None = None) -> FileContext:
+def parse_context(
+    text: str, filename: str, options: Options | None = None, parser=parse
+) -> FileContext:
     try:
-        return FileContext.parse(text, filename, options)
+        return FileContext.parse(text, filename, options, parser)
     except SyntaxError as error:
         where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
         raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
@@ -44,23 +51,51 @@ def parse_context(text: str, filename: str, options: Options | None = None) -> F
 
 
 def analyse_source(
-    source: SourceFile, rules: list[Rule] | None = None, options: Options | None = None
+    source: SourceFile,
+    rules: list[Rule] | None = None,
+    options: Options | None = None,
+    plan_fixes: bool = True,
+    parser=parse,
 ) -> FileResult:
+    """Findings and the planned fixed text. With `plan_fixes=False` only the findings (each
+    without its fix): what an editor needs on every keystroke, at a fraction of the cost,
+    since planning re-analyses the file for every candidate edit. `parser` may be a
+    `parse.ChunkParser` that reuses the parse of unchanged top-level statements."""
     rules = ALL_RULES if rules is None else rules
     result = FileResult(source=source, fixed_text=source.text)
-    context = parse_context(source.text, str(source.path), options)
+    silenced, result.skipped = noqa_lines(source.text)
+    if result.skipped:
+        return result
+    context = parse_context(source.text, str(source.path), options, parser)
+    spellings = source_spellings(source.text)
     for rule in rules:
         try:
             findings = rule.detect(context)
             for finding in findings:
-                finding.fix = rule.fix(context, finding)
+                if plan_fixes:
+                    finding.fix = _respelled(rule.fix(context, finding), spellings)
+                finding.message = respell(finding.message, spellings)
         except Exception as error:  # a broken rule must not take the other rules down
             result.errors.append(f"{source.path}: internal error in {rule.code}: {error!r}")
             continue
-        result.findings.extend(findings)
+        for finding in findings:
+            first, last = source.position(finding.start)[0], source.position(finding.end)[0]
+            if suppressed(finding.rule, first, last, silenced):
+                result.suppressed += 1
+            else:
+                result.findings.append(finding)
     result.findings.sort(key=lambda f: (f.start, f.rule))
-    result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
+    if plan_fixes:
+        result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
     return result
+
+
+def _respelled(fix: Fix | None, spellings: dict[str, str]) -> Fix | None:
+    """Generated code names variables as `ast` does (NFKC): spell them as the author did."""
+    if fix is None or not spellings:
+        return fix
+    edits = tuple(replace(e, text=respell(e.text, spellings)) for e in fix.edits)
+    return replace(fix, edits=edits)
 
 
 def _combine_fixes(

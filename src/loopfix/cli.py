@@ -308,6 +308,14 @@ def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. LF001.")
 
 
 @app.command()
+def lsp() -> None:
+    """Run the language server on stdio (diagnostics, quick fixes, a verify command)."""
+    from loopfix.lsp.server import main as serve
+
+    serve()
+
+
+@app.command()
 def version() -> None:
     """Print loopfix's version."""
     typer.echo(__version__)

@@ -12,10 +12,12 @@ import codecs
 import io
 import re
 import tokenize
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
 
 
 MAX_SOURCE_BYTES = 4 << 20  # larger .py files are generated code or data, not training loops
@@ -57,6 +59,19 @@ class SourceFile:
         return cls(path=path, data=data, encoding=encoding, has_bom=has_bom, text=text)
 
     @classmethod
+    def from_text(cls, path: Path, text: str) -> SourceFile:
+        """An editor's unsaved buffer: the text as it is, bytes in the encoding its coding
+        line declares (UTF-8 without one)."""
+        declared = _CODING.search("\n".join(text.splitlines()[:2]))
+        encoding = declared.group(1) if declared else "utf-8"
+        try:
+            codecs.lookup(encoding)
+            data = text.encode(encoding)
+        except (LookupError, UnicodeEncodeError):
+            encoding, data = "utf-8", text.encode("utf-8")
+        return cls(path=path, data=data, encoding=encoding, has_bom=False, text=text)
+
+    @classmethod
     def read(cls, path: Path) -> SourceFile:
         try:
             size = path.stat().st_size
@@ -88,6 +103,26 @@ class SourceFile:
         """1-based line and 1-based character column of a text offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
+
+
+def source_spellings(text: str) -> dict[str, str]:
+    """Identifiers whose source spelling differs from the NFKC form `ast` gives them
+    (`𝛼` is `α` to Python): {normalized: spelling}, so generated code can use the author's."""
+    spellings: dict[str, str] = {}
+    for match in re.finditer(r"[^\W\d]\w*", text):
+        word = match.group()
+        if not word.isascii():
+            normalized = unicodedata.normalize("NFKC", word)
+            if normalized != word:
+                spellings.setdefault(normalized, word)
+    return spellings
+
+
+def respell(fragment: str, spellings: dict[str, str]) -> str:
+    """`fragment` (code loopfix generated) with each identifier spelled as in the source."""
+    if not spellings:
+        return fragment
+    return re.sub(r"[^\W\d]\w*", lambda m: spellings.get(m.group(), m.group()), fragment)
 
 
 def _undecodable(data: bytes, encoding: str = "utf-8") -> str:

@@ -14,6 +14,7 @@ from loopfix.model import shapes
 from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
+from loopfix.model.index import TreeIndex, index_tree
 from loopfix.model.interpreter import Interpreter
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
@@ -165,33 +166,51 @@ class LoopModel:
         ]
 
 
-def build_model(tree: ast.Module) -> LoopModel:
-    symbols = collect_symbols(tree)
+def build_model(tree: ast.Module, every_scope: bool = False) -> LoopModel:
+    """The model of `tree`; scopes that cannot hold a finding are skipped unless
+    `every_scope` (for questions about code without a backward pass)."""
+    index = index_tree(tree)
+    symbols = collect_symbols(tree, index)
     observations = Observations()
     interpreter = Interpreter(symbols, observations)
-    interpreter.run_scope(tree.body, Frame(), {})
-    for owner, function in _functions(tree, symbols):
+    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index)
+    if relevant(tree):
+        interpreter.run_scope(tree.body, Frame(), {})
+    classes_by_node = {id(info.node): info for info in symbols.classes.values()}
+    for class_node, function in index.functions:
+        if not relevant(function):
+            continue
+        owner: ClassInfo | None = None
+        if class_node is not None:
+            owner = classes_by_node.get(id(class_node))
         frame = Frame(self_path="self" if owner is not None else None, cls=owner)
         env = {a.arg: _parameter_value(a) for a in _parameters(function)}
         interpreter.run_scope(function.body, frame, env)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
-    model.parents = _statement_parents(tree)
+    model.parents = index.parents
     return model
 
 
-def _functions(tree: ast.Module, symbols: Symbols):
-    """Every function body in the module, methods with the class they belong to."""
-    classes_by_node = {id(info.node): info for info in symbols.classes.values()}
-    methods: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            info: ClassInfo | None = classes_by_node.get(id(node))
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    methods.add(id(item))
-                    yield info, item
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in methods:
-            yield None, node
+AUTOGRAD_WORDS = frozenset({"backward", "autograd", "grad", "retain_graph"})
+IMPLICIT_CALLS = frozenset({"forward", "__call__"})  # reached without their name being written
+
+
+def _autograd_scopes(index: TreeIndex):
+    """A test for whether a scope (the module or a function) can hold a finding: every rule
+    is about a backward pass, so a scope that mentions none (`backward`, `autograd`, `grad`,
+    `retain_graph`) and no function of this file that (transitively) does is skipped. The
+    model's cost then follows the training code in a file, not its model and data code."""
+    names = index.names
+    reaching = {name for name, found in names.items() if found & AUTOGRAD_WORDS}
+    while True:
+        grown = {name for name, found in names.items() if found & reaching} - reaching
+        if not grown:
+            break
+        reaching |= grown
+    if reaching & IMPLICIT_CALLS:
+        return lambda scope: True  # a module whose forward steps: anything may reach it
+    triggers = AUTOGRAD_WORDS | reaching
+    return lambda scope: bool(index.words[id(scope)] & triggers)
 
 
 def _parameters(function) -> list[ast.arg]:
@@ -205,21 +224,6 @@ def _parameter_value(argument: ast.arg):
     if annotation.endswith("Module"):
         return EMPTY.with_shape(shapes.module("custom"))
     return OPAQUE
-
-
-def _statement_parents(tree: ast.Module) -> dict[int, tuple[ast.AST, Block]]:
-    parents: dict[int, tuple[ast.AST, Block]] = {}
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            block = getattr(node, name, None)
-            if isinstance(block, list):
-                for statement in block:
-                    if isinstance(statement, ast.stmt):
-                        parents[id(statement)] = (node, block)
-        if isinstance(node, ast.ExceptHandler | ast.match_case):
-            for statement in node.body:
-                parents[id(statement)] = (node, node.body)
-    return parents
 
 
 def _returns_detached(function, symbols: Symbols) -> bool:

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
+from loopfix.model.index import TreeIndex, index_tree
 from loopfix.model.shapes import Shape
 
 # Methods that only modules (never tensors) have: seeing one called on a name is evidence
@@ -96,9 +97,10 @@ def dotted_name(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-def collect_symbols(tree: ast.Module) -> Symbols:
+def collect_symbols(tree: ast.Module, index: TreeIndex | None = None) -> Symbols:
+    index = index or index_tree(tree)
     symbols = Symbols()
-    for node in ast.walk(tree):
+    for node in index.imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -106,14 +108,11 @@ def collect_symbols(tree: ast.Module) -> Symbols:
                 else:
                     root = alias.name.split(".")[0]
                     symbols.imports[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             for alias in node.names:
                 symbols.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MODULE_ONLY_METHODS
-        ):
+    for node in index.attribute_calls:
+        if node.func.attr in MODULE_ONLY_METHODS:
             receiver = node.func.value
             name = receiver.attr if isinstance(receiver, ast.Attribute) else None
             name = receiver.id if isinstance(receiver, ast.Name) else name

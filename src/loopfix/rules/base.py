@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from loopfix.edits import Edit, EditConflict, Layout, apply_edits
 from loopfix.model.loop_model import LoopModel, build_model
 from loopfix.options import Options
+from loopfix.parse import parse
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,13 @@ class FileContext:
 
     @classmethod
     def parse(
-        cls, text: str, filename: str = "<unknown>", options: Options | None = None
+        cls,
+        text: str,
+        filename: str = "<unknown>",
+        options: Options | None = None,
+        parser: Callable[[str, str], ast.Module] = parse,
     ) -> FileContext:
-        tree = ast.parse(text, filename=filename)
+        tree = parser(text, filename)
         model = build_model(tree)
         return cls(text, tree, model, Layout(text), options or Options(), filename)
 

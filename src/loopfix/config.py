@@ -1,0 +1,208 @@
+"""`[tool.loopfix]` in `pyproject.toml`: a project's settings. Command-line flags override them.
+
+```toml
+[tool.loopfix]
+select = ["LF"]                 # rule codes or prefixes ("LF00", "LF001"); default: every rule
+ignore = ["LF004"]
+exclude = ["legacy/", "*_pb2.py"]   # gitignore-style patterns, relative to this file's folder
+per-file-ignores = { "experiments/*" = ["LF002"] }
+restrict-style = "inputs"       # or "autograd-grad"
+device = "auto"                 # verification: auto, cpu, cuda, mps
+iterations = 3
+timeout = 120
+pass-env = ["WANDB_API_KEY"]    # credential-looking variables verification may see
+cache-dir = ".loopfix_cache"
+```
+
+An unknown key, an unknown rule code or a value of the wrong type is a `ConfigError` whose
+one-line message names the file and the key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+
+from loopfix.options import RestrictStyle
+from loopfix.rules import ALL_RULES, Rule
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+class ConfigError(Exception):
+    """A setting loopfix cannot use; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path | None = None  # the folder of the pyproject.toml it came from
+    select: tuple[str, ...] = ("LF",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    restrict_style: RestrictStyle = RestrictStyle.inputs
+    device: str = "auto"
+    iterations: int = 3
+    timeout: float = 120.0
+    pass_env: tuple[str, ...] = ()
+    cache_dir: str = ".loopfix_cache"
+    source: str = field(default="", compare=False)  # the file it was read from, for messages
+
+    def rules_for(self, path: Path | None = None) -> list[Rule]:
+        """The rules that run on `path`: selected, not ignored, not ignored for that file."""
+        ignored = set(self.ignore)
+        relative = self.relative(path) if path is not None else None
+        for pattern, codes in self.per_file_ignores:
+            if relative is not None and matches(relative, pattern):
+                ignored |= set(codes)
+        return [
+            rule
+            for rule in ALL_RULES
+            if _covered(rule.code, self.select) and not _covered(rule.code, tuple(ignored))
+        ]
+
+    def relative(self, path: Path) -> str | None:
+        """`path` relative to the config's folder, with `/`; None when outside it."""
+        if self.root is None:
+            return PurePosixPath(*path.parts).as_posix()
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path) -> bool:
+        relative = self.relative(path)
+        return relative is not None and any(matches(relative, p) for p in self.exclude)
+
+    def key(self) -> str:
+        """What a cached analysis depends on besides the file and loopfix's version."""
+        parts = (self.select, self.ignore, self.per_file_ignores, self.restrict_style.value)
+        return repr(parts)
+
+
+def matches(relative: str, pattern: str) -> bool:
+    """gitignore-style: `dir/` matches a folder anywhere above; a pattern with no `/` matches
+    any path component; otherwise a glob from the config's folder."""
+    parts = relative.split("/")
+    if pattern.endswith("/"):
+        name = pattern.rstrip("/")
+        if "/" in name:
+            return relative.startswith(name + "/")
+        return any(fnmatch.fnmatchcase(part, name) for part in parts[:-1])
+    if "/" not in pattern:
+        return any(fnmatch.fnmatchcase(part, pattern) for part in parts)
+    return fnmatch.fnmatchcase(relative, pattern.lstrip("/")) or relative.startswith(
+        pattern.strip("/") + "/"
+    )
+
+
+def _covered(code: str, selectors: tuple[str, ...]) -> bool:
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def find_config(start: Path) -> Config:
+    """The settings of the nearest `pyproject.toml` with a `[tool.loopfix]` table at or above
+    `start` (stopping at the repository root), or the defaults."""
+    folder = start.resolve()
+    folder = folder if folder.is_dir() else folder.parent
+    for candidate in [folder, *folder.parents]:
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as error:
+                raise ConfigError(f"{pyproject}: cannot read: {error}") from None
+            table = document.get("tool", {}).get("loopfix")
+            if table is not None:
+                return parse_config(table, candidate, str(pyproject))
+        if (candidate / ".git").exists():
+            break
+    return Config()
+
+
+def parse_config(table: dict, root: Path | None = None, source: str = "[tool.loopfix]") -> Config:
+    def fail(key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{source}: [tool.loopfix] {key}: {problem}")
+
+    if not isinstance(table, dict):
+        raise fail("", "must be a table")
+    values: dict = {"root": root, "source": source}
+    for key, value in table.items():
+        if key not in PARSERS:
+            known = ", ".join(sorted(PARSERS))
+            raise fail(key, f"unknown key (known: {known})")
+        try:
+            values[key.replace("-", "_")] = PARSERS[key](value)
+        except (TypeError, ValueError) as error:
+            raise fail(key, str(error)) from None
+    return Config(**values)
+
+
+def with_overrides(config: Config, table: dict, source: str) -> Config:
+    """`config` with the keys of `table` (same names as `[tool.loopfix]`) replaced: how
+    editor settings and command-line flags win over the project's file."""
+    parsed = parse_config(table, config.root, source)
+    changed = {key.replace("-", "_"): getattr(parsed, key.replace("-", "_")) for key in table}
+    return replace(config, **changed)
+
+
+def _strings(value) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("must be a list of strings")
+    return tuple(value)
+
+
+def _codes(value) -> tuple[str, ...]:
+    codes = tuple(v.upper() for v in _strings(value))
+    for code in codes:
+        if code != "ALL" and not any(rule.code.startswith(code) for rule in ALL_RULES):
+            raise ValueError(f"unknown rule code {code!r}; `loopfix rules` lists them")
+    return codes
+
+
+def _per_file(value) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise TypeError('must be a table of pattern = ["LF001", ...]')
+    return tuple((pattern, _codes(codes)) for pattern, codes in value.items())
+
+
+def _choice(options: tuple[str, ...]):
+    def parse(value) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return value
+
+    return parse
+
+
+def _positive(kind: type):
+    def parse(value):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise TypeError("must be a positive number")
+        if kind is int and not isinstance(value, int):
+            raise TypeError("must be a positive whole number")
+        return kind(value)
+
+    return parse
+
+
+def _string(value) -> str:
+    if not isinstance(value, str):
+        raise TypeError("must be a string")
+    return value
+
+
+PARSERS = {
+    "select": _codes,
+    "ignore": _codes,
+    "exclude": _strings,
+    "per-file-ignores": _per_file,
+    "restrict-style": lambda v: RestrictStyle(_choice(tuple(s.value for s in RestrictStyle))(v)),
+    "device": _choice(DEVICES),
+    "iterations": _positive(int),
+    "timeout": _positive(float),
+    "pass-env": _strings,
+    "cache-dir": _string,
+}

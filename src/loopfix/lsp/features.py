@@ -1,0 +1,198 @@
+"""Diagnostics and code actions for one editor buffer, shared by the language server and the
+python-lsp-server plugin.
+
+The buffer's unsaved text goes through the same pipeline as `loopfix check` and `apply`
+(`analysis.analyse_source`), so a quick fix carries exactly the planned edits: applying the
+`source.fixAll.loopfix` action to the text gives the bytes `loopfix apply` would write, and a
+finding's own quick fix is offered only when its edits, applied alone, fix it and add nothing.
+Pure: no torch, no file writes (reading `pyproject.toml` for settings aside).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+from lsprotocol import types
+
+from loopfix.analysis import FileResult, analyse_source
+from loopfix.config import Config
+from loopfix.edits import Edit, apply_edits
+from loopfix.options import Options
+from loopfix.parse import ChunkParser, parse
+from loopfix.rules import Finding, rule_by_code
+from loopfix.source import SourceError, SourceFile
+
+from .positions import PositionMap
+
+SOURCE = "loopfix"
+FIX_ALL = "source.fixAll.loopfix"
+VERIFY_COMMAND = "loopfix.verify"
+CRASHES = {"LF001", "LF002", "LF003"}  # the others waste memory but do not fail
+
+
+def uri_to_path(uri: str) -> Path:
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("file", ""):
+        return Path(parsed.path or "untitled.py")
+    return Path(url2pathname(unquote(parsed.path)))
+
+
+@dataclass
+class BufferAnalysis:
+    """One version of one buffer, analysed; `error` is why it could not be (one line)."""
+
+    uri: str
+    text: str
+    result: FileResult | None
+    error: str | None = None
+    config: Config = field(default_factory=Config)
+    _alone: dict[int, bool] = field(default_factory=dict, repr=False)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.result.findings if self.result is not None else []
+
+    @property
+    def messages(self) -> list[str]:
+        """What to log: why the buffer could not be analysed, and internal rule errors."""
+        return ([self.error] if self.error else []) + (self.result.errors if self.result else [])
+
+
+def analyse_buffer(
+    uri: str,
+    text: str,
+    config: Config | None = None,
+    plan_fixes: bool = True,
+    parser: ChunkParser | None = None,
+) -> BufferAnalysis:
+    """The buffer's findings; with `plan_fixes=False` without their fixes (diagnostics on
+    every keystroke need only the findings; code actions ask for the plan). A document's
+    `ChunkParser` reuses the parse of the statements an edit did not touch."""
+    config = config or Config()
+    path = uri_to_path(uri)
+    source = SourceFile.from_text(path, text)
+    options = Options(restrict_style=config.restrict_style)
+    try:
+        rules = config.rules_for(path)
+        result = analyse_source(source, rules, options, plan_fixes, parser or parse)
+    except SourceError as error:
+        return BufferAnalysis(uri, text, None, str(error).replace(str(path), path.name), config)
+    except Exception as error:  # a loopfix bug: log it, keep serving
+        return BufferAnalysis(uri, text, None, f"{path.name}: internal error: {error!r}", config)
+    return BufferAnalysis(uri, text, result, None, config)
+
+
+def diagnostics(analysis: BufferAnalysis, encoding: str) -> list[types.Diagnostic]:
+    positions = PositionMap(analysis.text, encoding)
+    found = []
+    for index, finding in enumerate(analysis.findings):
+        rule = rule_by_code(finding.rule)
+        severity = types.DiagnosticSeverity.Error
+        if finding.rule not in CRASHES:
+            severity = types.DiagnosticSeverity.Warning
+        found.append(
+            types.Diagnostic(
+                range=positions.range(finding.start, finding.end),
+                message=f"{finding.message} ({rule.name}; "
+                f"`loopfix explain {finding.rule}` tells more)",
+                severity=severity,
+                code=finding.rule,
+                source=SOURCE,
+                data={"index": index},
+            )
+        )
+    return found
+
+
+def code_actions(
+    analysis: BufferAnalysis,
+    requested: types.Range,
+    encoding: str,
+    only: list[str] | None = None,
+) -> list[types.CodeAction]:
+    """A quick fix per fixable finding in `requested`, and the fix-all action."""
+    if analysis.result is None or not analysis.result.changed:
+        return []
+    positions = PositionMap(analysis.text, encoding)
+    start, end = positions.offset(requested.start), positions.offset(requested.end)
+    actions = []
+    diagnostics_by_index = {d.data["index"]: d for d in diagnostics(analysis, encoding)}
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for index, finding in enumerate(analysis.findings):
+            overlaps = finding.start <= end and start <= finding.end
+            if not (finding.fixable and overlaps and _fixes_alone(analysis, index)):
+                continue
+            actions.append(
+                types.CodeAction(
+                    title=f"loopfix: {finding.fix.title} ({finding.rule})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostics_by_index[index]],
+                    edit=_workspace_edit(analysis, list(finding.fix.edits), positions),
+                    is_preferred=True,
+                )
+            )
+    if _wanted(FIX_ALL, only):
+        actions.append(
+            types.CodeAction(
+                title="loopfix: fix all autograd findings in this file",
+                kind=FIX_ALL,
+                edit=_workspace_edit(analysis, planned_edits(analysis), positions),
+            )
+        )
+    return actions
+
+
+def planned_edits(analysis: BufferAnalysis) -> list[Edit]:
+    """The edits of the whole planned change: exactly what `loopfix apply` writes."""
+    edits = sorted({e for f in analysis.findings if f.fix for e in f.fix.edits})
+    if apply_edits(analysis.text, edits) != analysis.result.fixed_text:  # never expected
+        return [Edit(0, len(analysis.text), analysis.result.fixed_text)]
+    return edits
+
+
+def _fixes_alone(analysis: BufferAnalysis, index: int) -> bool:
+    """Whether the finding's edits, applied alone, remove it and add no finding."""
+    if index not in analysis._alone:
+        finding = analysis.findings[index]
+        text = apply_edits(analysis.text, finding.fix.edits)
+        after = analyse_buffer(analysis.uri, text, analysis.config)
+        before_rules = [f.rule for f in analysis.findings]
+        before_rules.remove(finding.rule)
+        after_rules = [f.rule for f in after.findings]
+        analysis._alone[index] = after.result is not None and sorted(after_rules) == sorted(
+            before_rules
+        )
+    return analysis._alone[index]
+
+
+def _workspace_edit(
+    analysis: BufferAnalysis, edits: list[Edit], positions: PositionMap
+) -> types.WorkspaceEdit:
+    text_edits = [
+        types.TextEdit(range=positions.range(e.start, e.end), new_text=e.text)
+        for e in sorted(set(edits))
+    ]
+    return types.WorkspaceEdit(changes={analysis.uri: text_edits})
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    """LSP's `only` filter: a requested kind covers its sub-kinds (`source` covers ours)."""
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def settings_table(settings: object) -> dict:
+    """Client settings (initializationOptions or didChangeConfiguration), under a `loopfix`
+    key or not, with the `[tool.loopfix]` key names (`restrict-style` or `restrictStyle`)."""
+    if not isinstance(settings, dict):
+        return {}
+    settings = settings.get("loopfix", settings)
+    if not isinstance(settings, dict):
+        return {}
+    table = {}
+    for key, value in settings.items():
+        kebab = "".join("-" + c.lower() if c.isupper() else c for c in key).replace("_", "-")
+        table[kebab] = value
+    return table

@@ -1,0 +1,228 @@
+"""`loopfix lsp`: a language server on stdio (pygls).
+
+Diagnostics are pushed on open, change and save, and served on pull (`textDocument/diagnostic`)
+when the client asks; code actions offer a quick fix per fixable finding and
+`source.fixAll.loopfix`; the `loopfix.verify` command runs the verification harness on the
+buffer in a worker thread, reporting through work-done progress and a message, so diagnostics
+keep flowing meanwhile. Settings come from `[tool.loopfix]` and, over it, from the client's
+`initializationOptions` and `workspace/didChangeConfiguration`. A buffer that cannot be
+analysed (a syntax error), or an internal error in a rule, is logged; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from loopfix import __version__
+from loopfix.config import Config, ConfigError, find_config, with_overrides
+from loopfix.parse import ChunkParser
+
+from . import features
+
+
+class LoopfixServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "loopfix", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+        )
+        self.client_settings: dict = {}
+        self.analyses: dict[str, features.BufferAnalysis] = {}  # findings only
+        self.plans: dict[str, features.BufferAnalysis] = {}  # findings with planned fixes
+        self.parsers: dict[str, ChunkParser] = {}  # per document: unchanged statements reused
+        self.project_configs: dict[Path, Config] = {}
+
+    # -- settings -----------------------------------------------------------------------
+    def config_for(self, uri: str) -> Config:
+        folder = features.uri_to_path(uri).parent
+        if folder not in self.project_configs:
+            try:
+                self.project_configs[folder] = find_config(folder)
+            except ConfigError as error:
+                self.log(types.MessageType.Error, str(error))
+                self.project_configs[folder] = Config()
+        config = self.project_configs[folder]
+        if not self.client_settings:
+            return config
+        try:
+            return with_overrides(config, self.client_settings, "client settings")
+        except ConfigError as error:
+            self.log(types.MessageType.Error, str(error))
+            return config
+
+    @property
+    def encoding(self) -> str:
+        return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+
+    # -- analysis -----------------------------------------------------------------------
+    def analyse(self, uri: str, plan_fixes: bool = False) -> features.BufferAnalysis:
+        """The buffer's analysis, cached per text: findings only for diagnostics (fast), with
+        the planned fixes for code actions and verification."""
+        document = self.workspace.get_text_document(uri)
+        cache = self.plans if plan_fixes else self.analyses
+        cached = cache.get(uri)
+        if cached is not None and cached.text == document.source:
+            return cached
+        config = self.config_for(uri)
+        parser = self.parsers.setdefault(uri, ChunkParser())
+        analysis = features.analyse_buffer(uri, document.source, config, plan_fixes, parser)
+        if not plan_fixes or analysis.result is None:
+            for message in analysis.messages:
+                self.log(types.MessageType.Warning, message)
+        cache[uri] = analysis
+        return analysis
+
+    def publish(self, uri: str) -> None:
+        found = features.diagnostics(self.analyse(uri), self.encoding)
+        version = self.workspace.get_text_document(uri).version
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=version)
+        self.text_document_publish_diagnostics(params)
+
+    def log(self, kind: types.MessageType, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=f"loopfix: {message}"))
+
+
+server = LoopfixServer()
+
+
+def _pulls(ls: LoopfixServer) -> bool:
+    """Whether the client pulls diagnostics (then pushing them too would duplicate them)."""
+    document = ls.client_capabilities.text_document
+    return bool(document and document.diagnostic)
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: LoopfixServer, params: types.InitializeParams) -> None:
+    ls.client_settings = features.settings_table(params.initialization_options)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def on_text(ls: LoopfixServer, params) -> None:
+    if not _pulls(ls):
+        ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: LoopfixServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.analyses.pop(params.text_document.uri, None)
+    ls.plans.pop(params.text_document.uri, None)
+    ls.parsers.pop(params.text_document.uri, None)
+    if not _pulls(ls):
+        empty = types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        ls.text_document_publish_diagnostics(empty)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(
+        identifier="loopfix", inter_file_dependencies=False, workspace_diagnostics=False
+    ),
+)
+def pull_diagnostics(ls: LoopfixServer, params: types.DocumentDiagnosticParams):
+    found = features.diagnostics(ls.analyse(params.text_document.uri), ls.encoding)
+    return types.RelatedFullDocumentDiagnosticReport(items=found)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def on_configuration(ls: LoopfixServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.client_settings = features.settings_table(params.settings) or ls.client_settings
+    ls.analyses.clear()
+    ls.plans.clear()
+    if _pulls(ls):
+        ls.workspace_diagnostic_refresh(None)
+        return
+    for uri in list(ls.workspace.text_documents):
+        ls.publish(uri)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, features.FIX_ALL],
+        resolve_provider=False,
+    ),
+)
+def code_actions(ls: LoopfixServer, params: types.CodeActionParams):
+    analysis = ls.analyse(params.text_document.uri, plan_fixes=True)
+    return features.code_actions(analysis, params.range, ls.encoding, params.context.only)
+
+
+@server.thread()
+@server.command(features.VERIFY_COMMAND)
+def verify_command(ls: LoopfixServer, *arguments):
+    """Verify the buffer's planned rewrites in a worker thread (diagnostics keep flowing):
+    work-done progress while it runs, a message with the verdicts at the end."""
+    uri = _uri_argument(arguments)
+    if uri is None or uri not in ls.workspace.text_documents:
+        message = "loopfix.verify: give the URI of an open document"
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=message)
+        )
+        return None
+    analysis = ls.analyse(uri, plan_fixes=True)
+    token = _progress(ls)
+    summary, kind = _verify(ls, analysis, token)
+    if token is not None:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=f"loopfix: {summary}"))
+    return summary
+
+
+def _progress(ls: LoopfixServer) -> str | None:
+    """A work-done progress token, begun; None when the client does not show progress."""
+    window = ls.client_capabilities.window
+    if not (window and window.work_done_progress):
+        return None
+    token = str(uuid.uuid4())
+    try:
+        ls.work_done_progress.create(token).result(timeout=30)
+    except Exception:  # the client refused or did not answer: verify without progress
+        return None
+    begin = types.WorkDoneProgressBegin(title="loopfix: verifying rewrites", cancellable=False)
+    ls.work_done_progress.begin(token, begin)
+    return token
+
+
+def _uri_argument(arguments) -> str | None:
+    for argument in arguments:
+        if isinstance(argument, str):
+            return argument
+        if isinstance(argument, list | tuple) and argument:
+            return _uri_argument(argument)
+        if isinstance(argument, dict) and isinstance(argument.get("uri"), str):
+            return argument["uri"]
+    return None
+
+
+def _verify(ls: LoopfixServer, analysis: features.BufferAnalysis, token) -> tuple[str, int]:
+    from loopfix.verify.harness import RunSettings  # torch only when verifying
+    from loopfix.verify.verifier import verify_file
+
+    config = analysis.config
+    try:
+        if analysis.result is None or not analysis.result.changed:
+            return "nothing to verify", types.MessageType.Info
+        settings = RunSettings(
+            device=config.device,
+            iterations=config.iterations,
+            timeout=config.timeout,
+            pass_env=config.pass_env,
+        )
+        if token is not None:
+            report = types.WorkDoneProgressReport(message="running the original and patched code")
+            ls.work_done_progress.report(token, report)
+        verdicts = verify_file(analysis.result, settings)
+    except Exception as error:  # report it; never take the server down
+        return f"verification failed: {error!r}", types.MessageType.Error
+    equivalent = all(v.equivalent for v in verdicts)
+    kind = types.MessageType.Info if equivalent else types.MessageType.Warning
+    return "; ".join(v.summary() for v in verdicts), kind
+
+
+def main() -> None:
+    server.start_io()

@@ -1,0 +1,242 @@
+"""The language server end to end over stdio, driven by a real LSP client (pytest-lsp)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from corpus_cases import CORPUS, load_cases
+
+pytestmark = pytest.mark.asyncio
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "loopfix", "lsp"])
+POSITIVE = [case for case in load_cases() if case.positive]
+
+
+def capabilities(pull: bool = False) -> types.ClientCapabilities:
+    document = types.TextDocumentClientCapabilities(
+        diagnostic=types.DiagnosticClientCapabilities() if pull else None,
+        code_action=types.CodeActionClientCapabilities(),
+    )
+    window = types.WindowClientCapabilities(work_done_progress=True)
+    return types.ClientCapabilities(text_document=document, window=window)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path):
+    params = types.InitializeParams(capabilities=capabilities(), root_uri=tmp_path.as_uri())
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def utf16_offset(text: str, position: types.Position) -> int:
+    """An independent reading of an LSP position (UTF-16 code units) as a text offset."""
+    lines = text.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[: position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    units = 0
+    for index, character in enumerate(line):
+        if units >= position.character:
+            return start + index
+        units += len(character.encode("utf-16-le")) // 2
+    return start + len(line.rstrip("\r\n"))
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
+    spans = [
+        (utf16_offset(text, e.range.start), utf16_offset(text, e.range.end), e.new_text)
+        for e in edits
+    ]
+    for start, end, new in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+    uri = path.as_uri()
+    item = types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+    return uri
+
+
+async def diagnostics_for(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    while uri not in client.diagnostics:
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[uri])
+
+
+async def actions_for(client, uri, diagnostics, only=None) -> list[types.CodeAction]:
+    whole = types.Range(start=types.Position(0, 0), end=types.Position(100_000, 0))
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=diagnostics[0].range if diagnostics else whole,
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+    )
+    return await client.text_document_code_action_async(params) or []
+
+
+async def test_every_positive_corpus_case_gets_its_diagnostics_and_the_cli_fix(
+    client: LanguageClient, tmp_path
+):
+    for case in POSITIVE:
+        path = tmp_path / f"{case.name}.py"
+        text = case.before.read_text()
+        client.diagnostics.pop(path.as_uri(), None)
+        uri = open_document(client, path, text)
+        found = await diagnostics_for(client, uri)
+        assert sorted(d.code for d in found) == sorted(case.rules), case.name
+        assert all(d.source == "loopfix" for d in found)
+        actions = await actions_for(client, uri, found, only=["source.fixAll.loopfix"])
+        (fix_all,) = actions
+        fixed = apply_text_edits(text, fix_all.edit.changes[uri])
+        assert fixed.encode() == case.after.read_bytes(), case.name  # what `apply` writes
+
+
+async def test_a_quick_fix_is_attached_to_its_diagnostic(client: LanguageClient, tmp_path):
+    case = CORPUS / "lf001_gru_state_init_once"
+    text = (case / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    (diagnostic,) = await diagnostics_for(client, uri)
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert "hidden-state-not-detached" in diagnostic.message
+    actions = await actions_for(client, uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
+    (quick_fix,) = actions
+    assert quick_fix.kind == types.CodeActionKind.QuickFix and quick_fix.is_preferred
+    assert quick_fix.diagnostics[0].code == "LF001"
+    fixed = apply_text_edits(text, quick_fix.edit.changes[uri])
+    assert fixed == (case / "after.py").read_text()
+
+
+async def test_diagnostics_follow_incremental_changes(client: LanguageClient, tmp_path):
+    case = CORPUS / "lf001_gru_state_init_once"
+    text = (case / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    (first,) = await diagnostics_for(client, uri)
+    # insert three comment lines at the top: the diagnostic moves down three lines
+    insert = types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
+        text="# one\n# two\n# three\n",
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[insert],
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    (moved,) = client.diagnostics[uri]
+    assert moved.range.start.line == first.range.start.line + 3
+    # now type the fix the quick fix would make: the diagnostic goes away
+    fixed = "# one\n# two\n# three\n" + (case / "after.py").read_text()
+    whole = types.TextDocumentContentChangeWholeDocument(text=fixed)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[whole],
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
+
+
+async def test_a_syntax_error_is_logged_and_the_server_keeps_serving(
+    client: LanguageClient, tmp_path
+):
+    broken = open_document(client, tmp_path / "broken.py", "def oops(:\n    pass\n")
+    assert await diagnostics_for(client, broken) == []
+    assert any("syntax error" in m.message for m in client.log_messages)
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    good = open_document(client, tmp_path / "good.py", text)
+    assert [d.code for d in await diagnostics_for(client, good)] == ["LF001"]
+
+
+NON_ASCII = """\
+import torch
+import torch.nn as nn
+
+gru, head = nn.GRU(3, 5), nn.Linear(5, 1)
+optimizer = torch.optim.SGD([*gru.parameters(), *head.parameters()], lr=0.1)
+état_𝛼 = torch.zeros(1, 2, 5)  # état caché ☃
+for x in [torch.randn(4, 2, 3) for _ in range(3)]:
+    sortie_é, état_𝛼 = gru(x, état_𝛼)  # 𝛼 is outside the BMP: two UTF-16 units
+    loss = head(sortie_é).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+async def test_positions_are_utf16_on_lines_with_non_ascii_text(client: LanguageClient, tmp_path):
+    uri = open_document(client, tmp_path / "unicode.py", NON_ASCII)
+    (diagnostic,) = await diagnostics_for(client, uri)
+    line = NON_ASCII.splitlines()[diagnostic.range.start.line]
+    start = utf16_offset(NON_ASCII, diagnostic.range.start)
+    end = utf16_offset(NON_ASCII, diagnostic.range.end)
+    assert "état_𝛼" in NON_ASCII[start:end] and "sortie_é" in line
+    (action,) = await actions_for(client, uri, [diagnostic], only=["source.fixAll.loopfix"])
+    fixed = apply_text_edits(NON_ASCII, action.edit.changes[uri])
+    from loopfix.analysis import analyse_source
+    from loopfix.source import SourceFile
+
+    expected = analyse_source(SourceFile.from_bytes(Path("unicode.py"), NON_ASCII.encode()))
+    assert fixed == expected.fixed_text and "état_𝛼.detach()" in fixed
+
+
+async def test_settings_from_the_client_select_the_rules(client: LanguageClient, tmp_path):
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    assert len(await diagnostics_for(client, uri)) == 1
+    settings = {"loopfix": {"ignore": ["LF001"]}}
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=settings))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
+
+
+async def test_project_settings_come_from_tool_loopfix(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.loopfix]\nignore = ["LF001"]\n')
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    assert await diagnostics_for(client, uri) == []
+
+
+async def test_the_verify_command_reports_progress_and_a_verdict(client: LanguageClient, tmp_path):
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    await diagnostics_for(client, uri)
+    params = types.ExecuteCommandParams(command="loopfix.verify", arguments=[uri])
+    verify = asyncio.ensure_future(client.workspace_execute_command_async(params))
+    # diagnostics keep flowing while verification runs
+    other = open_document(client, tmp_path / "other.py", text.replace("hidden", "state"))
+    assert [d.code for d in await diagnostics_for(client, other)] == ["LF001"]
+    summary = await asyncio.wait_for(verify, timeout=300)
+    assert "LF001" in summary and "equivalent" in summary
+    (reports,) = client.progress_reports.values()
+    assert [r.kind for r in reports] == ["begin", "report", "end"]
+    assert any("equivalent" in m.message for m in client.messages)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def pulling_client(lsp_client: LanguageClient, tmp_path):
+    params = types.InitializeParams(capabilities=capabilities(pull=True))
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_clients_that_pull_get_diagnostics_on_request(
+    pulling_client: LanguageClient, tmp_path
+):
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    uri = open_document(pulling_client, tmp_path / "train.py", text)
+    report = await pulling_client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [d.code for d in report.items] == ["LF001"]
+    assert uri not in pulling_client.diagnostics  # nothing pushed as well
