@@ -22,22 +22,22 @@ FIXED = (CORPUS / "lf001_gru_state_init_once" / "after.py").read_text()
 
 
 def make_syntax_error(folder: Path) -> Path:
-    (folder / "bad.py").write_text("def oops(:\n    pass\n")
+    (folder / "bad.py").write_text("loss.backward()\ndef oops(:\n    pass\n")
     return folder / "bad.py"
 
 
 def make_python2(folder: Path) -> Path:
-    (folder / "bad.py").write_text('print "hello"\nexec "x = 1"\n')
+    (folder / "bad.py").write_text('loss.backward()\nprint "hello"\nexec "x = 1"\n')
     return folder / "bad.py"
 
 
 def make_undeclared_latin1(folder: Path) -> Path:
-    (folder / "bad.py").write_bytes("name = 'café'\n".encode("latin-1"))
+    (folder / "bad.py").write_bytes("loss.backward()\nname = 'café'\n".encode("latin-1"))
     return folder / "bad.py"
 
 
 def make_wrongly_declared(folder: Path) -> Path:
-    (folder / "bad.py").write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
+    (folder / "bad.py").write_bytes(b"# -*- coding: no-such-codec -*-\nloss.backward()\n")
     return folder / "bad.py"
 
 
@@ -58,13 +58,19 @@ def make_huge(folder: Path) -> Path:
 
 
 def make_deeply_nested(folder: Path) -> Path:
-    (folder / "bad.py").write_text("x = " + " + ".join(["a"] * 200_000) + "\n")
+    (folder / "bad.py").write_text("loss.backward()\nx = " + " + ".join(["a"] * 200_000) + "\n")
     return folder / "bad.py"
 
 
 def make_deep_indentation(folder: Path) -> Path:
-    lines = ["    " * depth + "if x:\n" for depth in range(120)] + ["    " * 120 + "pass\n"]
+    lines = ["loss.backward()\n"] + ["    " * depth + "if x:\n" for depth in range(120)]
+    lines.append("    " * 120 + "pass\n")
     (folder / "bad.py").write_text("".join(lines))
+    return folder / "bad.py"
+
+
+def make_python2_without_a_backward_pass(folder: Path) -> Path:
+    (folder / "bad.py").write_text('import torch\nprint "hello"\n')
     return folder / "bad.py"
 
 
@@ -117,6 +123,12 @@ def test_a_bad_file_gets_one_line_and_the_others_are_still_fixed(project, kind):
     assert (project / "train.py").read_text() == FIXED  # the good file was still fixed
     if before is not None:
         assert bad.read_bytes() == before  # the bad one was left as it was
+
+
+def test_a_file_without_a_backward_pass_is_skipped_without_parsing(project):
+    make_python2_without_a_backward_pass(project)
+    result = runner.invoke(app, ["check", "."])
+    assert "bad.py" not in result.stderr and result.exit_code == 1  # train.py's finding
 
 
 @pytest.mark.parametrize(

@@ -62,10 +62,10 @@ def test_check_exits_zero_on_clean_code(project):
 
 
 def test_unparsable_file_is_named_exit_two_and_others_still_checked(project):
-    (project / "broken.py").write_text("def oops(:\n    pass\n")
+    (project / "broken.py").write_text("loss.backward()\ndef oops(:\n    pass\n")
     result = invoke("check", ".")
     assert result.exit_code == 2
-    assert "broken.py:1:" in result.stderr and "syntax error" in result.stderr
+    assert "broken.py:2:" in result.stderr and "syntax error" in result.stderr
     assert "train.py:16:14: LF001" in result.stdout
 
 

@@ -1,11 +1,14 @@
-"""The `loopfix` command: check, apply (with --dry-run), rules, explain.
+"""The `loopfix` command: check, verify, apply (with --dry-run / --interactive), rules,
+explain, lsp.
 
 Exit codes, as Ruff's: 0 nothing found, 1 findings (for `check`) or unfixed findings (for
-`apply`), 2 a usage error or a file that could not be read or parsed.
+`apply`), 2 a usage error, a bad setting, or a file that could not be read or parsed.
+Settings come from `[tool.loopfix]` in the nearest `pyproject.toml`; flags override them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -18,14 +21,18 @@ import typer
 
 from loopfix import __version__
 from loopfix.analysis import FileResult, analyse_source
+from loopfix.config import Config, ConfigError, find_config, with_overrides
 from loopfix.diff import unified_diff
 from loopfix.discover import python_files
+from loopfix.ignore import repository_root
 from loopfix.options import Options, RestrictStyle
 from loopfix.refactor import PlannedChange, apply_changes
+from loopfix.report import OutputFormat, render, statistics
 from loopfix.rules import ALL_RULES, rule_by_code
+from loopfix.scan import FileReport, ScanSettings, default_jobs, scan
 from loopfix.source import SourceError, SourceFile
 from loopfix.verify.harness import RunSettings
-from loopfix.verify.verifier import verify_file
+from loopfix.verify.verifier import Verdict, verify_file
 
 app = typer.Typer(
     add_completion=False,
@@ -35,14 +42,186 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(StrEnum):
+class VerifyFormat(StrEnum):
     text = "text"
     json = "json"
+
+
+class Device(StrEnum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+    mps = "mps"
 
 
 PathsArgument = Annotated[
     list[Path], typer.Argument(help="Files or folders to analyse (folders are searched for .py).")
 ]
+RestrictOption = Annotated[
+    RestrictStyle | None,
+    typer.Option(
+        "--restrict-style",
+        help="How a reordered backward is kept out of other optimizers' parameters: "
+        "backward(inputs=...) or torch.autograd.grad accumulated into .grad.",
+    ),
+]
+SelectOption = Annotated[
+    str | None, typer.Option("--select", help="Rule codes or prefixes to run, comma-separated.")
+]
+IgnoreOption = Annotated[
+    str | None, typer.Option("--ignore", help="Rule codes or prefixes to skip, comma-separated.")
+]
+ExcludeOption = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
+]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", "-j", min=1, help="Files analysed in parallel.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Analyse every file again; read and write no cache.")
+]
+CacheDirOption = Annotated[
+    Path | None, typer.Option("--cache-dir", help="Where the analysis cache lives.")
+]
+DeviceOption = Annotated[
+    Device | None,
+    typer.Option("--device", help="Where verification runs: auto = CUDA, MPS, then CPU."),
+]
+IterationsOption = Annotated[
+    int | None,
+    typer.Option("--iterations", min=1, help="Iterations each verification run may take."),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option("--timeout", min=1, help="Seconds each verification run may take."),
+]
+PassEnvOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pass-env",
+        help="Pass this environment variable to verification runs even though its name "
+        "looks like a credential (repeatable).",
+    ),
+]
+ExitZeroOption = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (errors: 2).")
+]
+
+
+@dataclasses.dataclass
+class Run:
+    """What every command shares: the settings in force and the files they select."""
+
+    config: Config
+    jobs: int
+    cache: bool
+    errors: int = 0
+
+    def error(self, message: str) -> None:
+        typer.echo(f"loopfix: error: {message}", err=True)
+        self.errors += 1
+
+    def not_written(self, message: str) -> None:
+        """A rewrite left out (it did not verify): an unfixed finding, not an error."""
+        typer.echo(f"loopfix: {message}", err=True)
+
+    @property
+    def options(self) -> Options:
+        return Options(restrict_style=self.config.restrict_style)
+
+    @property
+    def run_settings(self) -> RunSettings:
+        config = self.config
+        return RunSettings(
+            device=config.device,
+            iterations=config.iterations,
+            timeout=config.timeout,
+            pass_env=config.pass_env,
+        )
+
+    def cache_folder(self) -> str | None:
+        if not self.cache:
+            return None
+        folder = Path(self.config.cache_dir)
+        if not folder.is_absolute():
+            folder = (self.config.root or Path.cwd()) / folder
+        return str(folder)
+
+    def reports(
+        self, paths: list[Path], output_format: OutputFormat, plan_fixes: bool = True
+    ) -> list[FileReport]:
+        files = []
+        for found in python_files(paths, self.config):
+            if isinstance(found, str):
+                self.error(found)
+            else:
+                files.append(found)
+        settings = ScanSettings(self.config, self.cache_folder(), plan_fixes)
+        with _progress(len(files), output_format) as advance:
+            reports = list(scan(files, settings, self.jobs, advance))
+        for report in reports:
+            report.path = _display(Path(report.path))
+            for message in report.errors:
+                self.error(_shown(message))
+        return reports
+
+    def full_analysis(self, path: Path) -> FileResult | None:
+        """A file's findings with their fixes, in this process (for apply and verify)."""
+        try:
+            source = SourceFile.read(path)
+            result = analyse_source(source, self.config.rules_for(path), self.options)
+        except SourceError as error:
+            self.error(_shown(str(error)))
+            return None
+        return result
+
+
+def _run(
+    paths: list[Path],
+    *,
+    select: str | None = None,
+    ignore: str | None = None,
+    exclude: list[str] | None = None,
+    restrict_style: RestrictStyle | None = None,
+    jobs: int | None = None,
+    no_cache: bool = False,
+    cache_dir: Path | None = None,
+    device: Device | None = None,
+    iterations: int | None = None,
+    timeout: float | None = None,
+    pass_env: list[str] | None = None,
+) -> Run:
+    """Settings from `[tool.loopfix]` with the given flags over them; a bad setting is a
+    one-line error and exit 2."""
+    flags = {
+        "select": select.split(",") if select else None,
+        "ignore": ignore.split(",") if ignore else None,
+        "restrict-style": restrict_style.value if restrict_style else None,
+        "device": device.value if device else None,
+        "iterations": iterations,
+        "timeout": timeout,
+        "pass-env": pass_env or None,
+        "cache-dir": str(cache_dir) if cache_dir else None,
+    }
+    try:
+        config = find_config(_common_folder(paths))
+        config = with_overrides(config, {k: v for k, v in flags.items() if v}, "command line")
+    except ConfigError as error:
+        typer.echo(f"loopfix: error: {error}", err=True)
+        raise typer.Exit(2) from None
+    if exclude:
+        extra = tuple(exclude)
+        config = dataclasses.replace(config, exclude=config.exclude + extra)
+    return Run(config=config, jobs=jobs or default_jobs(), cache=not no_cache)
+
+
+def _common_folder(paths: list[Path]) -> Path:
+    folders = [os.path.abspath(p if p.is_dir() else p.parent) for p in paths] or [os.getcwd()]
+    try:
+        return Path(os.path.commonpath(folders))
+    except ValueError:
+        return Path.cwd()
 
 
 def _display(path: Path) -> str:
@@ -53,91 +232,41 @@ def _display(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
-def _error(message: str) -> None:
-    typer.echo(f"loopfix: error: {message}", err=True)
+def _shown(message: str) -> str:
+    """An error message with its leading path shown as the other output shows paths."""
+    path, separator, rest = message.partition(": ")
+    return f"{_display(Path(path))}{separator}{rest}" if separator else message
 
 
-RestrictOption = Annotated[
-    RestrictStyle,
-    typer.Option(
-        "--restrict-style",
-        help="How a reordered backward is kept out of other optimizers' parameters: "
-        "backward(inputs=...) or torch.autograd.grad accumulated into .grad.",
-    ),
-]
+class _progress:
+    """A progress bar on stderr for long runs on a terminal; nothing in pipes or CI."""
 
-
-class Device(StrEnum):
-    auto = "auto"
-    cpu = "cpu"
-    cuda = "cuda"
-    mps = "mps"
-
-
-DeviceOption = Annotated[
-    Device, typer.Option("--device", help="Where verification runs: auto = CUDA, MPS, then CPU.")
-]
-IterationsOption = Annotated[
-    int, typer.Option("--iterations", min=1, help="Iterations each verification run may take.")
-]
-TimeoutOption = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds each verification run may take.")
-]
-PassEnvOption = Annotated[
-    list[str],
-    typer.Option(
-        "--pass-env",
-        help="Pass this environment variable to verification runs even though its name "
-        "looks like a credential (repeatable).",
-    ),
-]
-
-
-def _analyse(paths: list[Path], options: Options | None = None) -> tuple[list[FileResult], int]:
-    """Analyse every file; report unreadable ones and count them as errors."""
-    results, errors = [], 0
-    for found in python_files(paths):
-        if isinstance(found, str):
-            _error(found)
-            errors += 1
-            continue
-        try:
-            result = analyse_source(SourceFile.read(found), options=options)
-        except SourceError as error:
-            _error(str(error).replace(str(found), _display(found), 1))
-            errors += 1
-            continue
-        except Exception as error:  # a loopfix bug on one file must not stop the others
-            _error(f"{_display(found)}: internal error: {error!r}")
-            errors += 1
-            continue
-        for message in result.errors:
-            _error(message)
-            errors += 1
-        results.append(result)
-    return results, errors
-
-
-def _finding_rows(result: FileResult) -> list[dict]:
-    rows = []
-    for finding in result.findings:
-        line, column = result.source.position(finding.start)
-        end_line, end_column = result.source.position(finding.end)
-        rows.append(
-            {
-                "path": _display(result.source.path),
-                "line": line,
-                "column": column,
-                "end_line": end_line,
-                "end_column": end_column,
-                "rule": finding.rule,
-                "name": finding.name,
-                "message": finding.message,
-                "fixable": finding.fixable,
-                "fix_title": finding.fix.title if finding.fix else None,
-            }
+    def __init__(self, total: int, output_format: OutputFormat) -> None:
+        self.enabled = (
+            total >= 200
+            and sys.stderr.isatty()
+            and not os.environ.get("CI")
+            and output_format is OutputFormat.text
         )
-    return rows
+        self.total = total
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import Progress
+
+        self.bar = Progress(transient=True)
+        self.bar.start()
+        task = self.bar.add_task("loopfix", total=self.total)
+        return lambda count: self.bar.advance(task, count)
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+
+def _rows(reports: list[FileReport]) -> list[dict]:
+    return [{"path": report.path, **row} for report in reports for row in report.findings]
 
 
 @app.command()
@@ -146,38 +275,65 @@ def check(
     output_format: Annotated[
         OutputFormat, typer.Option("--format", help="Output format.")
     ] = OutputFormat.text,
-    restrict_style: RestrictOption = RestrictStyle.inputs,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exclude: ExcludeOption = None,
+    restrict_style: RestrictOption = None,
+    jobs: JobsOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
+    exit_zero: ExitZeroOption = False,
+    show_statistics: Annotated[
+        bool, typer.Option("--statistics", help="Print a count per rule instead of findings.")
+    ] = False,
+    findings_only: Annotated[
+        bool,
+        typer.Option(
+            "--findings-only",
+            help="Report findings without planning their fixes: several times faster on "
+            "training code, no [*] markers.",
+        ),
+    ] = False,
 ) -> None:
     """Report autograd bugs; `[*]` marks findings that `loopfix apply` can fix."""
-    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
-    rows = [row for result in results for row in _finding_rows(result)]
-    if output_format is OutputFormat.json:
-        typer.echo(json.dumps(rows, indent=2))
+    run = _run(
+        paths,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        restrict_style=restrict_style,
+        jobs=jobs,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    rows = _rows(run.reports(paths, output_format, plan_fixes=not findings_only))
+    if show_statistics:
+        sys.stdout.write(statistics(rows))
     else:
-        for row in rows:
-            marker = " [*]" if row["fixable"] else ""
-            typer.echo(
-                f"{row['path']}:{row['line']}:{row['column']}: {row['rule']}{marker} "
-                f"{row['message']}"
-            )
-        fixable = sum(row["fixable"] for row in rows)
-        if rows:
-            typer.echo(
-                f"Found {len(rows)} finding(s); {fixable} fixable with `loopfix apply`.", err=True
-            )
-    raise typer.Exit(2 if errors else 1 if rows else 0)
+        base = repository_root(Path.cwd()) or Path.cwd()
+        sys.stdout.write(render(rows, output_format, base))
+    fixable = sum(row["fixable"] for row in rows)
+    if rows and output_format is OutputFormat.text:
+        fixes = "" if findings_only else f"; {fixable} fixable with `loopfix apply`"
+        typer.echo(f"Found {len(rows)} finding(s){fixes}.", err=True)
+    raise typer.Exit(2 if run.errors else 1 if rows and not exit_zero else 0)
 
 
 @app.command()
 def verify(
     paths: PathsArgument,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="Output format.")
-    ] = OutputFormat.text,
-    device: DeviceOption = Device.auto,
-    iterations: IterationsOption = 3,
-    timeout: TimeoutOption = 120.0,
-    restrict_style: RestrictOption = RestrictStyle.inputs,
+        VerifyFormat, typer.Option("--format", help="Output format.")
+    ] = VerifyFormat.text,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exclude: ExcludeOption = None,
+    restrict_style: RestrictOption = None,
+    jobs: JobsOption = None,
+    no_cache: NoCacheOption = False,
+    device: DeviceOption = None,
+    iterations: IterationsOption = None,
+    timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
 ) -> None:
     """Run the original and the patched code of every planned fix, and judge each rewrite.
@@ -185,18 +341,25 @@ def verify(
     This executes the project's own code (as running its tests would), in child processes
     from temporary copies. Exit 0 when every rewrite is equivalent, 1 otherwise.
     """
-    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
-    settings = RunSettings(
-        device=device.value,
+    run = _run(
+        paths,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        restrict_style=restrict_style,
+        jobs=jobs,
+        no_cache=no_cache,
+        device=device,
         iterations=iterations,
         timeout=timeout,
-        pass_env=tuple(pass_env or ()),
+        pass_env=pass_env,
     )
+    results = _changed_results(run, run.reports(paths, OutputFormat.json))
     rows = []
     for result in results:
-        for verdict in verify_file(result, settings):
+        for verdict in verify_file(result, run.run_settings):
             rows.append({"path": _display(result.source.path), **asdict(verdict)})
-    if output_format is OutputFormat.json:
+    if output_format is VerifyFormat.json:
         typer.echo(json.dumps(rows, indent=2))
     else:
         for row in rows:
@@ -207,7 +370,18 @@ def verify(
                 f" {row['seconds']:.1f} s"
             )
     failed = any(row["verdict"] != "equivalent" for row in rows)
-    raise typer.Exit(2 if errors else 1 if failed else 0)
+    raise typer.Exit(2 if run.errors else 1 if failed else 0)
+
+
+def _changed_results(run: Run, reports: list[FileReport]) -> list[FileResult]:
+    """Full analyses (with fixes) of the files whose reports plan a fix."""
+    results = []
+    for report in reports:
+        if report.changed:
+            result = run.full_analysis(Path(report.path))
+            if result is not None and result.changed:
+                results.append(result)
+    return results
 
 
 @app.command()
@@ -216,63 +390,82 @@ def apply(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", "--diff", help="Print the diff; write nothing.")
     ] = False,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive", "-i", help="Review each fix: yes / no / all / quit, like git add -p."
+        ),
+    ] = False,
     no_verify: Annotated[
         bool,
         typer.Option("--no-verify", help="Write without running the original and patched code."),
     ] = False,
-    device: DeviceOption = Device.auto,
-    iterations: IterationsOption = 3,
-    timeout: TimeoutOption = 120.0,
-    restrict_style: RestrictOption = RestrictStyle.inputs,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    exclude: ExcludeOption = None,
+    restrict_style: RestrictOption = None,
+    jobs: JobsOption = None,
+    no_cache: NoCacheOption = False,
+    device: DeviceOption = None,
+    iterations: IterationsOption = None,
+    timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
+    exit_zero: ExitZeroOption = False,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
 
     A file is written only when every rewrite in it verifies as equivalent; `--no-verify`
     skips verification (which runs the project's code in child processes).
     """
-    results, errors = _analyse(paths, Options(restrict_style=restrict_style))
-    settings = RunSettings(
-        device=device.value,
+    run = _run(
+        paths,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        restrict_style=restrict_style,
+        jobs=jobs,
+        no_cache=no_cache,
+        device=device,
         iterations=iterations,
         timeout=timeout,
-        pass_env=tuple(pass_env or ()),
+        pass_env=pass_env,
     )
-    verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results if r.changed}
-    if no_verify and any(r.changed for r in results):
+    reports = run.reports(paths, OutputFormat.text)
+    results = _changed_results(run, reports)
+    settings = run.run_settings
+    verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results}
+    if no_verify and results:
         typer.echo("Verification skipped (--no-verify).", err=True)
-    rejected = [r for r in results if r.changed and not all(v.equivalent for v in verdicts[id(r)])]
+    if interactive and not dry_run:
+        from loopfix.review import review
+
+        results = review(results, verdicts, None if no_verify else settings)
+    rejected = [r for r in results if not all(v.equivalent for v in verdicts.get(id(r), []))]
     for result in rejected:
         for verdict in verdicts[id(result)]:
             if not verdict.equivalent:
-                _error(f"{_display(result.source.path)}: not written: {verdict.summary()}")
-    changes = [
-        PlannedChange(result.source.path, result.source.data, result.fixed_bytes)
-        for result in results
-        if result.changed and all(result is not r for r in rejected)
-    ]
-    unfixed = sum(not f.fixable for result in results for f in result.findings)
+                run.not_written(f"{_display(result.source.path)}: not written: {verdict.summary()}")
+    accepted = [r for r in results if all(r is not x for x in rejected)]
+    unfixed = sum(not row["fixable"] for report in reports for row in report.findings)
     unfixed += sum(f.fixable for result in rejected for f in result.findings)
     if dry_run:
-        _print_diffs((r for r in results if r.changed), verdicts)
+        _print_diffs(results, verdicts)
     else:
+        changes = [PlannedChange(r.source.path, r.source.data, r.fixed_bytes) for r in accepted]
         written, write_errors = apply_changes(changes)
         for message in write_errors:
-            _error(message)
-        errors += len(write_errors)
+            run.error(message)
+        written_paths = {c.path for c in written}
         fixed = sum(
-            f.fixable
-            for r in results
-            for f in r.findings
-            if r.source.path in {c.path for c in written}
+            f.fixable for r in accepted for f in r.findings if r.source.path in written_paths
         )
         typer.echo(f"Fixed {fixed} finding(s) in {len(written)} file(s).", err=True)
     if unfixed:
         typer.echo(f"{unfixed} finding(s) have no safe automatic fix.", err=True)
-    raise typer.Exit(2 if errors else 1 if unfixed else 0)
+    raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)
 
 
-def _print_diffs(results, verdicts: dict[int, list]) -> None:
+def _print_diffs(results, verdicts: dict[int, list[Verdict]]) -> None:
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     for result in results:
         path = _display(result.source.path).replace(os.sep, "/").lstrip("/")
@@ -302,7 +495,7 @@ def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. LF001.")
     """Print a rule's documentation."""
     rule = rule_by_code(code)
     if rule is None:
-        _error(f"unknown rule {code!r}; `loopfix rules` lists them")
+        typer.echo(f"loopfix: error: unknown rule {code!r}; `loopfix rules` lists them", err=True)
         raise typer.Exit(2)
     typer.echo(f"# {rule.code} {rule.name}\n\n{rule.summary}.\n\n{rule.docs}")
 

@@ -72,9 +72,14 @@ class Config:
         except ValueError:
             return None
 
-    def excluded(self, path: Path) -> bool:
+    def excluded(self, path: Path, is_folder: bool = False) -> bool:
+        """Whether an `exclude` pattern covers `path` (a folder covers everything in it)."""
         relative = self.relative(path)
-        return relative is not None and any(matches(relative, p) for p in self.exclude)
+        if relative is None or not self.exclude:
+            return False
+        if is_folder:
+            relative += "/"  # so that `legacy/` and `src/gen` cover the folder itself
+        return any(matches(relative, p) for p in self.exclude)
 
     def key(self) -> str:
         """What a cached analysis depends on besides the file and loopfix's version."""
@@ -84,8 +89,11 @@ class Config:
 
 def matches(relative: str, pattern: str) -> bool:
     """gitignore-style: `dir/` matches a folder anywhere above; a pattern with no `/` matches
-    any path component; otherwise a glob from the config's folder."""
+    any path component; otherwise a glob from the config's folder. A `relative` ending in `/`
+    is a folder."""
     parts = relative.split("/")
+    if relative.endswith("/"):
+        relative = relative.rstrip("/")
     if pattern.endswith("/"):
         name = pattern.rstrip("/")
         if "/" in name:

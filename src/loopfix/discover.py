@@ -1,6 +1,10 @@
 """Which files a run looks at.
 
-Folders are walked without following folder symlinks. A file symlink is analysed only when it
+Folders are walked honouring `.gitignore` files (from the repository root down, and
+`.git/info/exclude`) and the configured `exclude` patterns, skipping hidden folders, virtual
+environments, `site-packages`, `build` and `dist`; folder symlinks are not followed. Explicitly
+named files are taken as given, except that `exclude` patterns apply to them too (so a
+pre-commit hook passing file names honours them). A file symlink is analysed only when it
 resolves inside the paths the run was given (it is written through to that file); one that
 leads outside them is reported and never read or written. A file reached twice (a link and its
 target, or overlapping paths) is analysed once.
@@ -12,6 +16,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from loopfix.config import Config
+from loopfix.ignore import rules_for_walk
+
 SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 
 
@@ -19,15 +26,16 @@ def is_virtual_environment(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
 
 
-def python_files(paths: list[Path]) -> Iterator[Path | str]:
+def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Path | str]:
     """Every `.py` file under `paths`, in a stable order; a str is an error message."""
+    config = config or Config()
     roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in paths]
     seen: set[str] = set()
     for path in paths:
         if path.is_dir():
-            candidates = _walk(path)
+            candidates = _walk(path, config)
         elif path.is_file() or path.is_symlink():
-            candidates = iter([path])
+            candidates = iter([] if config.excluded(path) else [path])
         else:
             yield f"{path}: no such file or folder"
             continue
@@ -58,16 +66,27 @@ def _link_problem(path: Path, roots: list[Path]) -> str | None:
     return None
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _walk(root: Path, config: Config) -> Iterator[Path]:
+    top, ignore = rules_for_walk(Path(os.path.abspath(root)))
     for folder, subfolders, files in os.walk(root):
         here = Path(folder)
+        relative = Path(os.path.abspath(here)).relative_to(top).as_posix()
+        relative = "" if relative == "." else relative
+        if here != root:  # the root's own .gitignore came with the chain above it
+            ignore.add_file(here / ".gitignore", relative)
+        inside = (relative + "/") if relative else ""
         subfolders[:] = sorted(
             name
             for name in subfolders
             if not name.startswith(".")
             and name not in SKIPPED_FOLDERS
             and not is_virtual_environment(here / name)
+            and not ignore.ignored(inside + name, is_folder=True)
+            and not config.excluded(here / name, is_folder=True)
         )
         for name in sorted(files):
-            if name.endswith(".py") and not name.startswith("."):
-                yield here / name
+            if not name.endswith(".py") or name.startswith("."):
+                continue
+            if ignore.ignored(inside + name, is_folder=False) or config.excluded(here / name):
+                continue
+            yield here / name

@@ -45,6 +45,7 @@ class FileContext:
     layout: Layout
     options: Options = field(default_factory=Options)
     filename: str = "<unknown>"
+    _patched: dict[str, FileContext | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def parse(
@@ -59,12 +60,20 @@ class FileContext:
         return cls(text, tree, model, Layout(text), options or Options(), filename)
 
     def with_edits(self, edits) -> FileContext | None:
-        """The context of the text after `edits`, or None if they clash or do not parse."""
+        """The context of the text after `edits`, or None if they clash or do not parse.
+        Remembered per text: a rule's fix and the combination of fixes often build the
+        same patched text, and each build is a full re-analysis."""
         try:
             patched = apply_edits(self.text, edits)
-            return FileContext.parse(patched, self.filename, options=self.options)
-        except (EditConflict, SyntaxError, RecursionError, ValueError):
+        except EditConflict:
             return None
+        if patched not in self._patched:
+            try:
+                context = FileContext.parse(patched, self.filename, options=self.options)
+            except (SyntaxError, RecursionError, ValueError):
+                context = None
+            self._patched[patched] = context
+        return self._patched[patched]
 
 
 class Rule(ABC):

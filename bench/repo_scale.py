@@ -1,0 +1,212 @@
+"""Benchmark: `loopfix check` over a large tree of training code (not a test; figures go in
+the README).
+
+    .venv/bin/python bench/repo_scale.py [--files 2000] [--out /tmp/loopfix-bench-repo]
+
+Generates a repository of at least `--files` files and 300,000 lines: about a third plain
+Python that never mentions torch (utilities, configuration, tooling), about half torch model,
+data and metric modules, and the rest training scripts with loops (some buggy, some correct;
+`training_files.py`). Then reports, each run in a fresh process:
+
+- the floor: reading and `ast.parse`-ing every file in one process;
+- `loopfix check` cold (an empty cache) with 1 job and with every CPU;
+- `loopfix check` warm (every file in the cache);
+- the peak memory (maximum resident set) of the loopfix process and of each worker.
+
+Targets: cold with 1 job no slower than the floor; warm at most 10% of cold; peak memory at
+most 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from training_files import HEADER, _pieces, training_script  # noqa: E402
+
+PLAIN = '''\
+"""Helpers for {topic}."""
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class {name}Record:
+    key: str
+    values: list = field(default_factory=list)
+    weight: float = {weight}
+
+    def normalised(self):
+        total = sum(self.values) or 1
+        return [value / total for value in self.values]
+
+    def describe(self):
+        return f"{{self.key}}: {{len(self.values)}} values, weight {{self.weight}}"
+
+
+def parse_{name_lower}(text):
+    records = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, rest = line.partition("=")
+        numbers = [float(v) for v in re.findall(r"-?\\d+(?:\\.\\d+)?", rest)]
+        records.append({name}Record(key.strip(), numbers))
+    log.debug("parsed %d records", len(records))
+    return records
+
+
+def dump_{name_lower}(records, path):
+    with open(path, "w") as stream:
+        json.dump([r.__dict__ for r in records], stream, indent=2)
+
+
+def merge_{name_lower}(left, right):
+    merged = {{r.key: r for r in left}}
+    for record in right:
+        if record.key in merged:
+            merged[record.key].values.extend(record.values)
+        else:
+            merged[record.key] = record
+    return sorted(merged.values(), key=lambda r: r.key)
+
+
+'''
+
+
+def plain_module(rng: random.Random, index: int, lines: int) -> str:
+    parts = []
+    while sum(p.count("\n") for p in parts) < lines:
+        name = f"Topic{index}x{len(parts)}"
+        parts.append(
+            PLAIN.format(
+                topic=rng.choice(["logging", "configuration", "paths", "reports"]),
+                name=name,
+                name_lower=name.lower(),
+                weight=rng.choice([0.5, 1.0, 2.0]),
+            )
+        )
+    return "".join(parts)
+
+
+def model_module(rng: random.Random, index: int, lines: int) -> str:
+    parts, n = [HEADER], index * 1000
+    while sum(p.count("\n") for p in parts) < lines:
+        n += 1
+        parts.append(_pieces(rng, n))
+    return "".join(parts)
+
+
+def generate(out: Path, files: int, seed: int = 0) -> tuple[int, int]:
+    rng = random.Random(seed)
+    if out.exists():
+        shutil.rmtree(out)
+    total_lines = 0
+    for index in range(files):
+        kind = rng.random()
+        lines = rng.randint(80, 220)
+        if kind < 0.35:
+            text, folder = plain_module(rng, index, lines), "tools"
+        elif kind < 0.82:
+            text, folder = model_module(rng, index, lines), "models"
+        else:
+            text, folder = training_script(rng.randint(150, 400), seed=index), "train"
+        path = out / folder / f"part_{index // 100:02}" / f"module_{index:05}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        total_lines += text.count("\n")
+    (out / ".git").mkdir()
+    return files, total_lines
+
+
+FLOOR = textwrap.dedent(
+    """
+    import ast, os, sys, time
+    started = time.perf_counter()
+    for folder, _, names in os.walk(sys.argv[1]):
+        for name in names:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as stream:
+                    ast.parse(stream.read())
+    print(time.perf_counter() - started)
+    """
+)
+
+MEASURED = textwrap.dedent(
+    """
+    import resource, subprocess, sys, time
+    started = time.perf_counter()
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(seconds, peak)
+    """
+)
+
+
+def measured(command: list[str], cwd: Path) -> tuple[float, float]:
+    """(seconds, peak MB of the largest process in the run)."""
+    output = subprocess.run(
+        [sys.executable, "-c", MEASURED, *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "CI": "true"},
+    ).stdout.split()
+    return float(output[0]), float(output[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "loopfix-bench")
+    args = parser.parse_args()
+    files, lines = generate(args.out, args.files)
+    print(f"tree: {files} files, {lines} lines in {args.out}")
+    floor = float(
+        subprocess.run(
+            [sys.executable, "-c", FLOOR, str(args.out)], capture_output=True, text=True
+        ).stdout
+    )
+    print(f"floor (read + ast.parse every file, one process): {floor:.2f} s")
+    loopfix = [sys.executable, "-m", "loopfix", "check", "--exit-zero", "--statistics"]
+    jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    results = {}
+    for name, extra, fresh in [
+        ("cold, 1 job, --findings-only", ["--jobs", "1", "--findings-only"], True),
+        ("cold, 1 job", ["--jobs", "1"], True),
+        (f"cold, {jobs} jobs", ["--jobs", str(jobs)], True),
+        (f"warm (cache), {jobs} jobs", ["--jobs", str(jobs)], False),
+        ("warm (cache), 1 job", ["--jobs", "1"], False),
+    ]:
+        cache = args.out / ".loopfix_cache"
+        if fresh and cache.exists():
+            shutil.rmtree(cache)
+        seconds, peak = measured([*loopfix, *extra, "."], args.out)
+        results[name] = seconds
+        print(f"{name}: {seconds:.2f} s, peak memory {peak:.0f} MB (largest process)")
+    cold = results["cold, 1 job"]
+    warm = results["warm (cache), 1 job"]
+    print(f"cold 1 job / floor: {cold / floor:.2f} (target <= 1)")
+    findings_only = results["cold, 1 job, --findings-only"]
+    print(f"cold 1 job, --findings-only / floor: {findings_only / floor:.2f} (target <= 1)")
+    print(f"warm / cold (1 job): {warm / cold:.1%} (target <= 10%)")
+
+
+if __name__ == "__main__":
+    main()

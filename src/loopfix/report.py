@@ -1,0 +1,156 @@
+"""Findings as text, JSON, SARIF 2.1.0 or GitHub workflow annotations, and per-rule counts.
+
+Every format takes the same rows: one dict per finding with `path` (as shown to the user),
+`line`, `column`, `end_line`, `end_column` (1-based; columns count characters), `rule`,
+`name`, `message`, `fixable` and `fix_title`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from enum import StrEnum
+from pathlib import Path
+
+from loopfix import __version__
+from loopfix.rules import ALL_RULES, rule_by_code
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+CRASHES = {"LF001", "LF002", "LF003"}  # the rest waste memory but do not fail
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def render(rows: list[dict], output_format: OutputFormat, base: Path) -> str:
+    if output_format is OutputFormat.json:
+        return json.dumps(rows, indent=2) + "\n"
+    if output_format is OutputFormat.sarif:
+        return json.dumps(sarif(rows, base), indent=2) + "\n"
+    if output_format is OutputFormat.github:
+        return "".join(github_annotation(row) + "\n" for row in rows)
+    return "".join(text_line(row) + "\n" for row in rows)
+
+
+def text_line(row: dict) -> str:
+    marker = " [*]" if row["fixable"] else ""
+    where = f"{row['path']}:{row['line']}:{row['column']}"
+    return f"{where}: {row['rule']}{marker} {row['message']}"
+
+
+def statistics(rows: list[dict]) -> str:
+    """One line per rule: count, code, name and how many of them `apply` can fix."""
+    counts = Counter(row["rule"] for row in rows)
+    fixable = Counter(row["rule"] for row in rows if row["fixable"])
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = rule_by_code(code)
+        fixes = f"  [*] {fixable[code]} fixable" if fixable[code] else ""
+        lines.append(f"{count:>5}  {code}  {rule.name}{fixes}\n")
+    return "".join(lines)
+
+
+def _level(code: str) -> str:
+    return "error" if code in CRASHES else "warning"
+
+
+def sarif(rows: list[dict], base: Path) -> dict:
+    """A SARIF 2.1.0 log: rule metadata, and results whose URIs are relative to `base`."""
+    index = {rule.code: number for number, rule in enumerate(ALL_RULES)}
+    results = []
+    for row in rows:
+        results.append(
+            {
+                "ruleId": row["rule"],
+                "ruleIndex": index[row["rule"]],
+                "level": _level(row["rule"]),
+                "message": {"text": row["message"]},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {
+                                "uri": repo_relative(row["path"], base),
+                                "uriBaseId": "%SRCROOT%",
+                            },
+                            "region": {
+                                "startLine": row["line"],
+                                "startColumn": row["column"],
+                                "endLine": row["end_line"],
+                                "endColumn": row["end_column"],
+                            },
+                        }
+                    }
+                ],
+                "properties": {"fixable": row["fixable"]},
+            }
+        )
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": _first_paragraph(rule.docs)},
+            "help": {"text": rule.docs, "markdown": rule.docs},
+            "defaultConfiguration": {"level": _level(rule.code)},
+        }
+        for rule in ALL_RULES
+    ]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "loopfix",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": base.resolve().as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def repo_relative(path: str, base: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+def _first_paragraph(docs: str) -> str:
+    paragraphs = [p.strip() for p in docs.strip().split("\n\n") if p.strip()]
+    body = [p for p in paragraphs if not p.startswith("#")]
+    return " ".join((body[0] if body else "").split())
+
+
+def github_annotation(row: dict) -> str:
+    """`::error file=...,line=...::message`, escaped as GitHub's workflow commands require."""
+    properties = {
+        "file": row["path"],
+        "line": row["line"],
+        "col": row["column"],
+        "endLine": row["end_line"],
+        "endColumn": row["end_column"],
+        "title": f"{row['rule']} {row['name']}",
+    }
+    encoded = ",".join(f"{key}={_escape(str(value), True)}" for key, value in properties.items())
+    return f"::{_level(row['rule'])} {encoded}::{_escape(row['message'], False)}"
+
+
+def _escape(value: str, is_property: bool) -> str:
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if is_property:
+        value = value.replace(":", "%3A").replace(",", "%2C")
+    return value

@@ -1,0 +1,204 @@
+"""Repository-scale analysis: every discovered file to a `FileReport`, in parallel, cached.
+
+- A file that never says `backward` or `autograd` is skipped without being parsed: every rule
+  is about a backward pass, and without one of those words a file has none (so files that
+  never mention torch are skipped, and so are model and data modules that do). Reading
+  problems, oversized files and NUL bytes are still reported.
+- `jobs` worker processes analyse files in parallel (sequentially for small runs).
+- A persistent cache maps (file content, loopfix version, settings) to the file's report, so
+  unchanged files are not analysed again. Entries are written atomically (a temporary file and
+  a rename), so concurrent runs never see half an entry; an unreadable entry is a miss.
+
+A `FileReport` is plain data (it crosses processes and goes into the cache as JSON). `apply`
+and `verify` re-analyse in process only the files whose report has a fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from loopfix import __version__
+from loopfix.analysis import analyse_source
+from loopfix.config import Config
+from loopfix.options import Options
+from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
+
+MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
+CACHE_SCHEMA = "1"
+SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: list[dict] = field(default_factory=list)
+    changed: bool = False  # a fix is planned
+    errors: list[str] = field(default_factory=list)
+    suppressed: int = 0
+    skipped: str | None = None  # why the file was not analysed ("no backward pass", "noqa")
+    cached: bool = False
+
+
+def finding_rows(result) -> list[dict]:
+    """The reported facts of each finding of a `FileResult`."""
+    rows = []
+    for finding in result.findings:
+        line, column = result.source.position(finding.start)
+        end_line, end_column = result.source.position(finding.end)
+        rows.append(
+            {
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "rule": finding.rule,
+                "name": finding.name,
+                "message": finding.message,
+                "fixable": finding.fixable,
+                "fix_title": finding.fix.title if finding.fix else None,
+            }
+        )
+    return rows
+
+
+class Cache:
+    """One JSON file per (content, version, settings) key under `folder`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def key(self, data: bytes, settings_key: str) -> str:
+        digest = hashlib.sha256()
+        for part in (CACHE_SCHEMA, __version__, settings_key):
+            digest.update(part.encode() + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            return json.loads(self._entry(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, value: dict) -> None:
+        entry = self._entry(key)
+        try:
+            if not self.folder.exists():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                (self.folder / ".gitignore").write_text("*\n")
+                tag = "Signature: 8a477f597d28d172789f06886806bc55\n# loopfix cache\n"
+                (self.folder / "CACHEDIR.TAG").write_text(tag)
+            entry.parent.mkdir(exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(value, stream)
+            os.replace(temporary, entry)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    config: Config
+    cache_folder: str | None  # None: no cache
+    plan_fixes: bool = True  # False: findings only (no `[*]`), several times faster
+
+    @property
+    def key(self) -> str:
+        return self.config.key() + ("" if self.plan_fixes else " findings-only")
+
+
+def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
+    """One file's report: from the cache when its content was seen with these settings."""
+    shown = str(path)
+    try:
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            return FileReport(shown, errors=[_read_error(path)])
+        data = path.read_bytes()
+    except OSError as error:
+        return FileReport(shown, errors=[f"{path}: cannot read: {error.strerror or error}"])
+    if b"\x00" in data:
+        return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
+    if not any(word in data for word in MENTIONS):
+        return FileReport(shown, skipped="no backward pass")
+    cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
+    rules = settings.config.rules_for(path)
+    key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return FileReport(**{**hit, "path": shown, "cached": True})
+    report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
+    if cache is not None and not any("internal error" in e for e in report.errors):
+        cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
+    return report
+
+
+def _read_error(path: Path) -> str:
+    try:
+        SourceFile.read(path)
+    except SourceError as error:
+        return str(error)
+    return f"{path}: too large"
+
+
+def _analyse(path: Path, data: bytes, config: Config, rules, plan_fixes: bool) -> FileReport:
+    try:
+        source = SourceFile.from_bytes(path, data)
+        options = Options(restrict_style=config.restrict_style)
+        result = analyse_source(source, rules, options, plan_fixes)
+    except SourceError as error:
+        return FileReport(str(path), errors=[str(error)])
+    except Exception as error:  # a loopfix bug on one file must not stop the others
+        return FileReport(str(path), errors=[f"{path}: internal error: {error!r}"])
+    return FileReport(
+        str(path),
+        findings=finding_rows(result),
+        changed=result.changed,
+        errors=list(result.errors),
+        suppressed=result.suppressed,
+        skipped="noqa" if result.skipped else None,
+    )
+
+
+def scan(
+    paths: list[Path],
+    settings: ScanSettings,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[FileReport]:
+    """Reports for `paths` (files), in their order; `progress(n)` after each n files."""
+    if jobs <= 1 or len(paths) < SEQUENTIAL_BELOW:
+        for path in paths:
+            yield analyse_path(path, settings)
+            if progress:
+                progress(1)
+        return
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        chunk = max(1, min(64, len(paths) // (jobs * 8)))
+        for report in pool.map(_analyse_in_worker, paths, [settings] * len(paths), chunksize=chunk):
+            yield report
+            if progress:
+                progress(1)
+
+
+def _analyse_in_worker(path: Path, settings: ScanSettings) -> FileReport:
+    return analyse_path(path, settings)
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

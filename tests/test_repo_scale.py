@@ -1,0 +1,352 @@
+"""Repository-scale runs: discovery, settings, suppressions, cache, parallel jobs, output
+formats, interactive review and pre-commit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from loopfix import scan as scan_module
+from loopfix.cli import _progress, app
+from loopfix.config import Config, parse_config
+from loopfix.report import OutputFormat
+from loopfix.scan import FileReport, ScanSettings, analyse_path
+
+from corpus_cases import CORPUS, load_cases
+
+runner = CliRunner()
+BUGGY = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+FIXED = (CORPUS / "lf001_gru_state_init_once" / "after.py").read_text()
+GAN = (CORPUS / "lf002_gan_generator_reuses_d_output" / "before.py").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args: str, input: str | None = None):
+    return runner.invoke(app, list(args), input=input)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(BUGGY)
+    return tmp_path
+
+
+def reported_files(result) -> set[str]:
+    return {line.split(":", 1)[0] for line in result.stdout.splitlines() if ":" in line}
+
+
+# -- discovery ------------------------------------------------------------------------------
+
+
+def test_gitignore_files_are_honoured_from_the_repository_root_down(repo):
+    (repo / ".gitignore").write_text("generated/\n*_old.py\n!keep_old.py\n/top_only.py\n")
+    for name in ["generated/g.py", "a/b_old.py", "a/keep_old.py", "top_only.py", "a/top_only.py"]:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(BUGGY)
+    (repo / "a" / ".gitignore").write_text("local.py\n")
+    (repo / "a" / "local.py").write_text(BUGGY)
+    result = invoke("check", ".")
+    assert reported_files(result) == {"train.py", "a/keep_old.py", "a/top_only.py"}
+    # walking a subfolder still honours the root's .gitignore
+    assert reported_files(invoke("check", "a")) == {"a/keep_old.py", "a/top_only.py"}
+
+
+def test_exclude_patterns_from_the_command_line_and_the_config(repo):
+    (repo / "legacy").mkdir()
+    (repo / "legacy" / "old.py").write_text(BUGGY)
+    (repo / "exp_1.py").write_text(BUGGY)
+    assert reported_files(invoke("check", ".")) == {"train.py", "legacy/old.py", "exp_1.py"}
+    assert reported_files(invoke("check", ".", "--exclude", "legacy/")) == {"train.py", "exp_1.py"}
+    (repo / "pyproject.toml").write_text('[tool.loopfix]\nexclude = ["exp_*.py"]\n')
+    result = invoke("check", ".", "--exclude", "legacy/")
+    assert reported_files(result) == {"train.py"}
+    # explicitly named files honour exclude too (pre-commit passes file names)
+    assert invoke("check", "exp_1.py").exit_code == 0
+
+
+# -- configuration and suppressions -------------------------------------------------------
+
+
+def test_tool_loopfix_selects_rules_per_file_and_flags_override_it(repo):
+    (repo / "gan.py").write_text(GAN)
+    (repo / "experiments").mkdir()
+    (repo / "experiments" / "gan.py").write_text(GAN)
+    (repo / "pyproject.toml").write_text(
+        '[tool.loopfix]\nignore = ["LF001"]\nper-file-ignores = { "experiments/*" = ["LF002"] }\n'
+    )
+    result = invoke("check", ".", "--format", "json")
+    rules = {(row["path"], row["rule"]) for row in json.loads(result.stdout)}
+    assert rules == {("gan.py", "LF002")}
+    result = invoke("check", ".", "--format", "json", "--ignore", "LF002")
+    assert {row["rule"] for row in json.loads(result.stdout)} == {"LF001"}
+
+
+@pytest.mark.parametrize(
+    "table, complaint",
+    [
+        ("selct = []", "selct: unknown key"),
+        ('select = ["LF999"]', "unknown rule code 'LF999'"),
+        ('iterations = "3"', "iterations: must be a positive"),
+        ('device = "tpu"', "device: must be one of"),
+    ],
+)
+def test_a_bad_setting_is_a_one_line_error(repo, table, complaint):
+    (repo / "pyproject.toml").write_text(f"[tool.loopfix]\n{table}\n")
+    result = invoke("check", ".")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "pyproject.toml" in line and complaint in line
+
+
+def test_an_unknown_rule_on_the_command_line_is_an_error(repo):
+    result = invoke("check", ".", "--select", "LF9")
+    assert result.exit_code == 2 and "unknown rule code 'LF9'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "comment, suppressed",
+    [
+        ("  # noqa: LF001", True),
+        ("  # noqa", True),
+        ("  # NOQA:LF004,LF001", True),
+        ("  # noqa: LF002", False),
+    ],
+)
+def test_noqa_on_the_reported_line_suppresses_it(repo, comment, suppressed):
+    lines = BUGGY.splitlines(keepends=True)
+    lines[15] = lines[15].rstrip("\n") + comment + "\n"  # line 16 is the reported one
+    (repo / "train.py").write_text("".join(lines))
+    result = invoke("check", "train.py")
+    assert (result.exit_code == 0) is suppressed, result.stdout
+
+
+def test_noqa_inside_a_string_does_not_count_and_a_file_noqa_skips_the_file(repo):
+    lines = BUGGY.splitlines(keepends=True)
+    lines[15] = lines[15].rstrip("\n") + '; note = "# noqa"\n'
+    (repo / "train.py").write_text("".join(lines))
+    assert invoke("check", "train.py").exit_code == 1
+    (repo / "train.py").write_text("# loopfix: noqa\n" + BUGGY)
+    assert invoke("check", "train.py").exit_code == 0
+    assert invoke("apply", "--no-verify", "train.py").exit_code == 0
+    assert (repo / "train.py").read_text() == "# loopfix: noqa\n" + BUGGY
+
+
+# -- cache and parallel jobs ---------------------------------------------------------------
+
+
+def settings(tmp_path: Path, config: Config | None = None) -> ScanSettings:
+    return ScanSettings(config or Config(), str(tmp_path / "cache"))
+
+
+def test_an_unchanged_file_comes_from_the_cache(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(BUGGY)
+    first = analyse_path(path, settings(tmp_path))
+    second = analyse_path(path, settings(tmp_path))
+    assert (first.cached, second.cached) == (False, True)
+    assert second.findings == first.findings and second.changed
+
+
+def test_the_cache_is_invalidated_by_content_version_and_settings(tmp_path, monkeypatch):
+    path = tmp_path / "train.py"
+    path.write_text(BUGGY)
+    analyse_path(path, settings(tmp_path))
+    path.write_text(BUGGY + "# edited\n")
+    assert not analyse_path(path, settings(tmp_path)).cached
+    assert analyse_path(path, settings(tmp_path)).cached
+    ignoring = parse_config({"ignore": ["LF001"]})
+    changed = analyse_path(path, settings(tmp_path, ignoring))
+    assert not changed.cached and changed.findings == []
+    monkeypatch.setattr(scan_module, "__version__", "999.0")
+    assert not analyse_path(path, settings(tmp_path)).cached
+
+
+def test_no_cache_writes_no_cache(repo):
+    assert invoke("check", ".", "--no-cache").exit_code == 1
+    assert not (repo / ".loopfix_cache").exists()
+    assert invoke("check", ".").exit_code == 1
+    assert (repo / ".loopfix_cache" / "CACHEDIR.TAG").is_file()
+    assert reported_files(invoke("check", ".")) == {"train.py"}  # from the cache
+
+
+def test_concurrent_runs_share_one_cache_safely(tmp_path):
+    for index, case in enumerate(load_cases()):
+        shutil.copy(case.before, tmp_path / f"case_{index}.py")
+    command = [sys.executable, "-m", "loopfix", "check", "--format", "json", "--jobs", "1", "."]
+    runs = [
+        subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True) for _ in range(3)
+    ]
+    outputs = [json.loads(run.communicate()[0]) for run in runs]
+    alone = subprocess.run([*command, "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert all(output == json.loads(alone.stdout) for output in outputs)
+    entries = list((tmp_path / ".loopfix_cache").rglob("*.json"))
+    assert entries and all(json.loads(e.read_text()) for e in entries)
+    assert not list((tmp_path / ".loopfix_cache").rglob("*.tmp"))
+
+
+def test_parallel_jobs_give_the_same_reports_as_one(tmp_path):
+    files = []
+    for index, case in enumerate(load_cases() * 2):
+        files.append(tmp_path / f"case_{index}.py")
+        shutil.copy(case.before, files[-1])
+    (tmp_path / "plain.py").write_text("print('no tensors here')\n")
+    files.append(tmp_path / "plain.py")
+    one = list(scan_module.scan(files, ScanSettings(Config(), None), jobs=1))
+    two = list(scan_module.scan(files, ScanSettings(Config(), None), jobs=2))
+    assert one == two and len(one) == len(files)
+    assert one[-1] == FileReport(str(files[-1]), skipped="no backward pass")
+
+
+def test_a_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert _progress(500, OutputFormat.text).enabled
+    assert not _progress(10, OutputFormat.text).enabled  # a short run
+    assert not _progress(500, OutputFormat.json).enabled
+    monkeypatch.setenv("CI", "true")
+    assert not _progress(500, OutputFormat.text).enabled
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.delenv("CI")
+    assert not _progress(500, OutputFormat.text).enabled
+
+
+# -- output formats and exit codes ---------------------------------------------------------
+
+
+def test_sarif_has_rule_metadata_and_repository_relative_uris(repo):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "gan.py").write_text(GAN)
+    result = invoke("check", ".", "--format", "sarif")
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert [r["id"] for r in driver["rules"]] == ["LF001", "LF002", "LF003", "LF004"]
+    assert all(r["shortDescription"]["text"] and r["help"]["text"] for r in driver["rules"])
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert uris == {"train.py", "sub/gan.py"}
+    lf001 = next(r for r in run["results"] if r["ruleId"] == "LF001")
+    region = lf001["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (16, 14)
+    assert driver["rules"][lf001["ruleIndex"]]["id"] == "LF001" and lf001["level"] == "error"
+
+
+def test_github_annotations(repo):
+    result = invoke("check", ".", "--format", "github")
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("::error file=train.py,line=16,col=14,")
+    assert "title=LF001 hidden-state-not-detached::" in line
+
+
+def test_statistics_and_exit_zero(repo):
+    (repo / "gan.py").write_text(GAN)
+    (repo / "other.py").write_text(BUGGY.replace("hidden", "state"))
+    result = invoke("check", ".", "--statistics", "--exit-zero")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "    2  LF001  hidden-state-not-detached  [*] 2 fixable",
+        "    1  LF002  step-before-backward  [*] 1 fixable",
+    ]
+
+
+def test_findings_only_reports_the_same_findings_without_fix_markers(repo):
+    (repo / "gan.py").write_text(GAN)
+    planned = json.loads(invoke("check", ".", "--format", "json").stdout)
+    quick = json.loads(invoke("check", ".", "--format", "json", "--findings-only").stdout)
+    strip = [{k: v for k, v in row.items() if k not in ("fixable", "fix_title")} for row in planned]
+    assert strip == [
+        {k: v for k, v in row.items() if k not in ("fixable", "fix_title")} for row in quick
+    ]
+    assert all(row["fixable"] for row in planned) and not any(row["fixable"] for row in quick)
+
+
+# -- interactive review --------------------------------------------------------------------
+
+
+def test_interactive_no_writes_nothing_and_yes_writes(repo):
+    result = invoke("apply", "--interactive", "--no-verify", ".", input="n\n")
+    assert "LF001 hidden-state-not-detached" in result.stdout and "Apply this fix" in result.stdout
+    assert (repo / "train.py").read_text() == BUGGY
+    result = invoke("apply", "--interactive", ".", input="y\n")
+    assert "Verification: LF001 line 16: equivalent" in result.stdout
+    assert (repo / "train.py").read_text() == FIXED and result.exit_code == 0
+
+
+def test_interactive_quit_keeps_what_was_accepted(repo):
+    (repo / "zzz.py").write_text(BUGGY.replace("hidden", "state"))
+    invoke("apply", "--interactive", "--no-verify", ".", input="y\nq\n")
+    assert (repo / "train.py").read_text() == FIXED
+    assert (repo / "zzz.py").read_text() == BUGGY.replace("hidden", "state")
+
+
+def test_interactive_all_accepts_the_rest(repo):
+    (repo / "zzz.py").write_text(BUGGY.replace("hidden", "state"))
+    invoke("apply", "--interactive", "--no-verify", ".", input="a\n")
+    assert (repo / "train.py").read_text() == FIXED
+    assert (repo / "zzz.py").read_text() == FIXED.replace("hidden", "state")
+
+
+TWO_LOOPS = BUGGY + "\n\n" + BUGGY.split("\n\n\n", 1)[-1].replace("hidden", "second")
+
+
+def test_interactive_part_of_a_file_is_checked_and_verified_again(repo):
+    (repo / "train.py").write_text(TWO_LOOPS)
+    assert invoke("check", "train.py").stdout.count("LF001") == 2
+    result = invoke("apply", "--interactive", "train.py", input="y\nn\n")
+    written = (repo / "train.py").read_text()
+    assert written != TWO_LOOPS and invoke("check", "train.py").stdout.count("LF001") == 1
+    assert result.exit_code == 0, result.stdout + result.stderr
+
+
+# -- pre-commit ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_pre_commit_hooks_run_in_a_throw_away_repository(tmp_path):
+    """Our `.pre-commit-hooks.yaml`, run by pre-commit itself. The hooks run as `system`
+    hooks (the loopfix installed here) instead of pre-commit building a virtualenv with its
+    own torch: everything else (entry, file types, serial runs) is the hooks file's."""
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    bin_folder = str(Path(sys.executable).parent)
+    local = [{**hook, "language": "system"} for hook in hooks]
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]})
+    )
+    env = {**os.environ, "PATH": bin_folder + os.pathsep + os.environ.get("PATH", "")}
+    env["PRE_COMMIT_HOME"] = str(tmp_path / ".pre-commit-home")
+    env.pop("CI", None)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, env=env)
+
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "dev")
+    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "clean.py").write_text("print('hello')\n")
+    git("add", ".")
+
+    def pre_commit(hook: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "pre_commit", "run", hook, "--all-files"]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+
+    checked = pre_commit("loopfix-check")
+    assert checked.returncode == 1 and "train.py:16:14: LF001" in checked.stdout
+    fixed = pre_commit("loopfix-fix")
+    assert fixed.returncode == 1  # pre-commit fails a hook that changed files
+    assert "files were modified by this hook" in fixed.stdout
+    assert (tmp_path / "train.py").read_text() == FIXED
+    git("add", ".")
+    assert pre_commit("loopfix-check").returncode == 0
