@@ -240,3 +240,27 @@ async def test_clients_that_pull_get_diagnostics_on_request(
     )
     assert [d.code for d in report.items] == ["LF001"]
     assert uri not in pulling_client.diagnostics  # nothing pushed as well
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def utf8_client(lsp_client: LanguageClient, tmp_path):
+    general = types.GeneralClientCapabilities(
+        position_encodings=[types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16]
+    )
+    params = types.InitializeParams(
+        capabilities=types.ClientCapabilities(general=general, window=capabilities().window)
+    )
+    result = await lsp_client.initialize_session(params)
+    assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_positions_follow_a_negotiated_utf8_encoding(utf8_client: LanguageClient, tmp_path):
+    uri = open_document(utf8_client, tmp_path / "unicode.py", NON_ASCII)
+    (diagnostic,) = await diagnostics_for(utf8_client, uri)
+    line = NON_ASCII.splitlines()[diagnostic.range.start.line]
+    start = line.index("état_𝛼")  # the state the loop carries, after `sortie_é, `
+    assert diagnostic.range.start.character == len(line[:start].encode("utf-8")) == 15
+    end = start + len("état_𝛼")  # é and 𝛼 are 2 and 4 bytes: 10 bytes, 6 characters
+    assert diagnostic.range.end.character == len(line[:end].encode("utf-8")) == 25
