@@ -216,6 +216,27 @@ def _run(
     return Run(config=config, jobs=jobs or default_jobs(), cache=not no_cache)
 
 
+SHARED_OPTIONS = (
+    "select",
+    "ignore",
+    "exclude",
+    "restrict_style",
+    "jobs",
+    "no_cache",
+    "cache_dir",
+    "device",
+    "iterations",
+    "timeout",
+    "pass_env",
+)
+
+
+def _run_from(arguments: dict) -> Run:
+    """`_run` from a command's arguments (its `locals()`): the options commands share."""
+    shared = {name: arguments[name] for name in SHARED_OPTIONS if name in arguments}
+    return _run(arguments["paths"], **shared)
+
+
 def _common_folder(paths: list[Path]) -> Path:
     folders = [os.path.abspath(p if p.is_dir() else p.parent) for p in paths] or [os.getcwd()]
     try:
@@ -296,16 +317,7 @@ def check(
     ] = False,
 ) -> None:
     """Report autograd bugs; `[*]` marks findings that `loopfix apply` can fix."""
-    run = _run(
-        paths,
-        select=select,
-        ignore=ignore,
-        exclude=exclude,
-        restrict_style=restrict_style,
-        jobs=jobs,
-        no_cache=no_cache,
-        cache_dir=cache_dir,
-    )
+    run = _run_from(locals())
     rows = _rows(run.reports(paths, output_format, plan_fixes=not findings_only))
     if show_statistics:
         sys.stdout.write(statistics(rows))
@@ -341,19 +353,7 @@ def verify(
     This executes the project's own code (as running its tests would), in child processes
     from temporary copies. Exit 0 when every rewrite is equivalent, 1 otherwise.
     """
-    run = _run(
-        paths,
-        select=select,
-        ignore=ignore,
-        exclude=exclude,
-        restrict_style=restrict_style,
-        jobs=jobs,
-        no_cache=no_cache,
-        device=device,
-        iterations=iterations,
-        timeout=timeout,
-        pass_env=pass_env,
-    )
+    run = _run_from(locals())
     results = _changed_results(run, run.reports(paths, OutputFormat.json))
     rows = []
     for result in results:
@@ -417,19 +417,7 @@ def apply(
     A file is written only when every rewrite in it verifies as equivalent; `--no-verify`
     skips verification (which runs the project's code in child processes).
     """
-    run = _run(
-        paths,
-        select=select,
-        ignore=ignore,
-        exclude=exclude,
-        restrict_style=restrict_style,
-        jobs=jobs,
-        no_cache=no_cache,
-        device=device,
-        iterations=iterations,
-        timeout=timeout,
-        pass_env=pass_env,
-    )
+    run = _run_from(locals())
     reports = run.reports(paths, OutputFormat.text)
     results = _changed_results(run, reports)
     settings = run.run_settings
