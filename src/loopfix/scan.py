@@ -139,7 +139,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     if cache is not None and (hit := cache.get(key)) is not None:
         return FileReport(**{**hit, "path": shown, "cached": True})
     report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
-    if cache is not None and not any("internal error" in e for e in report.errors):
+    if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
 
