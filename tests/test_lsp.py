@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -200,10 +201,22 @@ async def test_settings_from_the_client_select_the_rules(client: LanguageClient,
 
 
 async def test_project_settings_come_from_tool_loopfix(client: LanguageClient, tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.loopfix]\nignore = ["LF001"]\n')
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.loopfix]\nignore = ["LF001"]\n')
     text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
     uri = open_document(client, tmp_path / "train.py", text)
     assert await diagnostics_for(client, uri) == []
+    pyproject.write_text('[tool.loopfix]\nignore = ["LF004"]\n')  # edited meanwhile
+    os.utime(pyproject, ns=(1, 2))  # a different modification time, however fast the test
+    change = types.TextDocumentContentChangeWholeDocument(text=text + "\n")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[change],
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert [d.code for d in client.diagnostics[uri]] == ["LF001"]
 
 
 async def test_the_verify_command_reports_progress_and_a_verdict(client: LanguageClient, tmp_path):

@@ -11,6 +11,7 @@ analysed (a syntax error), or an internal error in a rule, is logged; the server
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from pathlib import Path
 
@@ -33,18 +34,23 @@ class LoopfixServer(LanguageServer):
         self.analyses: dict[str, features.BufferAnalysis] = {}  # findings only
         self.plans: dict[str, features.BufferAnalysis] = {}  # findings with planned fixes
         self.parsers: dict[str, ChunkParser] = {}  # per document: unchanged statements reused
-        self.project_configs: dict[Path, Config] = {}
+        self.project_configs: dict[Path, tuple[Config, tuple]] = {}
 
     # -- settings -----------------------------------------------------------------------
     def config_for(self, uri: str) -> Config:
+        """The project's settings (read again when a `pyproject.toml` above the document
+        changes) with the client's over them."""
         folder = features.uri_to_path(uri).parent
-        if folder not in self.project_configs:
+        stamp = _pyproject_stamp(folder)
+        cached = self.project_configs.get(folder)
+        if cached is None or cached[1] != stamp:
             try:
-                self.project_configs[folder] = find_config(folder)
+                cached = (find_config(folder), stamp)
             except ConfigError as error:
                 self.log(types.MessageType.Error, str(error))
-                self.project_configs[folder] = Config()
-        config = self.project_configs[folder]
+                cached = (Config(), stamp)
+            self.project_configs[folder] = cached
+        config = cached[0]
         if not self.client_settings:
             return config
         try:
@@ -83,6 +89,17 @@ class LoopfixServer(LanguageServer):
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=f"loopfix: {message}"))
+
+
+def _pyproject_stamp(folder: Path) -> tuple:
+    """When each `pyproject.toml` from `folder` up to the repository root last changed."""
+    stamp = []
+    for candidate in [folder, *folder.parents]:
+        with contextlib.suppress(OSError):
+            stamp.append((str(candidate), (candidate / "pyproject.toml").stat().st_mtime_ns))
+        if (candidate / ".git").exists():
+            break
+    return tuple(stamp)
 
 
 server = LoopfixServer()
