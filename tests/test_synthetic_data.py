@@ -138,3 +138,46 @@ def test_a_loop_inside_a_function_the_script_calls(tmp_path):
     (verdict,) = verify(tmp_path, LOOP_IN_A_FUNCTION)
     assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
     assert verdict.level == "live (synthetic data)"
+
+
+COMMAND_LINE_SCRIPT = """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+
+def main(args):
+    batches = torch.load(args.data)
+    lstm = nn.LSTM(args.emsize, args.nhid, dropout=args.dropout)
+    head = nn.Linear(args.nhid, 10)
+    optimizer = torch.optim.SGD([*lstm.parameters(), *head.parameters()], lr=args.lr)
+    hidden = None
+    for epoch in range(args.epochs):
+        for x, y in batches:
+            out, hidden = lstm(x, hidden)
+            loss = nn.functional.cross_entropy(head(out[-1]), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", required=True)
+    for name in ("--emsize", "--nhid", "--epochs"):
+        parser.add_argument(name, type=int, required=True)
+    parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--lr", type=float, default=0.1)
+    main(parser.parse_args())
+"""
+
+
+def test_a_script_that_needs_a_command_line_is_verified_through_its_function(tmp_path):
+    """Run as it is, the script stops at argparse (it was given no arguments) before any
+    backward pass; `main(args)` is then called with options made up by name, and its data
+    file (which does not exist here) is replaced by synthetic batches."""
+    (verdict,) = verify(tmp_path, COMMAND_LINE_SCRIPT)
+    assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
+    assert verdict.level == "live (synthetic data)"
+    assert "Trying to backward through the graph a second time" in verdict.original

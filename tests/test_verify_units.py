@@ -234,3 +234,10 @@ def test_a_function_that_needs_nothing_runs_live(tmp_path):
     )
     (verdict,) = verify_file(analyse(path), SETTINGS)
     assert (verdict.verdict, verdict.level) == ("equivalent", "live"), verdict
+
+
+def test_parsed_options_are_recognised_by_attribute_reads():
+    text = "def main(args, steps):\n    for _ in range(args.epochs + steps):\n        args.lr\n"
+    plan = stand_in_plan(text, "main")
+    assert plan.arguments == (Parameter("args", "options"), Parameter("steps", "number"))
+    assert not plan.stands_in  # the code's own models, with made-up settings

@@ -11,6 +11,10 @@ come from how the code uses each parameter (`units.stand_in_plan`, parsing only)
 - `loss`: mean squared error (cross-entropy for integer targets);
 - `data`: synthetic `[T, B, F]` inputs (and same-shaped targets) for the stand-ins, or, when the
   code builds its own models, batches shaped for those (`synthetic.py`);
+- `options` (only attributes read, as of parsed command-line arguments): each attribute by its
+  name: a path that does not exist for `data`, `path`, `dir`, `file`, ... (so the data is
+  synthetic), the file's recurrent kind for `model`/`rnn_type`, `False` for flags such as
+  `cuda`, small fractions for `dropout` and the like, numbers as below otherwise;
 - `number`: a learning rate, a clipping norm or a small count by its name.
 
 A run with any stand-in model, optimizer or loss is a *replica*: the function's own statements
@@ -111,11 +115,33 @@ def _value(parameter: Parameter, plan: StandInPlan, models: list[nn.Module], dev
         return torch.optim.SGD([p for m in models for p in m.parameters()], lr=0.01)
     if role == "loss":
         return StandInLoss()
+    if role == "options":
+        return StandInOptions(plan, device)
     if role == "data":
         if not plan.stands_in:  # the code builds its own models: shape batches for them
             return synthetic.Unavailable(f"argument {parameter.name} built by loopfix")
         return _batches(plan, parameter.unpack)
     return _number(parameter.name, plan, device)
+
+
+class StandInOptions:
+    """Parsed command-line options the script was not given: each attribute by its name."""
+
+    def __init__(self, plan: StandInPlan, device: str) -> None:
+        self._plan, self._device = plan, device
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if re.search(r"path|dir|file|data|root|save|load|checkpoint|output|log", name, re.I):
+            return f"loopfix-unavailable/{name}"  # not on this machine: synthetic data
+        if re.search(r"^(model|rnn_type|cell|arch)", name, re.I):
+            return self._plan.kind
+        if re.search(r"cuda|gpu|verbose|debug|resume|dry|amp|fp16|tied|bidirectional", name):
+            return False
+        if re.search(r"drop|momentum|decay|eps|beta|gamma|alpha|temperature|ratio", name):
+            return 0.1
+        return _number(name, self._plan, self._device)
 
 
 def _batches(plan: StandInPlan, unpack: int) -> list:

@@ -91,7 +91,7 @@ class Parameter:
     """A parameter the harness must supply, and the role its use in the code gives it:
     `module` / `recurrent` (called; recurrent when it takes or returns a state), `optimizer`
     (steps), `data` (a loop iterates it; `unpack` values per batch), `loss` (a called
-    criterion), or `number`."""
+    criterion), `options` (only its attributes are read: `args.lr`), or `number`."""
 
     name: str
     role: str
@@ -115,7 +115,7 @@ class StandInPlan:
     def stands_in(self) -> bool:
         """Whether any model, optimizer, loss or data is a stand-in (level `replica`)."""
         every = [*(self.init or ()), *self.arguments]
-        return any(p.role not in ("number", "data") for p in every)
+        return any(p.role not in ("number", "data", "options") for p in every)
 
     @property
     def needs_data(self) -> bool:
@@ -224,7 +224,23 @@ def _role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
         return Parameter(name, "recurrent", keyword=keyword)
     if roles & {"called", "module"}:
         return Parameter(name, "module", keyword=keyword)
+    if _only_attributes_read(name, nodes):
+        return Parameter(name, "options", keyword=keyword)
     return Parameter(name, "number", keyword=keyword)
+
+
+def _only_attributes_read(name: str, nodes: list[ast.AST]) -> bool:
+    """`args.lr`, `args.epochs`, ... and nothing else: parsed command-line options."""
+    uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name]
+    read = {
+        id(n.value)
+        for n in nodes
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Load)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == name
+    }
+    return bool(uses) and all(id(use) in read for use in uses)
 
 
 def _iterated(iterable: ast.expr) -> str:

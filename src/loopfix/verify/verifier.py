@@ -78,9 +78,36 @@ def verify_file(result: FileResult, settings: RunSettings) -> list[Verdict]:
 
 
 def collect_runs(result: FileResult, settings: RunSettings) -> dict[str, Runs | str]:
-    """The runs each unit's oracles need, or why a unit cannot be run."""
-    units = {unit_of(result, f) for f in result.findings if f.fixable}
-    return {unit: _guarded_runs(result, unit, settings) for unit in sorted(units)}
+    """The runs each unit's oracles need, or why a unit cannot be run. When the script never
+    reaches a backward pass (a command line it was not given, say), the functions holding its
+    findings are run on their own instead, with arguments the harness builds."""
+    fixable = [f for f in result.findings if f.fixable]
+    units = {unit_of(result, f) for f in fixable}
+    runs = {unit: _guarded_runs(result, unit, settings) for unit in sorted(units)}
+    if _never_trained(runs.get(SCRIPT)):
+        for finding in fixable:
+            function = _function_of(result, finding)
+            if unit_of(result, finding) == SCRIPT and function and function not in runs:
+                runs[function] = _guarded_runs(result, function, settings)
+    return runs
+
+
+def judged_unit(result: FileResult, finding: Finding, units: dict) -> str:
+    """The unit whose runs judge `finding`: its function when the script never trained."""
+    unit = unit_of(result, finding)
+    function = _function_of(result, finding)
+    if unit == SCRIPT and _never_trained(units.get(SCRIPT)) and function in units:
+        return function
+    return unit
+
+
+def _never_trained(runs: Runs | str | None) -> bool:
+    return isinstance(runs, Runs) and not runs.original.events
+
+
+def _function_of(result: FileResult, finding: Finding) -> str | None:
+    line = result.source.position(finding.start)[0]
+    return enclosing_function(result.source.text, line)
 
 
 def _guarded_runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
@@ -93,7 +120,7 @@ def _guarded_runs(result: FileResult, unit: str, settings: RunSettings) -> Runs 
 def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
     verdicts = []
     for finding in (f for f in result.findings if f.fixable):
-        runs = units[unit_of(result, finding)]
+        runs = units[judged_unit(result, finding, units)]
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
             continue
@@ -148,8 +175,13 @@ def _needs_synthetic_data(run: ChildRun) -> bool:
 def _loop_line(result: FileResult, unit: str) -> int | None:
     """The one loop (at the top of the module, its `__main__` block, or a function) that
     holds every fixable finding of `unit`; parsing only, no torch."""
-    findings = [f for f in result.findings if f.fixable and unit_of(result, f) == unit]
-    lines = {result.source.position(f.start)[0] for f in findings}
+    lines = set()
+    for finding in (f for f in result.findings if f.fixable):
+        holder = unit_of(result, finding)
+        if unit != SCRIPT and holder == SCRIPT:  # a function run in place of the script
+            holder = _function_of(result, finding) or SCRIPT
+        if holder == unit:
+            lines.add(result.source.position(finding.start)[0])
     return loop_block_line(result.source.text, lines)
 
 
