@@ -45,7 +45,7 @@ def test_the_plugin_is_registered_under_the_pylsp_entry_point_group(pylsp):
     assert "loopfix" in dict(pylsp.config.plugin_manager.list_name_plugin())
 
 
-def test_lint_gives_the_same_diagnostics_as_the_server(pylsp, tmp_path):
+def test_lint_reports_the_finding_with_its_rule_and_severity(pylsp, tmp_path):
     uri = open_document(pylsp, tmp_path / "train.py", BEFORE)
     every = [d for batch in pylsp._hook("pylsp_lint", uri, is_saved=False) for d in batch]
     (diagnostic,) = [d for d in every if d["source"] == "loopfix"]

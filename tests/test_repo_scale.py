@@ -310,6 +310,20 @@ def test_interactive_part_of_a_file_is_checked_and_verified_again(repo):
     assert result.exit_code == 0, result.stdout + result.stderr
 
 
+NEEDLESS_RETAIN = (CORPUS / "lf004_needless_retain_plain_loop" / "before.py").read_text()
+
+
+def test_interactive_part_of_a_file_is_rechecked_with_the_run_s_rules(repo):
+    """A rule the run ignores (LF004 here) must not make a partial file look unsafe."""
+    (repo / "train.py").write_text(TWO_LOOPS + "\n\n" + NEEDLESS_RETAIN.split("\n", 2)[2])
+    assert "LF004" in invoke("check", "train.py").stdout
+    result = invoke(
+        "apply", "--interactive", "--no-verify", "--ignore", "LF004", "train.py", input="y\nn\n"
+    )
+    assert "do not stand alone" not in result.stdout, result.stdout
+    assert invoke("check", "train.py", "--ignore", "LF004").stdout.count("LF001") == 1
+
+
 # -- pre-commit ----------------------------------------------------------------------------
 
 

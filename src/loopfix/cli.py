@@ -427,7 +427,10 @@ def apply(
     if interactive and not dry_run:
         from loopfix.review import review
 
-        results = review(results, verdicts, None if no_verify else settings)
+        def recheck(source: SourceFile) -> FileResult:
+            return analyse_source(source, run.config.rules_for(source.path), run.options)
+
+        results = review(results, verdicts, None if no_verify else settings, recheck)
     rejected = [r for r in results if not all(v.equivalent for v in verdicts.get(id(r), []))]
     for result in rejected:
         for verdict in verdicts[id(result)]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from loopfix.options import RestrictStyle
@@ -48,7 +48,6 @@ class Config:
     timeout: float = 120.0
     pass_env: tuple[str, ...] = ()
     cache_dir: str = ".loopfix_cache"
-    source: str = field(default="", compare=False)  # the file it was read from, for messages
 
     def rules_for(self, path: Path | None = None) -> list[Rule]:
         """The rules that run on `path`: selected, not ignored, not ignored for that file."""
@@ -136,7 +135,7 @@ def parse_config(table: dict, root: Path | None = None, source: str = "[tool.loo
 
     if not isinstance(table, dict):
         raise fail("", "must be a table")
-    values: dict = {"root": root, "source": source}
+    values: dict = {"root": root}
     for key, value in table.items():
         if key not in PARSERS:
             known = ", ".join(sorted(PARSERS))

@@ -14,10 +14,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from loopfix import __version__
-from loopfix.rules import ALL_RULES, rule_by_code
+from loopfix.rules import ALL_RULES, CRASHING_RULES, rule_by_code
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-CRASHES = {"LF001", "LF002", "LF003"}  # the rest waste memory but do not fail
 
 
 class OutputFormat(StrEnum):
@@ -56,7 +55,7 @@ def statistics(rows: list[dict]) -> str:
 
 
 def _level(code: str) -> str:
-    return "error" if code in CRASHES else "warning"
+    return "error" if code in CRASHING_RULES else "warning"
 
 
 def sarif(rows: list[dict], base: Path) -> dict:

@@ -10,6 +10,7 @@ off, only if it verifies again as a whole.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 
 import typer
@@ -26,9 +27,13 @@ ANSWERS = {"y": "yes", "n": "no", "a": "all", "q": "quit"}
 
 
 def review(
-    results: list[FileResult], verdicts: dict[int, list[Verdict]], settings: RunSettings | None
+    results: list[FileResult],
+    verdicts: dict[int, list[Verdict]],
+    settings: RunSettings | None,
+    recheck: Callable[[SourceFile], FileResult] = analyse_source,
 ) -> list[FileResult]:
-    """The results to write, as the user chose; `verdicts` gains entries for new results."""
+    """The results to write, as the user chose; `verdicts` gains entries for new results.
+    `recheck` analyses a partly fixed text with the run's own rules and options."""
     chosen_results, accept_all = [], False
     for result in results:
         chosen: list[Finding] = []
@@ -44,7 +49,7 @@ def review(
                     continue
                 accept_all = answer == "all"
             chosen.append(finding)
-        subset = _subset(result, chosen, verdicts, settings)
+        subset = _subset(result, chosen, verdicts, settings, recheck)
         if subset is not None:
             chosen_results.append(subset)
         if stop:
@@ -79,6 +84,7 @@ def _subset(
     chosen: list[Finding],
     verdicts: dict[int, list[Verdict]],
     settings: RunSettings | None,
+    recheck: Callable[[SourceFile], FileResult],
 ) -> FileResult | None:
     fixable = [f for f in result.findings if f.fixable]
     if not chosen:
@@ -88,7 +94,7 @@ def _subset(
     text = apply_edits(result.source.text, [e for f in chosen for e in f.fix.edits])
     findings = [f if any(f is c for c in chosen) else replace(f, fix=None) for f in result.findings]
     subset = FileResult(source=result.source, findings=findings, fixed_text=text)
-    after = analyse_source(SourceFile.from_text(result.source.path, text))
+    after = recheck(SourceFile.from_text(result.source.path, text))
     expected = sorted(f.rule for f in result.findings if all(f is not c for c in chosen))
     if sorted(f.rule for f in after.findings) != expected or after.errors:
         typer.echo(f"loopfix: {result.source.path}: those fixes do not stand alone; not written")

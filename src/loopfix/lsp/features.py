@@ -22,7 +22,7 @@ from loopfix.config import Config
 from loopfix.edits import Edit, apply_edits
 from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
-from loopfix.rules import Finding, rule_by_code
+from loopfix.rules import CRASHING_RULES, Finding, rule_by_code
 from loopfix.source import SourceError, SourceFile
 
 from .positions import PositionMap
@@ -30,7 +30,6 @@ from .positions import PositionMap
 SOURCE = "loopfix"
 FIX_ALL = "source.fixAll.loopfix"
 VERIFY_COMMAND = "loopfix.verify"
-CRASHES = {"LF001", "LF002", "LF003"}  # the others waste memory but do not fail
 
 
 def uri_to_path(uri: str) -> Path:
@@ -91,7 +90,7 @@ def diagnostics(analysis: BufferAnalysis, encoding: str) -> list[types.Diagnosti
     for index, finding in enumerate(analysis.findings):
         rule = rule_by_code(finding.rule)
         severity = types.DiagnosticSeverity.Error
-        if finding.rule not in CRASHES:
+        if finding.rule not in CRASHING_RULES:
             severity = types.DiagnosticSeverity.Warning
         found.append(
             types.Diagnostic(

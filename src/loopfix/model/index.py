@@ -13,7 +13,6 @@ import ast
 from dataclasses import dataclass, field
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 BLOCK_OWNERS = (ast.mod, ast.stmt, ast.excepthandler, ast.match_case)
 # nodes with nothing below them that the index needs: operators, contexts, constants
 OPERATOR_KINDS = (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)

@@ -14,8 +14,12 @@ ALL_RULES: list[Rule] = [
 ]
 
 
+# Rules whose findings make training fail; the others only waste memory.
+CRASHING_RULES = frozenset({"LF001", "LF002", "LF003"})
+
+
 def rule_by_code(code: str) -> Rule | None:
     return next((r for r in ALL_RULES if r.code == code.upper()), None)
 
 
-__all__ = ["ALL_RULES", "FileContext", "Finding", "Fix", "Rule", "rule_by_code"]
+__all__ = ["ALL_RULES", "CRASHING_RULES", "FileContext", "Finding", "Fix", "Rule", "rule_by_code"]
