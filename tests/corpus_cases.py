@@ -16,6 +16,8 @@ class Case:
     rules: tuple[str, ...]
     error: str
     description: str
+    fixable: bool = True  # False: reported without a fix, for the reason in `no_fix`
+    no_fix: str = ""
 
     @property
     def before(self) -> Path:
@@ -44,11 +46,14 @@ def load_cases() -> list[Case]:
                 rules=tuple(meta["rules"]),
                 error=meta["error"],
                 description=meta["description"],
+                fixable=meta.get("fixable", True),
+                no_fix=meta.get("no_fix", ""),
             )
         )
     return cases
 
 
 CASES = load_cases()
-POSITIVE = [c for c in CASES if c.positive]
+POSITIVE = [c for c in CASES if c.positive and c.fixable]
+UNFIXABLE = [c for c in CASES if c.positive and not c.fixable]
 NEGATIVE = [c for c in CASES if not c.positive]

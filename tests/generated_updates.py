@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -16,6 +17,34 @@ SHAPES = {
     "detached_for_b": (),  # B's loss never reaches A
     "all_backwards_first": (),  # already in the fixed order
 }
+
+
+# How a network is built, as real training code writes it ({} is the constructor).
+CONSTRUCTIONS = {
+    "plain": "{}",
+    "to_device": "{}.to('cpu')",
+    "chain": "{}.to('cpu').float().train()",
+    "data_parallel": "nn.DataParallel({})",
+    "separate_statement": "{}",  # followed by `net.to(device)` / `net = net.to(device)`
+}
+
+
+def rename_line(line: str, suffix: str) -> str:
+    """Every name a line assigns or reads that the loop uses, with `suffix` (the caller's
+    own names for what it passes in)."""
+    return re.sub(r"\b([a-z][a-z0-9_]*)\b(?=(\s*=[^=]|\.|\)|,|\s*\]|\s*\}))",
+                  lambda m: m.group(1) + suffix if m.group(1) not in KEEP else m.group(1),
+                  line)  # fmt: skip
+
+
+def on_self(line: str, names: list[str]) -> str:
+    """`net.step()` -> `self.net.step()` for the names the trainer keeps on itself."""
+    pattern = r"(?<![\w.'\"])(" + "|".join(map(re.escape, names)) + r")\b(?!['\"])"
+    return re.sub(pattern, r"self.\1", line)
+
+
+KEEP = {"nn", "torch", "optim", "lr", "x", "out_a", "out_b", "loss_a", "loss_b", "sched",
+        "step_size", "inputs", "retain_graph", "lr_scheduler", "utils"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -34,12 +63,24 @@ def update_programs(draw) -> UpdateProgram:
     scheduler = draw(st.booleans())
     comments = draw(st.booleans())
     blank = draw(st.booleans())
-    scope = draw(st.sampled_from(["module", "function"]))
+    # where the networks live: module code, a function building them, a function they are
+    # passed into (under other names), a trainer object holding them
+    scope = draw(st.sampled_from(["module", "function", "parameters", "trainer"]))
+    # how the networks are built: real code chains `.to(device)` / `.train()` and wraps
+    construction = draw(st.sampled_from(sorted(CONSTRUCTIONS)))
+    # how the optimizers are kept: plain names, a dict, a list (indexed)
+    held_in = draw(st.sampled_from(["names", "dict", "list"]))
+    scheduler = scheduler and scope != "parameters"  # a global the function is not given
     unit = draw(st.sampled_from(["    ", "  "]))
 
+    build = CONSTRUCTIONS[construction]
     setup = [
-        f"{a} = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))",
-        f"{b} = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))",
+        f"{a} = {build.format('nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))')}",
+        f"{b} = {build.format('nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))')}",
+    ]
+    if construction == "separate_statement":
+        setup += [f"{a}.to('cpu')", f"{b} = {b}.to('cpu')"]
+    setup += [
         f"{opt_a} = torch.optim.SGD({a}.parameters(), lr=0.1)",
         f"{opt_b} = torch.optim.SGD({b}.parameters(), lr=0.1)",
     ]
@@ -84,12 +125,39 @@ def update_programs(draw) -> UpdateProgram:
                           f"{opt_a}.step()", f"{opt_b}.step()"]  # fmt: skip
     else:
         body = forward + a_update + ([""] if blank else []) + b_update
+    if held_in != "names":
+        keys = ('"a"', '"b"') if held_in == "dict" else ("0", "1")
+        opening, closing = ("{", "}") if held_in == "dict" else ("[", "]")
+        items = [
+            f"{k}: {o}" if held_in == "dict" else o
+            for k, o in zip(keys, (opt_a, opt_b), strict=True)
+        ]
+        setup.append(f"opts = {opening}{', '.join(items)}{closing}")
+        for name, key in ((opt_a, keys[0]), (opt_b, keys[1])):
+            body = [re.sub(rf"\b{re.escape(name)}\.", f"opts[{key}].", line) for line in body]
     loop = [("for step in range(3):", body)]
     lines = ["import torch", "import torch.nn as nn", "", ""]
     if scope == "module":
         lines += render(setup + loop, 0, unit)
-    else:
+    elif scope == "function":
         lines += ["def train():"] + render(setup + loop, 1, unit) + ["", "", "train()"]
+    elif scope == "parameters":
+        held = ["opts"] if held_in != "names" else [opt_a, opt_b]
+        params = ", ".join([a, b, *held])
+        outer = [rename_line(line, "_net") for line in setup]
+        call = ", ".join(f"{n}_net" for n in [a, b, *held])
+        lines += [f"def train({params}):"] + render(loop, 1, unit) + ["", ""]
+        lines += render(outer, 0, unit) + [f"train({call})"]
+    else:  # a trainer object: the networks and optimizers on self, the loop in a method
+        names_used = [a, b, opt_a, opt_b, "opts"]
+        init = [on_self(line, names_used) for line in setup]
+        method = [(header, [on_self(line, names_used) for line in inner]) for header, inner in loop]
+        lines += ["class Trainer:"] + render([("def __init__(self):", init)], 1, unit)
+        lines += [""] + render([("def fit(self):", method)], 1, unit)
+        lines += ["", "", "Trainer().fit()"]
     text = "\n".join(line.rstrip() for line in lines) + "\n"
-    description = f"{shape} retain={retain} clip={clip} scheduler={scheduler} scope={scope}"
+    description = (
+        f"{shape} retain={retain} clip={clip} scheduler={scheduler} scope={scope} "
+        f"construction={construction} held_in={held_in}"
+    )
     return UpdateProgram(text, expected, description)

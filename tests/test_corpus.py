@@ -22,7 +22,7 @@ from loopfix.verify.compare import first_difference, first_steps, step_differenc
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
-from corpus_cases import CASES, NEGATIVE, POSITIVE, Case
+from corpus_cases import CASES, NEGATIVE, POSITIVE, UNFIXABLE, Case
 from tracing import run_traced
 
 VERIFY = RunSettings(device="cpu", iterations=3, timeout=180)
@@ -95,6 +95,22 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     else:
         assert first_difference(original.events, patched.events) is None
         assert len(patched.events) == len(original.events)
+
+
+@pytest.mark.parametrize("case", UNFIXABLE, ids=str)
+def test_unfixable_case_is_reported_with_its_reason_and_left_alone(case: Case):
+    result = analyse(case.before)
+    assert result.findings and not result.changed and not case.after.exists()
+    for finding in result.findings:
+        assert not finding.fixable
+        assert case.no_fix in finding.fix_unavailable
+        assert f"(no automatic fix: {finding.fix_unavailable})" in finding.message
+
+
+@pytest.mark.parametrize("case", UNFIXABLE, ids=str)
+def test_unfixable_case_really_fails(case: Case, tmp_path):
+    run = run_traced(case.before, tmp_path)
+    assert case.error and case.error in (run.error or ""), run.stderr[-2000:]
 
 
 @pytest.mark.parametrize("case", NEGATIVE, ids=str)

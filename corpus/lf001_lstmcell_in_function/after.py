@@ -2,21 +2,12 @@ import torch
 import torch.nn as nn
 
 
-def detach_state(state):
-    """Cut a recurrent state loose from the graph of the batch that produced it."""
-    if isinstance(state, dict):
-        return {key: detach_state(value) for key, value in state.items()}
-    if isinstance(state, (list, tuple)):
-        return type(state)(detach_state(value) for value in state)
-    return None if state is None else state.detach()
-
-
 def train(cell, head, batches, steps_per_batch=3):
     optimizer = torch.optim.Adam([*cell.parameters(), *head.parameters()], lr=1e-3)
     h = torch.zeros(2, cell.hidden_size)
     c = torch.zeros(2, cell.hidden_size)
     for inputs, target in batches:
-        h, c = detach_state(h), detach_state(c)
+        h, c = h.detach(), c.detach()
         for step in range(steps_per_batch):
             h, c = cell(inputs[step], (h, c))
         loss = (head(h) - target).pow(2).mean()

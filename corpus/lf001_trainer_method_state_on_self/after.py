@@ -2,15 +2,6 @@ import torch
 import torch.nn as nn
 
 
-def detach_state(state):
-    """Cut a recurrent state loose from the graph of the batch that produced it."""
-    if isinstance(state, dict):
-        return {key: detach_state(value) for key, value in state.items()}
-    if isinstance(state, (list, tuple)):
-        return type(state)(detach_state(value) for value in state)
-    return None if state is None else state.detach()
-
-
 class Trainer:
     def __init__(self, model, head, lr=0.01):
         self.model = model
@@ -21,7 +12,8 @@ class Trainer:
     def fit(self, batches, epochs=1):
         for epoch in range(epochs):
             for x, y in batches:
-                self.hidden = detach_state(self.hidden)
+                if self.hidden is not None:
+                    self.hidden = self.hidden.detach()
                 out, self.hidden = self.model(x, self.hidden)
                 loss = nn.functional.mse_loss(self.head(out), y)
                 self.optimizer.zero_grad()

@@ -87,7 +87,20 @@ def analyse_source(
     result.findings.sort(key=lambda f: (f.start, f.rule))
     if plan_fixes:
         result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
+        for finding in result.findings:
+            _explain_missing_fix(finding, rules)
     return result
+
+
+def _explain_missing_fix(finding: Finding, rules: list[Rule]) -> None:
+    """A finding without a fix says why, in its message and in `fix_unavailable`."""
+    if finding.fix is not None:
+        finding.fix_unavailable = None
+        return
+    if finding.fix_unavailable is None:
+        rule = next((r for r in rules if r.code == finding.rule), None)
+        finding.fix_unavailable = rule.no_fix_reason if rule else "no fix is known"
+    finding.message += f" (no automatic fix: {finding.fix_unavailable})"
 
 
 def _respelled(fix: Fix | None, spellings: dict[str, str]) -> Fix | None:
@@ -124,6 +137,9 @@ def _combine_fixes(
             accepted_by_all = False
         if not accepted_by_all:
             finding.fix = None
+            finding.fix_unavailable = (
+                "its fix, combined with the file's other fixes, could not be proven safe"
+            )
             continue
         accepted.append(finding)
         text = patched.text

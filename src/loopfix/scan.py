@@ -15,6 +15,7 @@ and `verify` re-analyse in process only the files whose report has a fix.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -65,9 +66,21 @@ def finding_rows(result) -> list[dict]:
                 "message": finding.message,
                 "fixable": finding.fixable,
                 "fix_title": finding.fix.title if finding.fix else None,
+                "fix_unavailable": finding.fix_unavailable,
             }
         )
     return rows
+
+
+@functools.cache
+def _code_digest() -> str:
+    """loopfix's own source: a development checkout changes between runs without a new
+    version, and its findings with it."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class Cache:
@@ -78,7 +91,7 @@ class Cache:
 
     def key(self, data: bytes, settings_key: str) -> str:
         digest = hashlib.sha256()
-        for part in (CACHE_SCHEMA, __version__, settings_key):
+        for part in (CACHE_SCHEMA, __version__, _code_digest(), settings_key):
             digest.update(part.encode() + b"\0")
         digest.update(data)
         return digest.hexdigest()

@@ -8,8 +8,15 @@ import ast
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
+from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
-from loopfix.model.symbols import FunctionNode, Symbols
+from loopfix.model.symbols import (
+    MODULE_PLUMBING,
+    MODULE_WRAPPERS,
+    FunctionNode,
+    Symbols,
+    dotted_name,
+)
 
 MAX_CALL_DEPTH = 4
 
@@ -38,10 +45,7 @@ PARAMETER_FREE_MODULES = {
     "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten",
     "MaxPool1d", "MaxPool2d", "AvgPool2d", "GELU", "LeakyReLU", "ELU", "SiLU",
 }
-MODULE_PLUMBING = {
-    "to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_",
-    "apply", "share_memory", "type",
-}
+
 MODULE_QUERIES = {
     "parameters", "named_parameters", "state_dict", "modules", "children", "buffers",
     "zero_grad", "load_state_dict", "named_modules",
@@ -49,6 +53,11 @@ MODULE_QUERIES = {
 # fmt: on
 STATE_INITIALISER_PREFIXES = ("init", "reset", "zero", "begin", "new_state", "initial")
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
+# Methods that run `loss.backward()` on their first argument, and the names training code
+# gives the objects whose `backward(loss)` does (Accelerate, Fabric, DeepSpeed, Lightning).
+FRAMEWORK_BACKWARDS = {"manual_backward"}
+FRAMEWORK_OBJECTS = {"accelerator", "fabric", "engine", "model_engine", "deepspeed_engine"}
+FRAMEWORK_WRAPPERS = {"prepare", "prepare_model", "prepare_optimizer", "setup", "setup_module"}
 BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 
 
@@ -73,7 +82,32 @@ class CallsMixin:
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         attr = func.attr
-        if attr == "backward":
+        if attr in MODULE_PLUMBING and dotted_name(func.value) is None:
+            # `nn.Linear(4, 1).to(device)`, `Net().cuda().train()`: the receiver, once
+            receiver = self.eval(func.value, env)
+            positional, keywords = self._args(node, env)
+            if shapes.is_module(receiver.shape) or receiver.shape == TENSOR:
+                return receiver
+            arguments = [v for v, _ in positional] + [v for v, _ in keywords.values()]
+            return Value(receiver.graphs | union(arguments), UNKNOWN)
+        if attr in FRAMEWORK_BACKWARDS or attr == "backward" and self._backward_of_argument(node):
+            # `accelerator.backward(loss)` (Accelerate), `fabric.backward(loss)` (Fabric),
+            # `engine.backward(loss)` (DeepSpeed), `self.manual_backward(loss)` (Lightning):
+            # each runs `loss.backward(**kwargs)` on its first argument
+            self.eval(func.value, env)
+            positional, _ = self._args(node, env)
+            if positional:
+                self.backward(node, positional[0][0], _retain_flag(node), env)
+            return EMPTY
+        if attr in FRAMEWORK_WRAPPERS and self._names_framework(func.value):
+            # `model, optimizer = accelerator.prepare(model, optimizer)` (Accelerate),
+            # `fabric.setup(model, optimizer)` (Fabric): the same objects, wrapped
+            positional, _ = self._args(node, env)
+            values = [v for v, _ in positional]
+            if len(values) == 1:
+                return values[0]
+            return Value(union(values), ("tuple", tuple(v.shape for v in values)))
+        if attr == "backward" and not self._has_backward_method(func.value, env):
             loss = self.eval(func.value, env)
             self._args(node, env)
             self.backward(node, loss, _retain_flag(node), env)
@@ -100,6 +134,24 @@ class CallsMixin:
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None
+
+    def _has_backward_method(self, receiver: ast.expr, env: Env) -> bool:
+        """An object of a class of the file that defines `backward` (followed as a call)."""
+        info = self.symbols.class_of(self._peek(receiver, env).shape)
+        return info is not None and self.symbols.method(info, "backward") is not None
+
+    def _backward_of_argument(self, node: ast.Call) -> bool:
+        """`x.backward(loss)` where x is a training framework's object rather than a tensor
+        (whose `backward` takes the output gradient), told apart by the names training code
+        gives such objects."""
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return False
+        return self._names_framework(node.func.value)
+
+    @staticmethod
+    def _names_framework(receiver: ast.expr) -> bool:
+        name = dotted_name(receiver) or ""
+        return name.rpartition(".")[2].lower() in FRAMEWORK_OBJECTS
 
     def _functional_backward(self, node: ast.Call, qualified: str, env: Env) -> Value:
         positional, keywords = self._args(node, env)
@@ -134,6 +186,15 @@ class CallsMixin:
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
+        if kind == "construct":  # a class of the file: its __init__ learns what it is given
+            info = callee[1]
+            init = self.symbols.method(info, "__init__")
+            if init is not None:
+                self.call_sites.record(init, _bound(init, positional, keywords, method=True))
+            return EMPTY.with_shape(self_shape(info))
+        if kind == "wrapper":
+            wrapped = positional[0][0] if positional else next(iter(keywords.values()))[0]
+            return wrapped
         if kind == "optimizer":
             first = positional[0][0] if positional else keywords.get("params", (EMPTY, None))[0]
             return EMPTY.with_shape(("optimizer", shapes.param_paths(first.shape)))
@@ -150,6 +211,10 @@ class CallsMixin:
             return self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
         if kind == "builtin":
             return _builtin_result(func.id, arguments) if isinstance(func, ast.Name) else EMPTY
+        if kind in ("unknown", "method_of") and positional:
+            paths = shapes.param_paths(positional[0][0].shape)
+            if paths is not None:  # `optimizer_class(self.qf1.parameters(), lr=lr)`
+                return EMPTY.with_shape(("optimizer", paths))
         shape = TENSOR if kind == "torch" else UNKNOWN
         graphs = union(arguments) | receiver.graphs
         if kind == "unknown":
@@ -170,17 +235,19 @@ class CallsMixin:
         if key is not None and key in env and shapes.is_module(env[key].shape):
             return ("module", env[key].shape, key)
         receiver = self._peek(func.value, env)
-        info = self.symbols.module_class(receiver.shape)
+        unknown = receiver.shape in (None, UNKNOWN)
+        info = self.symbols.class_of(receiver.shape)
         if info is not None:
-            if func.attr in info.methods:
-                return ("method", info, info.methods[func.attr], self.key_for(func.value))
-            if func.attr in info.attributes:
-                shape = self.symbols.static_shape(info.attributes[func.attr])
-                if shapes.is_module(shape):
-                    return ("module", shape, key)
+            method = self.symbols.method(info, func.attr)
+            if method is not None:
+                return ("method", info, method, self.key_for(func.value))
+            attribute = self.instances.attributes(info).get(func.attr)
+            if attribute is not None and shapes.is_module(attribute.shape):
+                return ("module", attribute.shape, key)
+            unknown = attribute is None  # `self.model` set from a parameter nothing passes
         if shapes.is_module(receiver.shape):
             return self._module_method(func, receiver.shape)
-        if receiver.shape in (None, UNKNOWN) and func.attr in self.symbols.module_evidence:
+        if unknown and func.attr in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key)  # `self.model(x)`
         if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
             return ("graph_free", TENSOR)
@@ -196,9 +263,7 @@ class CallsMixin:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
             if func.id in self.symbols.classes:
-                info = self.symbols.classes[func.id]
-                shape = shapes.module("custom", func.id) if info.is_module else UNKNOWN
-                return ("constructed", shape)
+                return ("construct", self.symbols.classes[func.id])
             static = self.expr_Name(func, env).shape
             if shapes.is_module(static):
                 return ("module", static, key)
@@ -215,6 +280,8 @@ class CallsMixin:
 
     def _resolve_torch(self, call: ast.Call, qualified: str) -> tuple:
         name = qualified.rsplit(".", 1)[-1]
+        if name in MODULE_WRAPPERS and (call.args or call.keywords):
+            return ("wrapper",)
         if qualified.startswith("torch.nn.") and name[:1].isupper():
             return ("constructed", self.symbols.static_shape(call) or shapes.module(name))
         if name in TENSOR_CREATION:
@@ -268,7 +335,9 @@ class CallsMixin:
             return Value(graphs, shapes.RECURRENT_OUTPUT.get(kind, default))
         call = Call(forward, positional, keywords, receiver_key, info, site)
         result = self._call_function(call, env)
-        return Value(graphs | result.graphs, result.shape)
+        # the forward was followed: each returned item holds the graphs it was built from
+        # (a state passed through or made fresh holds none of the module's own)
+        return Value(graphs | result.graphs, result.shape, result.parts)
 
     def _call_function(self, call: Call, env: Env) -> Value:
         """Run a function defined in this file on the caller's environment.
@@ -305,20 +374,34 @@ class CallsMixin:
         prefix = f"#{depth}{call.function.name}:"
         self_path = call.receiver_key or f"{prefix}self"
         site_prefix = call.site or self.frame.site_prefix
-        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth)
+        declared = frozenset(
+            name
+            for statement in ast.walk(call.function)
+            if isinstance(statement, ast.Global)
+            for name in statement.names
+        )
+        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth, declared)
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
-        arguments = call.function.args
-        params = [a.arg for a in arguments.posonlyargs + arguments.args]
-        if call.cls is not None and params and params[0] == "self":
-            params = params[1:]
-        bound = list(zip(params, call.positional, strict=False)) + list(call.keywords.items())
-        for name, (value, key) in bound:
-            if name is None:
-                continue
+        bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
+        self.call_sites.record(call.function, bound)
+        for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:
                 frame.aliases[name] = key
+
+
+def _bound(
+    function: FunctionNode, positional: list, keywords: dict, method: bool
+) -> dict[str, tuple[Value, str | None]]:
+    """Parameter name -> (argument value, caller's key) for one call (`self` left out)."""
+    arguments = function.args
+    params = [a.arg for a in arguments.posonlyargs + arguments.args]
+    if method and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    bound = dict(zip(params, positional, strict=False))
+    bound.update((name, value) for name, value in keywords.items() if name is not None)
+    return bound
 
 
 def _calls_forward(func: ast.expr) -> bool:
@@ -333,6 +416,11 @@ def _keyword(node: ast.Call, name: str) -> ast.keyword | None:
     return next((k for k in node.keywords if k.arg == name), None)
 
 
+def retain_keyword(node: ast.Call) -> ast.keyword | None:
+    """`retain_graph=`, or `retain_variables=`, its spelling before PyTorch 0.4."""
+    return _keyword(node, "retain_graph") or _keyword(node, "retain_variables")
+
+
 def _keyword_true(node: ast.Call, name: str) -> bool:
     keyword = _keyword(node, name)
     return keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value
@@ -342,7 +430,7 @@ def _retain_flag(node: ast.Call) -> bool | None:
     """True / False when the call says so literally, None when it depends on a variable."""
     if _keyword_true(node, "create_graph"):
         return True
-    keyword = _keyword(node, "retain_graph")
+    keyword = retain_keyword(node)
     if keyword is None:
         return False
     if isinstance(keyword.value, ast.Constant):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
-from loopfix.model.calls import _is_scheduler, _keyword
+from loopfix.model.calls import _is_scheduler, retain_keyword
 from loopfix.model.graphs import EMPTY, BackwardSite, CarriedGraph, Env, UpdateSite, Value
 
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
@@ -25,14 +25,16 @@ class EventsMixin:
                 call=node,
                 statement=None,
                 retain=retain,
-                retain_keyword=_keyword(node, "retain_graph"),
+                retain_keyword=retain_keyword(node),
                 loops=loops,
             )
         if site.statement is None and self.frame.is_top:
             # first met through a call from elsewhere: its own scope is where fixes go
             site.statement, site.loops = self.top_statement, loops
         known = [g for g in loss.graphs if not g.opaque]
-        if not known or len(known) < len(loss.graphs):
+        if not known or len(known) < len(loss.graphs) or any(map(self._element_graph, known)):
+            # of unknown origin, or built by elements of a container of modules, which the
+            # model does not tell apart (`outputs[i]` and `outputs[j]` are one abstract graph)
             self.obs.partly_unknown.add(backward_id)
         failing = {
             g
@@ -40,22 +42,22 @@ class EventsMixin:
             if g.consumed_by is not None and g.crossed is not None and g.crossed in loops
         }
         for graph in failing:
+            if graph.crossed not in self.top_loops:
+                continue  # a callee's loop seen from a caller: its own scope reports it
             record = self.obs.carried.setdefault(
                 (graph.crossed, graph.via), CarriedGraph(graph.crossed, graph.via)
             )
-            record.consumers.add(graph.consumed_by)
+            record.consumers |= graph.consumers
             record.failing.add(backward_id)
             record.retained |= graph.retained
         signature = frozenset(g.route for g in known if g not in failing)
         self.obs.signatures[backward_id] = (
             self.obs.signatures.get(backward_id, frozenset()) | signature
         )
-        reached = {g.consumed_by for g in loss.graphs if g.consumed_by is not None}
+        reached = {c for g in loss.graphs for c in g.consumers}
         self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
         this_iteration = [g for g in known if g not in failing]
-        freed = {
-            g.consumed_by for g in this_iteration if g.consumed_by is not None and not g.retained
-        }
+        freed = {g.freed_by for g in this_iteration if g.freed_by is not None}
         stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
         modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
@@ -63,12 +65,22 @@ class EventsMixin:
             self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)
         if stale:
             self.obs.stale_reaches.setdefault(backward_id, set()).update(stale)
+        self._note_within(("backward", backward_id, None))
+        if (freed or stale) and not self.frame.is_top and self.top_statement is not None:
+            anchors = self.obs.reach_anchors.setdefault(backward_id, [])
+            if self.top_statement not in anchors:
+                anchors.append(self.top_statement)
         keys = {g.key for g in loss.graphs}
         retained = retain is not False
+        lists = self.per_element_lists(env)
         for name, value in list(env.items()):
-            if any(g.key in keys and g.consumed_by is None for g in value.graphs):
+            # a list of per-element results (`outputs = [m(x) for m in models]`) keeps the
+            # other elements' graphs: this backward went through one element's
+            spared = {g.key for g in value.graphs if self._element_graph(g)}
+            eaten = keys - spared if name in lists else keys
+            if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
                 consumed = frozenset(
-                    g.consume(backward_id, retained) if g.key in keys else g for g in value.graphs
+                    g.consume(backward_id, retained) if g.key in eaten else g for g in value.graphs
                 )
                 env[name] = Value(consumed, value.shape)
 
@@ -103,12 +115,39 @@ class EventsMixin:
             update.statement, update.loops = self.top_statement, tuple(self.loop_stack)
             update.target, update.modules = self.module_path(target), modules
         if func.attr == "step" and modules:
-            self._go_stale(update_id, modules, env)
+            self._go_stale(update_id, modules, env, self._other_elements(modules, env))
+        self._note_within(("update", update_id, modules))
         return EMPTY
 
-    def _go_stale(self, step_id: int, modules: frozenset[str], env: Env) -> None:
-        """The step changed these modules' weights in place: graphs that saved them are stale."""
+    def _note_within(self, event: tuple) -> None:
+        """An event met inside a call: remember it on the calling scope's statement."""
+        if self.frame.is_top or self.top_statement is None:
+            return
+        events = self.obs.events_within.setdefault(id(self.top_statement), [])
+        if event not in events:
+            events.append(event)
+
+    def _other_elements(self, modules: frozenset[str], env: Env) -> set[str]:
+        """`for opt, loss in zip(opts, losses): ... opt.step()` or `optimizers[i].step()`,
+        each optimizer over one element of a container of modules: the step changes that
+        element only, so lists of per-element results keep the other elements fresh."""
+        if not all("[*]" in m for m in modules):
+            return set()
+        return self.per_element_lists(env)
+
+    def _element_graph(self, graph) -> bool:
+        """Graph built by one element of a container of modules (`heads[*]`)."""
+        paths = self.obs.site_modules.get(graph.site, ())
+        return bool(paths) and all(p is not None and "[*]" in p for p in paths)
+
+    def _go_stale(
+        self, step_id: int, modules: frozenset[str], env: Env, spared: set[str] = frozenset()
+    ) -> None:
+        """The step changed these modules' weights in place: graphs that saved them are stale
+        (except in `spared`, containers whose other elements it did not touch)."""
         for name, value in list(env.items()):
+            if name in spared:
+                continue
             if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
                 graphs = frozenset(
                     g.go_stale(step_id) if self._owned(g.site, modules) else g for g in value.graphs
@@ -117,7 +156,7 @@ class EventsMixin:
 
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
         return any(
-            path is not None and any(path == m or path.startswith(m + ".") for m in modules)
+            path is not None and any(shapes.within(path, m) for m in modules)
             for path in self.obs.site_modules.get(site, ())
         )
 
@@ -130,3 +169,4 @@ class EventsMixin:
             first = node.args[0]
             return isinstance(first, ast.Constant) and first.value is False
         return False
+

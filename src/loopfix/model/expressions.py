@@ -7,6 +7,7 @@ import ast
 from loopfix.model import shapes
 from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Value, join_values, union
+from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import dotted_name
 
@@ -32,10 +33,13 @@ class ExpressionsMixin:
         key = self.key_for(node)
         if key in env:
             return env[key]
-        if node.id == "self" and self.frame.cls is not None and self.frame.cls.is_module:
-            return EMPTY.with_shape(shapes.module("custom", self.frame.cls.node.name))
+        if node.id == "self" and self.frame.cls is not None:
+            return EMPTY.with_shape(self_shape(self.frame.cls))
         if node.id in self.symbols.globals:
-            return EMPTY.with_shape(self.symbols.static_shape(self.symbols.globals[node.id]))
+            shape = self.instances.module_shapes.get(node.id)
+            if shape is None:
+                shape = self.symbols.static_shape(self.symbols.globals[node.id])
+            return EMPTY.with_shape(shape)
         if self._is_known_name(node.id):
             return EMPTY
         return OPAQUE  # a closure variable or a name bound elsewhere: origin unknown
@@ -44,16 +48,26 @@ class ExpressionsMixin:
         key = self.key_for(node)
         if key is not None and key in env:
             return env[key]
-        constructed = self._self_attribute(node)
-        if constructed is not None:
-            return constructed
         base = self.eval(node.value, env)
         if node.attr in GRAPH_FREE_ATTRIBUTES:
             return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
-        info = self.symbols.module_class(base.shape)
-        if info is not None and node.attr in info.attributes:
-            return EMPTY.with_shape(self.symbols.static_shape(info.attributes[node.attr]))
+        if node.attr == "module" and shapes.is_module(base.shape):
+            return base  # `model.module`: what DataParallel / DDP wrap
+        info = self.symbols.class_of(base.shape)
+        if info is not None:
+            built = self.instances.attributes(info).get(node.attr)
+            if built is not None:
+                return self._as_seen_from(built, self.key_for(node.value))
         return Value(base.graphs, None)
+
+    @staticmethod
+    def _as_seen_from(value: Value, receiver: str | None) -> Value:
+        """An instance attribute's value (paths say `self.`) seen through `receiver`."""
+        if receiver == "self":
+            return value
+        if receiver is None:
+            return value.with_shape(shapes.keep_paths(value.shape, set()))
+        return value.with_shape(shapes.rename_paths(value.shape, {"self": receiver}))
 
     def expr_Subscript(self, node: ast.Subscript, env: Env) -> Value:
         base = self.eval(node.value, env)
@@ -76,7 +90,12 @@ class ExpressionsMixin:
 
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]
-        return Value(union(items), ("tuple", tuple(i.shape for i in items)))
+        parts = None if any(isinstance(e, ast.Starred) for e in node.elts) else items
+        return Value(
+            union(items),
+            ("tuple", tuple(i.shape for i in items)),
+            tuple(i.graphs for i in parts) if parts is not None else None,
+        )
 
     def expr_List(self, node: ast.List, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]
@@ -156,37 +175,22 @@ class ExpressionsMixin:
             or name in _BUILTIN_NAMES
         )
 
-    def _self_attribute(self, node: ast.Attribute) -> Value | None:
-        """`self.opt_d` in a method: what `__init__` built there, when it is a torch object
-        (module, optimizer, scheduler, scaler), evaluated as `__init__` would."""
-        cls = self.frame.cls
-        if cls is None or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-            return None
-        init = cls.attributes.get(node.attr)
-        if not isinstance(init, ast.Call):
-            return None
-        qualified = self.symbols.qualify(init.func) or ""
-        if not qualified.startswith("torch.") or init in self._constructing:
-            return None
-        self._constructing.append(init)
-        try:
-            return EMPTY.with_shape(self.eval(init, {}).shape)
-        finally:
-            self._constructing.pop()
-
     def _comprehension(self, node, env: Env, elements: list[ast.expr]) -> Value:
         """The comprehension's value: the graphs of its last element expression (a dict
         comprehension's value, never its key)."""
         inner = dict(env)
         targets: set[str] = set()
+        aliases = dict(self.frame.aliases)
         for generator in node.generators:
             items = self.eval(generator.iter, inner)
             item = items.with_shape(shapes.item_shape(items.shape))
             self.bind(generator.target, item, inner, write=False)
+            self.iterate_elements(generator.target, generator.iter, inner)
             targets |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
             for condition in generator.ifs:
                 self.eval(condition, inner)
         values = [self.eval(e, inner) for e in elements]
+        self.frame.aliases = aliases
         for key, value in inner.items():
             if key not in targets and key.removeprefix(self.frame.prefix) not in targets:
                 env[key] = value

@@ -33,6 +33,13 @@ class Observations:
     partly_unknown: set[int] = field(default_factory=set)
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
+    # id of a statement of the scope being run -> the backwards and updates that calls in it
+    # ran in functions of the file: ("backward" | "update", id, modules as the scope names
+    # them, for an update), in order
+    events_within: dict[int, list[tuple]] = field(default_factory=dict)
+    # backward id -> statements of a calling scope through which it reached a freed or stale
+    # graph (the backward sits in a helper; the fix goes where the helper is called)
+    reach_anchors: dict[int, list[ast.stmt]] = field(default_factory=dict)
     shapes_before: dict[int, dict] = field(default_factory=dict)
     shapes_after: dict[int, dict] = field(default_factory=dict)
 
@@ -68,6 +75,7 @@ class Frame:
     cls: ClassInfo | None = None
     site_prefix: tuple[int, ...] = ()
     depth: int = 0
+    globals: frozenset[str] = frozenset()  # names the function declares `global`
 
     @property
     def is_top(self) -> bool:

@@ -23,8 +23,10 @@ class Graph:
     site: tuple[int, ...]
     crossed: int | None = None
     via: str | None = None
-    consumed_by: int | None = None
-    retained: bool = False
+    consumed_by: int | None = None  # the first backward that went through it
+    consumers: frozenset[int] = frozenset()  # every backward that went through it
+    retained: bool = False  # every consumer kept it (retain_graph=True)
+    freed_by: int | None = None  # the first consumer that did not keep it
     stale_by: int | None = None  # an optimizer step changed the weights this graph saved
 
     @property
@@ -45,9 +47,18 @@ class Graph:
         return (self.site, self.crossed, self.via)
 
     def consume(self, backward_id: int, retained: bool) -> Graph:
-        if self.consumed_by is not None:
+        """Another backward went through this piece. Every consumer is remembered, so that a
+        retained graph is known to be needed by each later backward that reaches it."""
+        if backward_id in self.consumers:
             return self
-        return replace(self, consumed_by=backward_id, retained=retained)
+        first = self.consumed_by is None
+        return replace(
+            self,
+            consumed_by=backward_id if first else self.consumed_by,
+            consumers=self.consumers | {backward_id},
+            retained=retained if first else self.retained and retained,
+            freed_by=self.freed_by if self.freed_by is not None or retained else backward_id,
+        )
 
     def go_stale(self, step_id: int) -> Graph:
         return self if self.stale_by is not None else replace(self, stale_by=step_id)
@@ -65,9 +76,18 @@ class Graph:
 class Value:
     graphs: frozenset[Graph] = frozenset()
     shape: Shape = None
+    # a tuple built item by item (`return x, state`): the graphs of each item, so that
+    # unpacking it gives each name its own (None: every item may hold any of `graphs`)
+    parts: tuple[frozenset[Graph], ...] | None = None
 
     def with_shape(self, shape: Shape) -> Value:
         return Value(self.graphs, shape)
+
+    def part(self, index: int, count: int) -> frozenset[Graph]:
+        """The graphs item `index` of `count` unpacked items may hold."""
+        if self.parts is not None and len(self.parts) == count:
+            return self.parts[index]
+        return self.graphs
 
 
 EMPTY = Value()
@@ -81,7 +101,14 @@ def join_values(a: Value | None, b: Value | None) -> Value | None:
         return b
     if b is None:
         return a
-    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape))
+    parts = None
+    if a.parts is not None and b.parts is not None and len(a.parts) == len(b.parts):
+        parts = tuple(x | y for x, y in zip(a.parts, b.parts, strict=True))
+    elif not b.graphs:  # the other side adds no graph to any item
+        parts = a.parts
+    elif not a.graphs:
+        parts = b.parts
+    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape), parts)
 
 
 def union(values) -> frozenset[Graph]:

@@ -30,6 +30,8 @@ class TreeIndex:
     parents: dict[int, tuple[ast.AST, list[ast.stmt]]] = field(default_factory=dict)
     words: dict[int, set[str]] = field(default_factory=dict)  # scope id -> words it mentions
     names: dict[str, set[str]] = field(default_factory=dict)  # function name -> its words
+    # `out, h = model(x, h)`: a call fed one of the names it assigns (a recurrent step)
+    recurrent_calls: list[ast.Call] = field(default_factory=list)
 
 
 def index_tree(tree: ast.Module) -> TreeIndex:
@@ -68,6 +70,8 @@ def index_tree(tree: ast.Module) -> TreeIndex:
                     scope_words.add(child.arg)
                 elif kind is ast.Call and type(child.func) is ast.Attribute:
                     index.attribute_calls.append(child)
+                elif kind is ast.Assign and _feeds_back(child):
+                    index.recurrent_calls.append(child.value)
                 elif kind is ast.Import or kind is ast.ImportFrom:
                     imports.append((below, child.lineno, child.col_offset, child))
                 elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
@@ -89,3 +93,13 @@ def index_tree(tree: ast.Module) -> TreeIndex:
     for function, _ in nested:
         index.names.setdefault(function.name, set()).update(words[id(function)])
     return index
+
+
+def _feeds_back(node: ast.Assign) -> bool:
+    """`out, h = f(x, h)`: a call whose tuple target reassigns one of its arguments."""
+    call, target = node.value, node.targets[0]
+    if type(call) is not ast.Call or type(target) is not ast.Tuple:
+        return False
+    fed = {ast.dump(a, annotate_fields=False) for a in call.args}
+    stored = {ast.dump(e, annotate_fields=False).replace("Store()", "Load()") for e in target.elts}
+    return bool(stored & fed)

@@ -24,6 +24,7 @@ from loopfix.model.graphs import (
     Value,
     join_envs,
 )
+from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.symbols import FunctionNode, Symbols, dotted_name
 
@@ -34,23 +35,31 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     """The statements, the environment and the loop fixpoint; expressions, calls and
     autograd events come from the mixins."""
 
-    def __init__(self, symbols: Symbols, observations: Observations) -> None:
+    def __init__(
+        self, symbols: Symbols, observations: Observations, instances: Instances | None = None
+    ) -> None:
         self.symbols = symbols
         self.obs = observations
+        self.instances = instances or Instances(symbols, CallSites())
+        self.call_sites = self.instances.call_sites
         self._ids: dict[tuple[str, int], int] = {}
         self.frame = Frame()
         self.loop_stack: list[int] = []
+        self.top_loops: set[int] = set()  # loops of the scope being run, not of callees
         self.written_stack: list[set[str]] = []
+        self.element_loops: list[bool] = []  # per enclosing loop: does it walk elements?
         self.call_stack: list[FunctionNode] = []
         self.no_grad = False
         self.top_statement: ast.stmt | None = None
-        self._constructing: list[ast.Call] = []
         # `for h in hidden:` -> {"h": "hidden"}, so that `h.detach_()` clears `hidden`.
         self.iterated_from: dict[str, str] = {}
+        # names that stand for one element of a container of modules (`for h in heads`)
+        self.element_names: set[str] = set()
 
     # ---------------------------------------------------------------- entry points
-    def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> None:
+    def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
         self.frame = frame
+        self.top_loops = set()
         flow = self.exec_block(body, env)
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see.
@@ -58,7 +67,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for final in (flow.normal, flow.returns):
             kept += [v for k, v in (final or {}).items() if k.startswith("self.")]
         for value in kept:
-            self.obs.escaping |= {g.consumed_by for g in value.graphs if g.retained}
+            self.obs.escaping |= {c for g in value.graphs if g.retained for c in g.consumers}
+        return join_envs(flow.normal, flow.returns) or {}
 
     # ---------------------------------------------------------------- identities
     def _id(self, kind: str, node: ast.AST) -> int:
@@ -78,6 +88,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             base = frame.self_path
         elif rest and root in frame.aliases:
             base = frame.aliases[root]
+        elif root in frame.globals:
+            base = root
         else:
             base = frame.prefix + root
         return f"{base}.{rest}" if rest else base
@@ -256,6 +268,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         loop_id = self._id("loop", node)
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
+            self.top_loops.add(loop_id)
         head, exits = dict(env), Flow(normal=None)
         outer_loops = tuple(self.loop_stack)
         self.loop_stack.append(loop_id)
@@ -263,6 +276,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             for _ in range(MAX_LOOP_ROUNDS):
                 body_env = dict(head)
                 self.written_stack.append(set())
+                self.element_loops.append(_walks_elements(node))
                 if isinstance(node, ast.While):
                     self.eval(node.test, body_env)
                 else:
@@ -273,8 +287,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                     self.bind(
                         node.target, items.with_shape(shapes.item_shape(items.shape)), body_env
                     )
+                    self.iterate_elements(node.target, node.iter, body_env)
                 flow = self.exec_block(node.body, body_env)
                 written = self.written_stack.pop()
+                self.element_loops.pop()
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
                 back = join_envs(flow.normal, flow.continues)
                 crossed = None if back is None else cross(back, loop_id, written, outer_loops)
@@ -292,17 +308,58 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     stmt_AsyncFor = stmt_While = stmt_For
 
+    # ---------------------------------------------------------------- elements
+    def per_element_lists(self, env: Env) -> set[str]:
+        """Lists of per-element results that the innermost loop walks without rebuilding
+        (`outputs` in `for i in range(n): ... optimizers[i].step()`): a backward or a step of
+        one element there leaves the other elements' graphs as they were."""
+        if not self.element_loops or not self.element_loops[-1]:
+            return set()
+        written = self.written_stack[-1]
+        return {
+            name
+            for name, value in env.items()
+            if name not in written
+            and isinstance(value.shape, tuple)
+            and value.shape[0] in ("seq", "vtuple")
+        }
+
+    def iterate_elements(self, target: ast.expr, iterated: ast.expr, env: Env) -> None:
+        """`for h in heads`, `for opt, loss in zip(opts, losses)`, `enumerate(heads)`: a target
+        bound to an element of a container of modules is that element (`heads[*]`), so that
+        optimizers and forwards built per element name the same modules."""
+        pairs: list[tuple[ast.expr, ast.expr]] = [(target, iterated)]
+        if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name):
+            arguments = iterated.args
+            elements = target.elts if isinstance(target, ast.Tuple) else []
+            if iterated.func.id == "zip" and len(elements) == len(arguments):
+                pairs = list(zip(elements, arguments, strict=True))
+            elif iterated.func.id == "enumerate" and len(elements) == 2 and arguments:
+                pairs = [(elements[1], arguments[0])]
+        for element, container in pairs:
+            source = self.key_for(container)
+            if source is None or not isinstance(element, ast.Name):
+                continue
+            if shapes.is_module(shapes.item_shape(env.get(source, EMPTY).shape)):
+                self.frame.aliases[element.id] = shapes.element_path(self.module_path(container))
+                self.element_names.add(element.id)
+
     # ---------------------------------------------------------------- binding
     def bind(self, target: ast.expr, value: Value, env: Env, *, write: bool = True) -> None:
         if isinstance(target, ast.Tuple | ast.List):
             items = _item_shapes(value.shape, target.elts)
-            for element, shape in zip(target.elts, items, strict=True):
-                self.bind(element, value.with_shape(shape), env, write=write)
+            count = len(target.elts)
+            for index, (element, shape) in enumerate(zip(target.elts, items, strict=True)):
+                part = Value(value.part(index, count), shape)
+                self.bind(element, part, env, write=write)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value.with_shape(("seq", value.shape)), env, write=write)
         elif isinstance(target, ast.Subscript):
             self._bind_item(target, value, env)
         else:
+            if isinstance(target, ast.Name) and target.id in self.element_names:
+                self.element_names.discard(target.id)  # no longer a container's element
+                self.frame.aliases.pop(target.id, None)
             key = self.key_for(target)
             if key is None:
                 self.eval(target.value, env) if isinstance(target, ast.Attribute) else None
@@ -361,3 +418,13 @@ def _item_shapes(shape, elements: list[ast.expr]) -> list:
     ):
         return list(shape[1])
     return [shapes.item_shape(shape)] * len(elements)
+
+
+def _walks_elements(loop: ast.AST) -> bool:
+    """`for i in range(n)`, `for x in xs`, `zip(...)`, `enumerate(...)`: a loop over items."""
+    if not isinstance(loop, ast.For | ast.AsyncFor):
+        return False
+    iterated = loop.iter
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name):
+        return iterated.func.id in ("range", "zip", "enumerate")
+    return dotted_name(iterated) is not None

@@ -15,6 +15,7 @@ from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree
+from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import Interpreter
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
@@ -80,6 +81,18 @@ class LoopModel:
     def loss_fully_visible(self, backward_id: int) -> bool:
         """Whether the backward's loss was built only from module calls loopfix can see."""
         return backward_id not in self.observations.partly_unknown
+
+    def events_within(self, statement: ast.stmt) -> list[tuple]:
+        """Backwards and updates run by functions of the file that `statement` calls:
+        ("backward" | "update", id, the modules an update touches as this scope names them),
+        in order of first occurrence."""
+        return list(self.observations.events_within.get(id(statement), []))
+
+    def reached_through_call(self, backward_id: int) -> ast.stmt | None:
+        """For a backward inside a helper: the first statement of a calling scope through
+        which it went through a freed or stale graph (where the helper is called)."""
+        anchors = self.observations.reach_anchors.get(backward_id)
+        return min(anchors, key=lambda s: (s.lineno, s.col_offset)) if anchors else None
 
     def update(self, update_id: int):
         return self.observations.updates[update_id]
@@ -168,30 +181,73 @@ class LoopModel:
 
 def build_model(tree: ast.Module, every_scope: bool = False) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
-    `every_scope` (for questions about code without a backward pass)."""
+    `every_scope` (for questions about code without a backward pass).
+
+    The module body runs first, then every function and method as its own scope, callers
+    before callees, each starting from what the calls seen so far pass it (a method: the
+    instance its class builds)."""
     index = index_tree(tree)
     symbols = collect_symbols(tree, index)
     observations = Observations()
-    interpreter = Interpreter(symbols, observations)
+    instances = Instances(symbols, CallSites())
+    interpreter = Interpreter(symbols, observations, instances)
     relevant = (lambda scope: True) if every_scope else _autograd_scopes(index)
     if relevant(tree):
-        interpreter.run_scope(tree.body, Frame(), {})
+        final = interpreter.run_scope(tree.body, Frame(), {})
+        instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
     classes_by_node = {id(info.node): info for info in symbols.classes.values()}
-    for class_node, function in index.functions:
+    for class_node, function in _callers_first(index):
         if not relevant(function):
             continue
         owner: ClassInfo | None = None
         if class_node is not None:
             owner = classes_by_node.get(id(class_node))
         frame = Frame(self_path="self" if owner is not None else None, cls=owner)
-        env = {a.arg: _parameter_value(a) for a in _parameters(function)}
-        interpreter.run_scope(function.body, frame, env)
+        interpreter.run_scope(function.body, frame, _scope_env(function, owner, instances))
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.parents = index.parents
     return model
 
 
-AUTOGRAD_WORDS = frozenset({"backward", "autograd", "grad", "retain_graph"})
+def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:
+    """A function's parameters as its own scope starts: what its call sites pass, else
+    whatever a caller may pass; a method's `self` is an instance of its class."""
+    env = {a.arg: _parameter_value(a) for a in _parameters(function)}
+    visible = set(instances.symbols.globals) | {a.arg for a in _parameters(function)}
+    if owner is not None:
+        visible.add("self")
+    env.update(instances.call_sites.parameter_values(function, visible))
+    first = function.args.posonlyargs + function.args.args
+    if owner is not None and first and first[0].arg == "self":
+        env["self"] = EMPTY.with_shape(self_shape(owner))
+        for name, value in instances.attributes(owner).items():
+            env.setdefault(f"self.{name}", value)  # as __init__ left it (None, a tensor...)
+    return env
+
+
+def _callers_first(index: TreeIndex) -> list:
+    """The functions in an order where a function comes before those it names (by name, or
+    a method by its class's name), so that its calls are recorded before they run as their
+    own scopes; source order otherwise, and within a cycle."""
+    entries = index.functions
+    names = [
+        {function.name} | ({owner.name} if owner is not None else set())
+        for owner, function in entries
+    ]
+    callers = [
+        {j for j, (_, other) in enumerate(entries) if j != i and index.words[id(other)] & names[i]}
+        for i in range(len(entries))
+    ]
+    done: list[int] = []
+    left = list(range(len(entries)))
+    while left:
+        ready = next((i for i in left if not (callers[i] & set(left))), left[0])
+        left.remove(ready)
+        done.append(ready)
+    return [entries[i] for i in done]
+
+
+AUTOGRAD_WORDS = frozenset({"backward", "autograd", "grad", "retain_graph", "retain_variables"})
 IMPLICIT_CALLS = frozenset({"forward", "__call__"})  # reached without their name being written
 
 

@@ -124,3 +124,69 @@ def _join_containers(a: tuple, b: tuple) -> Shape:
     if a[0] == b[0] and a[0] in ("params", "optimizer"):
         return (a[0], None if a[1] is None or b[1] is None else a[1] | b[1])
     return UNKNOWN
+
+
+def within(path: str, root: str) -> bool:
+    """Whether module path `path` is `root` or inside it (`net.enc`, `heads[*]` in `heads`)."""
+    return path == root or path.startswith((root + ".", root + "["))
+
+
+def element_path(container: str) -> str:
+    """The path of any one element of a container of modules (`heads` -> `heads[*]`)."""
+    return f"{container}[*]"
+
+
+def instance(cls: str) -> Shape:
+    """An instance of a (non-module) class defined in the analysed file."""
+    return ("object", cls)
+
+
+def class_name(shape: Shape) -> str | None:
+    """The file's class a module or object shape is an instance of."""
+    if isinstance(shape, tuple):
+        if shape[0] == "module":
+            return shape[2]
+        if shape[0] == "object":
+            return shape[1]
+    return None
+
+
+def map_paths(shape: Shape, rename) -> Shape:
+    """`shape` with every module path `p` it names replaced by `rename(p)` (None: unknown)."""
+    if not isinstance(shape, tuple) or not shape:
+        return shape
+    kind = shape[0]
+    if kind in ("params", "optimizer"):
+        if shape[1] is None:
+            return shape
+        renamed = [rename(p) for p in shape[1]]
+        if None in renamed:
+            return (kind, None) if kind == "optimizer" else UNKNOWN
+        return (kind, frozenset(renamed))
+    if kind == "scheduler":
+        return (kind, None if shape[1] is None else rename(shape[1]))
+    if kind == "tuple":
+        return (kind, tuple(map_paths(item, rename) for item in shape[1]))
+    if kind in ("vtuple", "seq", "opt", "modules"):
+        return (kind, map_paths(shape[1], rename))
+    if kind == "dict":
+        return (kind, tuple((key, map_paths(item, rename)) for key, item in shape[1]))
+    return shape
+
+
+def rename_paths(shape: Shape, renames: dict[str, str]) -> Shape:
+    """Module paths in a caller's terms -> in a callee's (`{"G": "netG"}`: `G.l` -> `netG.l`).
+    Paths no entry covers are kept as they are."""
+
+    def rename(path: str) -> str:
+        for old, new in renames.items():
+            if within(path, old):
+                return new + path[len(old) :]
+        return path
+
+    return map_paths(shape, rename) if renames else shape
+
+
+def keep_paths(shape: Shape, visible: set[str]) -> Shape:
+    """Paths whose root name is not `visible` in a scope become unknown there."""
+    return map_paths(shape, lambda p: p if p.split(".")[0] in visible else None)

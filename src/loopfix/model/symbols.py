@@ -19,6 +19,16 @@ MODULE_ONLY_METHODS = {"parameters", "named_parameters", "modules", "children", 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
+# Module methods that return the module itself (`Net().to(device)`), and calls that return the
+# module they wrap (`nn.DataParallel(net)`): both keep the module's identity and forward.
+MODULE_PLUMBING = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16",
+     "requires_grad_", "apply", "share_memory", "type", "to_empty"}
+)  # fmt: skip
+MODULE_WRAPPERS = frozenset(
+    {"DataParallel", "DistributedDataParallel", "compile", "convert_sync_batchnorm"}
+)
+
 
 @dataclass
 class ClassInfo:
@@ -64,13 +74,15 @@ class Symbols:
 
     def _constructed_shape(self, node: ast.Call, depth: int) -> Shape:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in {"to", "cuda", "cpu", "train"}:
+        if isinstance(func, ast.Attribute) and func.attr in MODULE_PLUMBING:
             inner = self.static_shape(func.value, depth + 1)
             return inner if shapes.is_module(inner) else None
         qualified = self.qualify(func)
         if qualified is None:
             return None
         name = qualified.rsplit(".", 1)[-1]
+        if name in MODULE_WRAPPERS and qualified.startswith("torch.") and node.args:
+            return self.static_shape(node.args[0], depth + 1)
         if name in self.classes and "." not in qualified:
             info = self.classes[name]
             return shapes.module("custom", name) if info.is_module else None
@@ -83,6 +95,26 @@ class Symbols:
     def module_class(self, shape: Shape) -> ClassInfo | None:
         if shapes.is_module(shape) and shape[2] is not None:
             return self.classes.get(shape[2])
+        return None
+
+    def class_of(self, shape: Shape) -> ClassInfo | None:
+        """The file's class a module or object value is an instance of."""
+        name = shapes.class_name(shape)
+        return self.classes.get(name) if name is not None else None
+
+    def file_bases(self, info: ClassInfo) -> list[ClassInfo]:
+        return [
+            self.classes[b] for b in info.base_names if b in self.classes and b != info.node.name
+        ]
+
+    def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
+        """`name` as the class or one of its bases in the file defines it."""
+        if name in info.methods:
+            return info.methods[name]
+        for base in self.file_bases(info) if depth < 8 else []:
+            found = self.method(base, name, depth + 1)
+            if found is not None:
+                return found
         return None
 
 
@@ -118,6 +150,10 @@ def collect_symbols(tree: ast.Module, index: TreeIndex | None = None) -> Symbols
             name = receiver.id if isinstance(receiver, ast.Name) else name
             if name:
                 symbols.module_evidence.add(name)
+    for node in index.recurrent_calls:
+        name = dotted_name(node.func)
+        if name:
+            symbols.module_evidence.add(name.rpartition(".")[2])
     for statement in tree.body:
         _collect_top_level(symbols, statement)
     _resolve_module_classes(symbols)

@@ -29,6 +29,8 @@ class Finding:
     end: int
     fix: Fix | None = None
     detail: Any = field(default=None, repr=False, compare=False)
+    # why the finding has no fix, when fixes were planned and none is offered
+    fix_unavailable: str | None = None
 
     @property
     def fixable(self) -> bool:
@@ -86,9 +88,13 @@ class Rule(ABC):
     def detect(self, context: FileContext) -> list[Finding]:
         """Findings for this file, from questions to the loop model."""
 
+    # said of a finding without a fix when the rule gives no more precise reason
+    no_fix_reason: ClassVar[str] = "no edit could be proven to keep every backward's graph"
+
     @abstractmethod
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        """The edits that fix one finding, or None when no safe fix is known."""
+        """The edits that fix one finding, or None when no safe fix is known (then
+        `finding.fix_unavailable` may say why)."""
 
     @abstractmethod
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:

@@ -89,5 +89,6 @@ class StepBeforeBackward(ReorderRule):
                 f"this backward goes through weights that `{ast.unparse(step.call)}` "
                 f"(line {step.call.lineno}) already changed in place"
             )
+            message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings

@@ -73,5 +73,6 @@ class BackwardThroughFreedGraph(ReorderRule):
                 "this backward goes through a graph that the backward on line "
                 f"{first.call.lineno} already freed (no retain_graph=True there)"
             )
+            message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings

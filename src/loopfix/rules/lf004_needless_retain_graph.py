@@ -76,7 +76,7 @@ class NeedlessRetainGraph(Rule):
             if site.id in model.observations.reached_consumers.get(site.id, set()):
                 continue  # the same backward goes through it again next iteration (LF001)
             start, end = context.layout.node_range(keyword)
-            message = "retain_graph=True keeps this graph alive, but no later backward uses it"
+            message = f"{keyword.arg}=True keeps this graph alive, but no later backward uses it"
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
 

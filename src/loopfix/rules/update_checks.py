@@ -15,7 +15,13 @@ class ReorderRule(Rule):
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         edits = update_order.plan_reorder(context, finding.detail.id)
-        if edits is None or not reorder_is_safe(context, edits):
+        if isinstance(edits, str):
+            finding.fix_unavailable = edits
+            return None
+        if not reorder_is_safe(context, edits):
+            finding.fix_unavailable = (
+                "the reordered code would not reach exactly the graphs the original reached"
+            )
             return None
         return Fix(self.fix_title, tuple(edits))
 
@@ -24,6 +30,12 @@ class ReorderRule(Rule):
 
     def oracle(self, finding: Finding, runs) -> str:
         return reorder_oracle(runs)
+
+    @staticmethod
+    def called_from(model, site: BackwardSite) -> str:
+        """For a backward inside a helper: where the helper's call makes it fail."""
+        anchor = model.reached_through_call(site.id)
+        return "" if anchor is None else f", when called from line {anchor.lineno}"
 
     @staticmethod
     def backward_range(context: FileContext, site: BackwardSite) -> tuple[int, int]:

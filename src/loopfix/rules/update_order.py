@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from loopfix.edits import Edit, apply_edits
+from loopfix.model import shapes
 from loopfix.model.graphs import BackwardSite, UpdateSite
 from loopfix.model.symbols import dotted_name
 from loopfix.options import RestrictStyle
@@ -39,29 +40,56 @@ class Unit:
     end: int
     kind: str = "other"  # zero | backward | step | before_step | after_step | other
     update: UpdateSite | None = None
+    called: bool = False  # the event runs inside a function the statement calls
     backward: BackwardSite | None = None
     attached_to: int | None = None  # index of the step unit it belongs to
     edits: list[Edit] = field(default_factory=list)
 
 
-def plan_reorder(context: FileContext, backward_id: int) -> list[Edit] | None:
-    """Edits that reorder the updates around `backward_id`, or None when not provably right."""
+class NotReorderable(Exception):
+    """The reorder cannot be planned exactly; the message says why, for the user."""
+
+
+def plan_reorder(context: FileContext, backward_id: int) -> list[Edit] | str:
+    """Edits that reorder the updates around `backward_id`, or why that is not provably
+    right (a sentence for the finding's message)."""
+    try:
+        return _plan(context, backward_id)
+    except NotReorderable as reason:
+        return str(reason)
+
+
+def _plan(context: FileContext, backward_id: int) -> list[Edit]:
+    """Plan in the backward's own block; for a backward inside a helper function, where the
+    helper is called (the helper's backward then keeps its arguments as they are)."""
     model = context.model
     statement = model.backward(backward_id).statement
     if statement is None:
-        return None
+        raise NotReorderable("the backward's own scope could not be located")
+    try:
+        return _plan_block(context, statement)
+    except NotReorderable as own_reason:
+        anchor = model.reached_through_call(backward_id)
+        if anchor is None:
+            raise
+        try:
+            return _plan_block(context, anchor)
+        except NotReorderable:
+            raise own_reason from None
+
+
+def _plan_block(context: FileContext, statement: ast.stmt) -> list[Edit]:
+    model = context.model
     _, block = model.block_of(statement)
     units = _units(context, block)
-    if units is None or not _classify(context, units):
-        return None
+    if units is None:
+        raise NotReorderable("a statement of the iteration shares its lines with another")
+    _classify(context, units)
     windows = _windows(units)
-    if windows is None:
-        return None
-    if not _plan_backward_arguments(context, units, windows):
-        return None
+    _plan_backward_arguments(context, units, windows)
     order = _new_order(units)
     if order == list(range(len(units))) and not any(u.edits for u in units):
-        return None
+        raise NotReorderable("no reorder of this block changes what the backwards reach")
     text, newline = context.text, context.layout.newline
     pieces = [apply_edits(text[u.start : u.end], _shift(u.edits, -u.start)) for u in units]
     region = "".join(
@@ -90,7 +118,7 @@ def _units(context: FileContext, block: list[ast.stmt]) -> list[Unit] | None:
     return units
 
 
-def _classify(context: FileContext, units: list[Unit]) -> bool:
+def _classify(context: FileContext, units: list[Unit]) -> None:
     model = context.model
     by_statement_update = {id(u.statement): u for u in model.updates() if u.statement}
     by_statement_backward = {id(b.statement): b for b in model.backwards() if b.statement}
@@ -102,15 +130,83 @@ def _classify(context: FileContext, units: list[Unit]) -> bool:
         elif sid in by_statement_backward and _is_call_statement(unit.statement):
             unit.backward = by_statement_backward[sid]
             unit.kind = "backward"
+        elif model.events_within(unit.statement):
+            _classify_call(context, unit)
         elif _has_update_inside(unit.statement, by_statement_update, by_statement_backward):
-            return False  # an update inside an `if`/loop: the order is not static
+            raise NotReorderable(
+                f"an update inside the `{_keyword_of(unit.statement)}` on line "
+                f"{unit.statement.lineno} makes the order of updates depend on run time"
+            )
         elif GRADIENT_USERS.search(ast.unparse(unit.statement)):
             unit.kind = "before_step"
         elif _is_after_step(context, unit.statement):
             unit.kind = "after_step"
-    if any(u.kind == "step" and u.update.modules is None for u in units):
-        return False
-    return _attach(units)
+    for unit in units:
+        if unit.kind == "step" and unit.update.modules is None:
+            raise NotReorderable(
+                f"the parameters `{unit.update.target}` steps are not known from how it was built"
+            )
+    _refuse_repeated_steps(units)
+    _attach(units)
+
+
+def _classify_call(context: FileContext, unit: Unit) -> None:
+    """A statement calling a function of the file that runs one backward or one update counts
+    as that event, where it is called; the event itself cannot be edited from here."""
+    model = context.model
+    events = model.events_within(unit.statement)
+    line = unit.statement.lineno
+    if not _is_call_statement(unit.statement):
+        raise NotReorderable(f"the statement on line {line} runs an update inside a function")
+    kinds = [model.update(i).kind if kind == "update" else kind for kind, i, _ in events]
+    modules = [m for _, _, m in events]
+    unit.called = True
+    if set(kinds) == {"zero_grad"} and None not in modules:
+        # `self.reset_grad()` zeroing every optimizer (StarGAN): one zero_grad of them all
+        unit.kind = "zero"
+        zeroed = frozenset().union(*modules)
+        unit.update = UpdateSite(-1, "zero_grad", None, unit.statement, None, zeroed, ())
+    elif len(events) > 1:
+        raise NotReorderable(
+            f"the call on line {line} runs several backwards or updates inside a function"
+        )
+    elif kinds[0] == "backward":
+        unit.kind, unit.backward = "backward", model.backward(events[0][1])
+    else:
+        update = model.update(events[0][1])
+        unit.kind = "step" if update.kind == "step" else "zero"
+        unit.update = UpdateSite(
+            update.id, update.kind, update.call, unit.statement, update.target, modules[0], ()
+        )
+
+
+def _keyword_of(statement: ast.stmt) -> str:
+    return type(statement).__name__.lower().replace("asyncfor", "for")
+
+
+def _refuse_repeated_steps(units: list[Unit]) -> None:
+    """Two steps of one optimizer in an iteration: the second used gradients computed after
+    the first had changed the weights, so no order of backwards before steps reproduces it."""
+    seen: dict[frozenset, Unit] = {}
+    for unit in units:
+        if unit.kind != "step":
+            continue
+        modules = unit.update.modules
+        for other_modules, other in seen.items():
+            if any(
+                _owner(m, other_modules) or _owner(o, modules)
+                for m in modules
+                for o in other_modules
+            ):
+                first, second = other.update.target, unit.update.target
+                who = f"`{first}` steps" if first == second else f"`{first}` and `{second}` step"
+                raise NotReorderable(
+                    f"{who} the same parameters twice in one iteration (lines "
+                    f"{other.statement.lineno} and {unit.statement.lineno}); the second step "
+                    "used gradients of weights the first had changed, which no reorder can "
+                    "reproduce"
+                )
+        seen[modules] = unit
 
 
 def _is_call_statement(statement: ast.stmt) -> bool:
@@ -141,11 +237,11 @@ def _is_after_step(context: FileContext, statement: ast.stmt) -> bool:
     return func.attr == "step" and isinstance(shape, tuple) and shape[0] == "scheduler"
 
 
-def _attach(units: list[Unit]) -> bool:
+def _attach(units: list[Unit]) -> None:
     """Gradient users go with the next step; schedulers and scaler.update with the previous."""
     steps = [i for i, u in enumerate(units) if u.kind == "step"]
     if not steps:
-        return False
+        raise NotReorderable("no optimizer step sits directly in the backward's block")
     for index, unit in enumerate(units):
         if unit.kind == "before_step":
             later = [s for s in steps if s > index]
@@ -157,11 +253,10 @@ def _attach(units: list[Unit]) -> bool:
             unit.attached_to = earlier[-1] if earlier else None
             if unit.attached_to is None:
                 unit.kind = "other"
-    return True
 
 
 # ---------------------------------------------------------------------------- windows
-def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]] | None:
+def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]]:
     """For each step unit: (index of the zero_grad that opens its window, its modules)."""
     windows = {}
     for index, unit in enumerate(units):
@@ -173,8 +268,11 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]] | None:
             for i in range(index)
             if units[i].kind == "zero" and _covers(units[i].update.modules, modules)
         ]
-        if not opening:
-            return None  # gradients accumulate across iterations: not this fix's business
+        if not opening:  # gradients accumulate across iterations: not this fix's business
+            raise NotReorderable(
+                f"`{unit.update.target}` steps without a zero_grad() before it in the same "
+                "block (gradients accumulate across iterations)"
+            )
         windows[index] = (opening[-1], modules)
     return windows
 
@@ -182,15 +280,15 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]] | None:
 def _covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
     if zeroed is None:
         return False
-    return all(any(m == z or m.startswith(z + ".") for z in zeroed) for m in modules)
+    return all(any(shapes.within(m, z) for z in zeroed) for m in modules)
 
 
 def _owner(path: str | None, modules: frozenset[str]) -> bool:
-    return path is not None and any(path == m or path.startswith(m + ".") for m in modules)
+    return path is not None and any(shapes.within(path, m) for m in modules)
 
 
 # ---------------------------------------------------------------------------- backward calls
-def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: dict) -> bool:
+def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: dict) -> None:
     model, layout = context.model, context.layout
     backward_units = [i for i, u in enumerate(units) if u.kind == "backward"]
     later_reach = {
@@ -208,7 +306,10 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
         needs_retain = site.id in later_reach[i]
         owners = [modules for step, (zero, modules) in windows.items() if zero < i < step]
         if not owners:
-            return False
+            raise NotReorderable(
+                f"the backward on line {site.call.lineno} runs outside every optimizer's "
+                "zero_grad()..step() window"
+            )
         reached = model.modules_reached_by(site.id)
         foreign = any(
             path is None or not any(_owner(path, m) for m in owners)
@@ -219,18 +320,29 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
         if foreign and context.options.restrict_style is RestrictStyle.autograd_grad:
             replacement = _autograd_grad_form(context, units[i], inputs, needs_retain)
             if replacement is None:
-                return False
+                raise NotReorderable(
+                    f"the backward on line {site.call.lineno} cannot be written as "
+                    "torch.autograd.grad (--restrict-style autograd-grad)"
+                )
             units[i].edits = [replacement]
+            continue
+        if units[i].called:
+            if needs_retain and site.retain is not True or foreign:
+                raise NotReorderable(
+                    f"the backward on line {site.call.lineno}, inside the function called on "
+                    f"line {units[i].statement.lineno}, would need retain_graph or inputs"
+                )
             continue
         edits, added = _retain_edits(layout, site, needs_retain)
         if edits is None:
-            return False
+            raise NotReorderable(
+                f"the retain_graph argument on line {site.call.lineno} cannot be removed alone"
+            )
         if foreign:
             added.append(f"inputs={inputs}")
         if added:
             edits.append(_append_keywords(layout, site.call, added))
         units[i].edits = edits
-    return True
 
 
 def _autograd_grad_form(

@@ -1,0 +1,148 @@
+"""What the interpreter knows about values it did not see being made: the arguments the file's
+own call sites pass to each function, and the attributes an instance of a class of the file
+holds once its `__init__` (and the helpers `__init__` calls) has run.
+
+Real training code keeps its networks and optimizers on trainer objects (`self.D = Disc()`,
+`self.opt_d = Adam(self.D.parameters())`), passes them into functions
+(`train(netG, netD, optG, optD, loader)`) and into constructors (`Trainer(policy, qf1)`).
+A function analysed as its own scope starts from what its call sites pass (their shapes
+joined, module paths renamed into the callee's parameter names); a method starts from the
+instance its class builds.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from loopfix.model import shapes
+from loopfix.model.graphs import EMPTY, OPAQUE, Value
+from loopfix.model.shapes import Shape
+
+# Kinds of value that carry no autograd graph of their own: passing one in says nothing about
+# graphs, so a parameter bound to one starts empty instead of opaque.
+GRAPHLESS_KINDS = frozenset({"module", "modules", "optimizer", "params", "scaler", "scheduler"})
+
+
+@dataclass
+class CallSites:
+    """Every call of a function of the file the interpreter followed, by callee: for each
+    distinct call, the shape it passes to each parameter, in the callee's terms."""
+
+    bindings: dict[int, set[tuple[tuple[str, Shape], ...]]] = field(default_factory=dict)
+
+    def record(self, function: ast.AST, bound: dict[str, tuple[Value, str | None]]) -> None:
+        """`bound`: parameter -> (argument value, the caller's key for it, if any)."""
+        renames = {
+            key: name
+            for name, (value, key) in bound.items()
+            if key is not None and _identifies(value.shape)
+        }
+        site = tuple(
+            sorted(
+                (name, shapes.rename_paths(value.shape, renames))
+                for name, (value, _) in bound.items()
+            )
+        )
+        self.bindings.setdefault(id(function), set()).add(site)
+
+    def called(self, function: ast.AST) -> bool:
+        return bool(self.bindings.get(id(function)))
+
+    def parameter_values(self, function: ast.AST, visible: set[str]) -> dict[str, Value]:
+        """Each parameter's value joined over the call sites seen; module paths the callee
+        cannot name (a caller's local it was not given) make the optimizer unresolved."""
+        joined: dict[str, Shape] = {}
+        for site in self.bindings.get(id(function), ()):
+            names = {name for name, _ in site}
+            for name, shape in site:
+                shape = shapes.keep_paths(shape, visible | names)
+                joined[name] = shapes.join(joined.get(name), shape)
+        return {name: _start_value(shape) for name, shape in joined.items()}
+
+
+class Instances:
+    """The attributes of instances of the file's classes, each computed once by running the
+    class's `__init__` (bases of the file first) on what its construction sites pass."""
+
+    def __init__(self, symbols, call_sites: CallSites) -> None:
+        self.symbols = symbols
+        self.call_sites = call_sites
+        self._attributes: dict[str, dict[str, Value]] = {}
+        # what the module body left in each global, once it has run (a function reading
+        # `optimizer0` knows the modules it owns)
+        self.module_shapes: dict[str, Shape] = {}
+
+    def attributes(self, info) -> dict[str, Value]:
+        """Attribute name -> value (shape only: no graph) after construction; paths say
+        `self.<attribute>`."""
+        name = info.node.name
+        if name not in self._attributes:
+            self._attributes[name] = {}  # a class constructed while building itself
+            self._attributes[name] = self._build(info)
+        return self._attributes[name]
+
+    def _build(self, info) -> dict[str, Value]:
+        from loopfix.model.frames import Frame, Observations
+        from loopfix.model.interpreter import Interpreter
+
+        attributes: dict[str, Value] = {}
+        for base in self.symbols.file_bases(info):
+            attributes.update(self.attributes(base))
+        init = info.methods.get("__init__")
+        if init is None:
+            return attributes
+        env = {"self": EMPTY.with_shape(self_shape(info))}
+        env.update({f"self.{k}": v for k, v in attributes.items()})
+        visible = set(self.symbols.globals) | {"self"}
+        env.update(self.call_sites.parameter_values(init, visible))
+        frame = Frame(self_path="self", cls=info, aliases=stored_parameters(init))
+        interpreter = Interpreter(self.symbols, Observations(), self)
+        interpreter.frame = frame
+        flow = interpreter.exec_block(init.body, env)
+        for key, value in (flow.normal or env).items():
+            attribute = key.removeprefix("self.")
+            if key.startswith("self.") and "." not in attribute:
+                if value.shape in (None, shapes.UNKNOWN):
+                    attributes.pop(attribute, None)  # unknown: evidence of use decides
+                else:
+                    attributes[attribute] = EMPTY.with_shape(value.shape)
+        return attributes
+
+
+def self_shape(info) -> Shape:
+    return (
+        shapes.module("custom", info.node.name)
+        if info.is_module
+        else shapes.instance(info.node.name)
+    )
+
+
+def stored_parameters(function: ast.FunctionDef) -> dict[str, str]:
+    """`self.model = model` in `__init__`: the parameter names the attribute's module, so an
+    optimizer built from `model.parameters()` owns `self.model`."""
+    parameters = {a.arg for a in function.args.args + function.args.kwonlyargs}
+    stored = {}
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+            name = statement.value.id
+            for target in statement.targets:
+                if (
+                    name in parameters
+                    and isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    stored.setdefault(name, f"self.{target.attr}")
+    return stored
+
+
+def _identifies(shape: Shape) -> bool:
+    """Values whose caller path names what the callee's parameter names: modules, objects."""
+    return isinstance(shape, tuple) and shape[0] in ("module", "modules", "object")
+
+
+def _start_value(shape: Shape) -> Value:
+    if isinstance(shape, tuple) and (shape[0] in GRAPHLESS_KINDS or shape[0] == "object"):
+        return EMPTY.with_shape(shape)
+    return Value(OPAQUE.graphs, shape)  # data passed in: its graph is of unknown origin

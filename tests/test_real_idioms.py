@@ -1,0 +1,130 @@
+"""Idioms of real training code that cannot run here (their frameworks are not installed, or
+PyTorch no longer accepts them): what loopfix reports on each, statically."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from typer.testing import CliRunner
+
+from loopfix.analysis import analyse_source
+from loopfix.cli import app
+from loopfix.source import SourceFile
+
+
+def analyse(text: str):
+    return analyse_source(SourceFile.from_bytes("train.py", textwrap.dedent(text).encode()))
+
+
+ACCELERATE_LM = """
+    import torch
+    from torch import nn
+    from accelerate import Accelerator
+
+    accelerator = Accelerator()
+    rnn, head = nn.GRU(3, 6), nn.Linear(6, 1)
+    optimizer = torch.optim.AdamW([*rnn.parameters(), *head.parameters()])
+    rnn, head, optimizer = accelerator.prepare(rnn, head, optimizer)
+    hidden = torch.zeros(1, 2, 6)
+    for batch in range(5):
+        out, hidden = rnn(torch.randn(4, 2, 3), hidden)
+        loss = head(out).mean()
+        optimizer.zero_grad()
+        accelerator.backward(loss)
+        optimizer.step()
+"""
+
+
+def test_accelerate_backward_is_the_backward_of_its_argument():
+    result = analyse(ACCELERATE_LM)
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF001", True)]
+    assert "hidden = hidden.detach()" in result.fixed_text
+
+
+DEEPSPEED_GAN = """
+    import torch
+    from torch import nn
+
+    gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.Adam(gen.parameters())
+    opt_d = torch.optim.Adam(disc.parameters())
+    for step in range(3):
+        fake = gen(torch.randn(8, 4))
+        d_out = disc(fake).mean()
+        opt_d.zero_grad()
+        engine.backward(d_out, retain_graph=True)
+        opt_d.step()
+        opt_g.zero_grad()
+        engine.backward(-d_out)
+        opt_g.step()
+"""
+
+
+def test_a_framework_backward_is_reordered_keeping_the_framework_call():
+    result = analyse(DEEPSPEED_GAN)
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
+    assert "engine.backward(-d_out, inputs=list(gen.parameters()))" in result.fixed_text
+    assert ".backward(" not in result.fixed_text.replace("engine.backward(", "")
+
+
+RETAIN_VARIABLES = """
+    import torch
+    from torch import nn
+
+    trunk, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt = torch.optim.SGD([*trunk.parameters(), *head.parameters()], lr=0.1)
+    for step in range(3):
+        z = head(torch.tanh(trunk(torch.randn(8, 4))))
+        opt.zero_grad()
+        z.pow(2).mean().backward(retain_variables=True)
+        z.abs().mean().backward({second})
+        opt.step()
+"""
+
+
+def test_retain_variables_is_the_old_spelling_of_retain_graph():
+    needed = analyse(RETAIN_VARIABLES.format(second=""))
+    assert needed.findings == []  # before PyTorch 0.4 this kept the graph for the second
+    needless = analyse(RETAIN_VARIABLES.format(second="retain_variables=True"))
+    assert [f.rule for f in needless.findings] == ["LF004"]
+    assert needless.findings[0].message.startswith("retain_variables=True keeps")
+
+
+def test_a_finding_without_a_fix_says_why_in_text_and_json(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(
+        textwrap.dedent("""
+            import torch
+            from torch import nn
+
+            net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))
+            opt = torch.optim.Adam(net.parameters())
+            for i in range(3):
+                opt.zero_grad()
+                out = net(torch.randn(8, 4))
+                out.pow(2).mean().backward(retain_graph=True)
+                opt.step()
+                out.abs().mean().backward()
+                opt.step()
+        """)
+    )
+    runner = CliRunner()
+    text = runner.invoke(app, ["check", "--no-cache", str(path)])
+    assert "(no automatic fix: `opt` steps the same parameters twice" in text.output
+    rows = json.loads(
+        runner.invoke(app, ["check", "--no-cache", "--format", "json", str(path)]).stdout
+    )
+    assert [r["fixable"] for r in rows] == [False]
+    assert rows[0]["fix_unavailable"].startswith("`opt` steps the same parameters twice")
+
+
+def test_a_fixable_finding_has_no_reason_against_a_fix(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(ACCELERATE_LM))
+    rows = json.loads(
+        CliRunner().invoke(app, ["check", "--no-cache", "--format", "json", str(path)]).stdout
+    )
+    assert [(r["rule"], r["fixable"], r["fix_unavailable"]) for r in rows] == [
+        ("LF001", True, None)
+    ]
