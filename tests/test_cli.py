@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from loopfix.cli import app
 from loopfix.refactor import PlannedChange, apply_changes
 
-from corpus_cases import CORPUS
+from corpus_cases import CORPUS, UNFIXABLE
 
 runner = CliRunner()
 BUGGY = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
@@ -229,7 +229,10 @@ def test_verify_reports_every_field_as_json(project):
 
 def test_verified_apply_over_a_whole_corpus_copy(tmp_path, monkeypatch):
     copy = tmp_path / "corpus"
-    shutil.copytree(CORPUS, copy, ignore=shutil.ignore_patterns("after.py", "__pycache__"))
+    unfixable = [case.name for case in UNFIXABLE]  # their findings keep `apply` at exit 1
+    shutil.copytree(
+        CORPUS, copy, ignore=shutil.ignore_patterns("after.py", "__pycache__", *unfixable)
+    )
     monkeypatch.chdir(tmp_path)
     result = invoke("apply", "--device", "cpu", "corpus")
     assert result.exit_code == 0, result.stderr[-3000:]

@@ -16,7 +16,7 @@ from corpus_cases import CORPUS, load_cases
 
 pytestmark = pytest.mark.asyncio
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "loopfix", "lsp"])
-POSITIVE = [case for case in load_cases() if case.positive]
+POSITIVE = [case for case in load_cases() if case.positive and case.fixable]
 
 
 def capabilities(pull: bool = False) -> types.ClientCapabilities:

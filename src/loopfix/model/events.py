@@ -169,4 +169,3 @@ class EventsMixin:
             first = node.args[0]
             return isinstance(first, ast.Constant) and first.value is False
         return False
-
