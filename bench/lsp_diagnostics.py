@@ -8,14 +8,17 @@ edits (one character typed at the end of the file) and times each one from `didC
 `publishDiagnostics` for that version. Two files: a realistic training script (model, data
 and metric code with four training loops; `training_files.py`) and the worst case, a file
 that is nothing but training loops. Also prints the in-process cost of the analysis alone.
+`--project 50` measures the realistic script inside a project of 50 modules it imports.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from training_files import all_loops_script, training_script  # noqa: E402
 from loopfix.lsp import features  # noqa: E402
 
 
-async def through_the_server(text: str, edits: int) -> list[float]:
+async def through_the_server(text: str, edits: int, folder: Path | None = None) -> list[float]:
     client = LanguageClient("bench", "1")
     published: dict[int, asyncio.Event] = {}
 
@@ -39,7 +42,7 @@ async def through_the_server(text: str, edits: int) -> list[float]:
     await client.start_io(sys.executable, "-m", "loopfix", "lsp")
     await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
     client.initialized(types.InitializedParams())
-    uri = Path("/tmp/loopfix-bench/train.py").as_uri()
+    uri = ((folder or Path("/tmp/loopfix-bench")) / "train.py").as_uri()
     item = types.TextDocumentItem(uri=uri, language_id="python", version=0, text=text)
     client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
     await published.setdefault(0, asyncio.Event()).wait()
@@ -87,11 +90,39 @@ def describe(timings: list[float]) -> str:
     return f"median {statistics.median(ordered):.0f} ms, p90 {p90:.0f} ms, max {ordered[-1]:.0f} ms"
 
 
+def project_of(modules: int, text: str) -> tuple[Path, str]:
+    """A project folder of `modules` model modules beside the script, which imports a class
+    from each: the script's analysis follows them (each parsed once per server)."""
+    folder = Path(tempfile.gettempdir()) / "loopfix-bench-project"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / "pyproject.toml").write_text("")
+    imports = []
+    for index in range(modules):
+        name = f"nets_{index:02}"
+        body = training_script(120, seed=1000 + index)
+        (folder / f"{name}.py").write_text(body)
+        first = next(line for line in body.splitlines() if line.startswith("class "))
+        imports.append(f"from {name} import {first[6:].split('(')[0]}")
+    return folder, "\n".join(imports) + "\n" + text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--edits", type=int, default=30)
+    parser.add_argument(
+        "--project", type=int, default=0, help="inside a project of this many modules it imports"
+    )
     args = parser.parse_args()
+    if args.project:
+        folder, text = project_of(args.project, training_script(args.lines))
+        served = asyncio.run(through_the_server(text, args.edits, folder))
+        print(f"realistic training script importing {args.project} project modules: "
+              f"{text.count(chr(10))} lines")  # fmt: skip
+        print(f"  didChange -> publishDiagnostics (server): {describe(served)}")
+        return
     for name, text in [
         ("realistic training script", training_script(args.lines)),
         ("worst case: only training loops", all_loops_script(args.lines)),

@@ -14,7 +14,9 @@ data and metric modules, and the rest training scripts with loops (some buggy, s
 - the peak memory (maximum resident set) of the loopfix process and of each worker.
 
 Targets: cold with 1 job no slower than the floor; warm at most 10% of cold; peak memory at
-most 300 MB.
+most 300 MB. `--split 0.3` moves the classes and functions of 30% of the training scripts into
+a module beside each, which the script imports (the project case: the module is parsed and
+followed from the script; warm runs check its digest).
 """
 
 from __future__ import annotations
@@ -111,7 +113,30 @@ def model_module(rng: random.Random, index: int, lines: int) -> str:
     return "".join(parts)
 
 
-def generate(out: Path, files: int, seed: int = 0) -> tuple[int, int]:
+def split_script(text: str, module: str) -> tuple[str, str]:
+    """(the script without its model code, importing it; the module of it)."""
+    import ast
+
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    moved = [  # the model, data and metric code; the training loops stay in the script
+        n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef | ast.FunctionDef) and "backward" not in ast.unparse(n)
+    ]
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    taken = {i for n in moved for i in range(n.lineno - 1 - len(n.decorator_list), n.end_lineno)}
+    head = "".join(lines[i] for n in imports for i in range(n.lineno - 1, n.end_lineno))
+    kept = "".join(line for i, line in enumerate(lines) if i not in taken)
+    names = ", ".join(n.name for n in moved)
+    anchor = imports[-1].end_lineno if imports else 0
+    script = kept.splitlines(keepends=True)
+    script.insert(anchor, f"from {module} import {names}\n")
+    body = "".join(lines[i] for i in sorted(taken))
+    return "".join(script), head + "\n\n" + body
+
+
+def generate(out: Path, files: int, seed: int = 0, split: float = 0.0) -> tuple[int, int]:
     rng = random.Random(seed)
     if out.exists():
         shutil.rmtree(out)
@@ -127,6 +152,11 @@ def generate(out: Path, files: int, seed: int = 0) -> tuple[int, int]:
             text, folder = training_script(rng.randint(150, 400), seed=index), "train"
         path = out / folder / f"part_{index // 100:02}" / f"module_{index:05}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
+        if folder == "train" and rng.random() < split:
+            # the script's classes and helpers go to a module beside it that it imports
+            text, imported = split_script(text, f"nets_{index:05}")
+            path.with_name(f"nets_{index:05}.py").write_text(imported)
+            total_lines += imported.count("\n")
         path.write_text(text)
         total_lines += text.count("\n")
     (out / ".git").mkdir()
@@ -175,8 +205,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "loopfix-bench")
+    parser.add_argument(
+        "--split",
+        type=float,
+        default=0.0,
+        help="share of training scripts split into a script and a module of its classes",
+    )
     args = parser.parse_args()
-    files, lines = generate(args.out, args.files)
+    files, lines = generate(args.out, args.files, split=args.split)
     print(f"tree: {files} files, {lines} lines in {args.out}")
     floor = float(
         subprocess.run(

@@ -18,14 +18,15 @@ class Case:
     description: str
     fixable: bool = True  # False: reported without a fix, for the reason in `no_fix`
     no_fix: str = ""
+    entry: str = ""  # a project case: the script in before/ (and after/) that is run
 
     @property
     def before(self) -> Path:
-        return self.folder / "before.py"
+        return self.folder / "before" / self.entry if self.entry else self.folder / "before.py"
 
     @property
     def after(self) -> Path:
-        return self.folder / "after.py"
+        return self.folder / "after" / self.entry if self.entry else self.folder / "after.py"
 
     @property
     def positive(self) -> bool:
@@ -48,12 +49,17 @@ def load_cases() -> list[Case]:
                 description=meta["description"],
                 fixable=meta.get("fixable", True),
                 no_fix=meta.get("no_fix", ""),
+                entry=meta.get("entry", ""),
             )
         )
     return cases
 
 
-CASES = load_cases()
+ALL_CASES = load_cases()
+# Project cases (several files in before/ and after/, one of them the `entry` script) are
+# specified in test_corpus_projects.py; the rest of the suite takes single-file cases.
+PROJECTS = [c for c in ALL_CASES if c.entry]
+CASES = [c for c in ALL_CASES if not c.entry]
 POSITIVE = [c for c in CASES if c.positive and c.fixable]
 UNFIXABLE = [c for c in CASES if c.positive and not c.fixable]
 NEGATIVE = [c for c in CASES if not c.positive]

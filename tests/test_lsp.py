@@ -16,7 +16,7 @@ from corpus_cases import CORPUS, load_cases
 
 pytestmark = pytest.mark.asyncio
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "loopfix", "lsp"])
-POSITIVE = [case for case in load_cases() if case.positive and case.fixable]
+POSITIVE = [c for c in load_cases() if c.positive and c.fixable and not c.entry]
 
 
 def capabilities(pull: bool = False) -> types.ClientCapabilities:
@@ -277,3 +277,59 @@ async def test_positions_follow_a_negotiated_utf8_encoding(utf8_client: Language
     assert diagnostic.range.start.character == len(line[:start].encode("utf-8")) == 15
     end = start + len("état_𝛼")  # é and 𝛼 are 2 and 4 bytes: 10 bytes, 6 characters
     assert diagnostic.range.end.character == len(line[:end].encode("utf-8")) == 25
+
+
+GAN_MODELS = """\
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, z):
+        return self.l(z)
+"""
+
+GAN_LOOP = """\
+import torch
+from models import Gen
+
+netG, netD = Gen(), Gen()
+opt_g = torch.optim.Adam(netG.parameters())
+opt_d = torch.optim.Adam(netD.parameters())
+for step in range(3):
+    fake = netG(torch.randn(8, 4))
+    d_out = netD(fake).mean()
+    opt_d.zero_grad()
+    d_out.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    (-d_out).backward()
+    opt_g.step()
+"""
+
+
+async def test_editing_an_open_module_republishes_the_documents_that_import_it(
+    client: LanguageClient, tmp_path
+):
+    """`train.py` imports `Gen` from `models.py`: the unsaved buffer of `models.py` is what
+    counts, and changing it re-publishes `train.py`'s diagnostics."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "models.py").write_text("")  # on disk: no Gen at all
+    models = open_document(client, tmp_path / "models.py", GAN_MODELS)
+    await diagnostics_for(client, models)
+    train = open_document(client, tmp_path / "train.py", GAN_LOOP)
+    (found,) = await diagnostics_for(client, train)
+    assert found.code == "LF002"  # Gen is followed from the unsaved buffer
+    # the class is renamed in the buffer: `Gen` no longer resolves, so nothing is claimed
+    detached = GAN_MODELS.replace("class Gen(", "class Generator(")
+    client.diagnostics.pop(train, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=models, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=detached)],
+        )
+    )
+    assert await diagnostics_for(client, train) == []

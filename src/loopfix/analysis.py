@@ -10,10 +10,15 @@ from dataclasses import dataclass, field, replace
 
 from loopfix.options import Options
 from loopfix.parse import parse
+from loopfix.project import Project, project_for
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.rules.base import Fix
 from loopfix.source import SourceError, SourceFile, respell, source_spellings
 from loopfix.suppression import noqa_lines, suppressed
+
+
+class ON_DISK:
+    """`analyse_source(project=ON_DISK)`: the project the file belongs to on disk."""
 
 
 @dataclass
@@ -23,6 +28,8 @@ class FileResult:
     fixed_text: str = ""
     errors: list[str] = field(default_factory=list)
     suppressed: int = 0  # findings silenced by noqa comments
+    # project modules the analysis looked into: path -> sha256 of the text it used
+    dependencies: dict[str, str] = field(default_factory=dict)
     skipped: bool = False  # the file says `# loopfix: noqa`
 
     @property
@@ -35,10 +42,10 @@ class FileResult:
 
 
 def parse_context(
-    text: str, filename: str, options: Options | None = None, parser=parse
+    text: str, filename: str, options: Options | None = None, parser=parse, resolver=None
 ) -> FileContext:
     try:
-        return FileContext.parse(text, filename, options, parser)
+        return FileContext.parse(text, filename, options, parser, resolver)
     except SyntaxError as error:
         where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
         raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
@@ -56,17 +63,26 @@ def analyse_source(
     options: Options | None = None,
     plan_fixes: bool = True,
     parser=parse,
+    project: Project | None | type[ON_DISK] = ON_DISK,
 ) -> FileResult:
     """Findings and the planned fixed text. With `plan_fixes=False` only the findings (each
     without its fix): what an editor needs on every keystroke, at a fraction of the cost,
     since planning re-analyses the file for every candidate edit. `parser` may be a
-    `parse.ChunkParser` that reuses the parse of unchanged top-level statements."""
+    `parse.ChunkParser` that reuses the parse of unchanged top-level statements. The
+    modules of the `project` that the file imports are looked into (by default the project
+    the file belongs to on disk; None: the file alone)."""
     rules = ALL_RULES if rules is None else rules
     result = FileResult(source=source, fixed_text=source.text)
     silenced, result.skipped = noqa_lines(source.text)
     if result.skipped:
         return result
-    context = parse_context(source.text, str(source.path), options, parser)
+    if project is ON_DISK:
+        project = project_for(source.path)
+    resolver = project.resolver_for(source.path) if project is not None else None
+    context = parse_context(source.text, str(source.path), options, parser, resolver)
+    if resolver is not None:
+        result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
+        result.errors.extend(resolver.errors)
     spellings = source_spellings(source.text)
     for rule in rules:
         try:

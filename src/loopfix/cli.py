@@ -160,10 +160,13 @@ class Run:
         settings = ScanSettings(self.config, self.cache_folder(), plan_fixes)
         with _progress(len(files), output_format) as advance:
             reports = list(scan(files, settings, self.jobs, advance))
+        shown: set[str] = set()  # a broken module is named once, however many import it
         for report in reports:
             report.path = _display(Path(report.path))
-            for message in report.errors:
-                self.error(_shown(message))
+            for message in map(_shown, report.errors):
+                if message not in shown:
+                    shown.add(message)
+                    self.error(message)
         return reports
 
     def full_analysis(self, path: Path) -> FileResult | None:
@@ -437,10 +440,13 @@ def apply(
             if not verdict.equivalent:
                 run.not_written(f"{_display(result.source.path)}: not written: {verdict.summary()}")
     accepted = [r for r in results if all(r is not x for x in rejected)]
-    unfixed = sum(not row["fixable"] for report in reports for row in report.findings)
-    unfixed += sum(f.fixable for result in rejected for f in result.findings)
-    if dry_run:
-        _print_diffs(results, verdicts)
+    no_fix = sum(not row["fixable"] for report in reports for row in report.findings)
+    judged = [v for result in rejected for v in verdicts[id(result)] if not v.equivalent]
+    wrong = sum(v.verdict.startswith("not equivalent") for v in judged)
+    unverified = len(judged) - wrong
+    unfixed = no_fix + sum(f.fixable for result in rejected for f in result.findings)
+    if dry_run:  # the diff shows what `apply` would write: rewrites that verified
+        _print_diffs(accepted, verdicts)
     else:
         changes = [PlannedChange(r.source.path, r.source.data, r.fixed_bytes) for r in accepted]
         written, write_errors = apply_changes(changes)
@@ -451,8 +457,16 @@ def apply(
             f.fixable for r in accepted for f in r.findings if r.source.path in written_paths
         )
         typer.echo(f"Fixed {fixed} finding(s) in {len(written)} file(s).", err=True)
-    if unfixed:
-        typer.echo(f"{unfixed} finding(s) have no safe automatic fix.", err=True)
+    if no_fix:
+        typer.echo(f"{no_fix} finding(s) have no safe automatic fix.", err=True)
+    if wrong:
+        typer.echo(f"{wrong} fix(es) changed what the code computes: not written.", err=True)
+    if unverified:
+        typer.echo(
+            f"{unverified} fix(es) could not be confirmed by running the code and were not "
+            "written (`--no-verify` writes them unverified).",
+            err=True,
+        )
     raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)
 
 

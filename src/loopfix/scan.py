@@ -6,8 +6,10 @@
   problems, oversized files and NUL bytes are still reported.
 - `jobs` worker processes analyse files in parallel (sequentially for small runs).
 - A persistent cache maps (file content, loopfix version, settings) to the file's report, so
-  unchanged files are not analysed again. Entries are written atomically (a temporary file and
-  a rename), so concurrent runs never see half an entry; an unreadable entry is a miss.
+  unchanged files are not analysed again; a report also names the project modules its
+  analysis looked into, with the digest of their text, and is used only while they match.
+  Entries are written atomically (a temporary file and a rename), so concurrent runs never
+  see half an entry; an unreadable entry is a miss.
 
 A `FileReport` is plain data (it crosses processes and goes into the cache as JSON). `apply`
 and `verify` re-analyse in process only the files whose report has a fix.
@@ -31,10 +33,11 @@ from loopfix import __version__
 from loopfix.analysis import analyse_source
 from loopfix.config import Config
 from loopfix.options import Options
+from loopfix.project import read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
-CACHE_SCHEMA = "1"
+CACHE_SCHEMA = "2"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
 
 
@@ -47,6 +50,8 @@ class FileReport:
     suppressed: int = 0
     skipped: str | None = None  # why the file was not analysed ("no backward pass", "noqa")
     cached: bool = False
+    # project modules the analysis looked into: path -> sha256 of their text then
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 def finding_rows(result) -> list[dict]:
@@ -149,12 +154,25 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
     key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
-    if cache is not None and (hit := cache.get(key)) is not None:
+    if cache is not None and (hit := cache.get(key)) is not None and _unchanged(hit):
         return FileReport(**{**hit, "path": shown, "cached": True})
     report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
+
+
+def _unchanged(entry: dict) -> bool:
+    """Whether every project module a cached report looked into still has the same text
+    (editing `models.py` re-checks the `train.py` that imports it)."""
+    for path, digest in entry.get("dependencies", {}).items():
+        text = read_disk(Path(path))
+        if (
+            text is None
+            or hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest
+        ):
+            return False
+    return True
 
 
 def _read_error(path: Path) -> str:
@@ -181,6 +199,7 @@ def _analyse(path: Path, data: bytes, config: Config, rules, plan_fixes: bool) -
         errors=list(result.errors),
         suppressed=result.suppressed,
         skipped="noqa" if result.skipped else None,
+        dependencies=dict(result.dependencies),
     )
 
 

@@ -17,11 +17,12 @@ from urllib.request import url2pathname
 
 from lsprotocol import types
 
-from loopfix.analysis import FileResult, analyse_source
+from loopfix.analysis import ON_DISK, FileResult, analyse_source
 from loopfix.config import Config
 from loopfix.edits import Edit, apply_edits
 from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
+from loopfix.project import Project
 from loopfix.rules import CRASHING_RULES, Finding, rule_by_code
 from loopfix.source import SourceError, SourceFile
 
@@ -66,17 +67,20 @@ def analyse_buffer(
     config: Config | None = None,
     plan_fixes: bool = True,
     parser: ChunkParser | None = None,
+    project: Project | None | type[ON_DISK] = ON_DISK,
 ) -> BufferAnalysis:
     """The buffer's findings; with `plan_fixes=False` without their fixes (diagnostics on
     every keystroke need only the findings; code actions ask for the plan). A document's
-    `ChunkParser` reuses the parse of the statements an edit did not touch."""
+    `ChunkParser` reuses the parse of the statements an edit did not touch; `project` gives
+    the modules it imports (the server's reads open buffers before the disk; by default the
+    disk, as for the python-lsp-server plugin)."""
     config = config or Config()
     path = uri_to_path(uri)
     source = SourceFile.from_text(path, text)
     options = Options(restrict_style=config.restrict_style)
     try:
         rules = config.rules_for(path)
-        result = analyse_source(source, rules, options, plan_fixes, parser or parse)
+        result = analyse_source(source, rules, options, plan_fixes, parser or parse, project)
     except SourceError as error:
         return BufferAnalysis(uri, text, None, str(error).replace(str(path), path.name), config)
     except Exception as error:  # a loopfix bug: log it, keep serving

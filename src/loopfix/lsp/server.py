@@ -12,6 +12,7 @@ analysed (a syntax error), or an internal error in a rule, is logged; the server
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import uuid
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from loopfix import __version__
 from loopfix.config import Config, ConfigError, find_config, with_overrides
 from loopfix.parse import ChunkParser
+from loopfix.project import Project, find_root, read_disk
 
 from . import features
 
@@ -35,6 +37,7 @@ class LoopfixServer(LanguageServer):
         self.plans: dict[str, features.BufferAnalysis] = {}  # findings with planned fixes
         self.parsers: dict[str, ChunkParser] = {}  # per document: unchanged statements reused
         self.project_configs: dict[Path, tuple[Config, tuple]] = {}
+        self.projects: dict[Path, Project] = {}  # by root; modules read from buffers first
 
     # -- settings -----------------------------------------------------------------------
     def config_for(self, uri: str) -> Config:
@@ -63,18 +66,63 @@ class LoopfixServer(LanguageServer):
     def encoding(self) -> str:
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
+    # -- the project ----------------------------------------------------------------------
+    def project_for(self, uri: str) -> Project:
+        root = find_root(features.uri_to_path(uri))
+        if root not in self.projects:
+            self.projects[root] = Project(root, self.read_module)
+        return self.projects[root]
+
+    def read_module(self, path: Path) -> str | None:
+        """A module's text: the editor's buffer when it is open (unsaved edits count), else
+        the disk."""
+        document = self.open_documents().get(path.resolve())
+        return document.source if document is not None else read_disk(path)
+
+    def open_documents(self) -> dict:
+        return {
+            features.uri_to_path(uri).resolve(): document
+            for uri, document in self.workspace.text_documents.items()
+        }
+
+    def dependents_of(self, uri: str) -> list[str]:
+        """Open documents whose last analysis looked into the module `uri` is."""
+        path = str(features.uri_to_path(uri).resolve())
+        return [
+            other
+            for other, analysis in self.analyses.items()
+            if other != uri and analysis.result is not None and path in analysis.result.dependencies
+        ]
+
+    def _dependencies_unchanged(self, analysis: features.BufferAnalysis) -> bool:
+        if analysis.result is None:
+            return True
+        for path, digest in analysis.result.dependencies.items():
+            text = self.read_module(Path(path))
+            if text is None or _digest(text) != digest:
+                return False
+        return True
+
     # -- analysis -----------------------------------------------------------------------
     def analyse(self, uri: str, plan_fixes: bool = False) -> features.BufferAnalysis:
-        """The buffer's analysis, cached per text: findings only for diagnostics (fast), with
-        the planned fixes for code actions and verification."""
+        """The buffer's analysis, cached per text (and the texts of the project modules it
+        looked into): findings only for diagnostics (fast), with the planned fixes for code
+        actions and verification."""
         document = self.workspace.get_text_document(uri)
         cache = self.plans if plan_fixes else self.analyses
         cached = cache.get(uri)
-        if cached is not None and cached.text == document.source:
+        if (
+            cached is not None
+            and cached.text == document.source
+            and self._dependencies_unchanged(cached)
+        ):
             return cached
         config = self.config_for(uri)
         parser = self.parsers.setdefault(uri, ChunkParser())
-        analysis = features.analyse_buffer(uri, document.source, config, plan_fixes, parser)
+        project = self.project_for(uri)
+        analysis = features.analyse_buffer(
+            uri, document.source, config, plan_fixes, parser, project
+        )
         if not plan_fixes or analysis.result is None:
             for message in analysis.messages:
                 self.log(types.MessageType.Warning, message)
@@ -89,6 +137,10 @@ class LoopfixServer(LanguageServer):
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=f"loopfix: {message}"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _pyproject_stamp(folder: Path) -> tuple:
@@ -121,7 +173,10 @@ def initialize(ls: LoopfixServer, params: types.InitializeParams) -> None:
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_text(ls: LoopfixServer, params) -> None:
     if not _pulls(ls):
-        ls.publish(params.text_document.uri)
+        uri = params.text_document.uri
+        ls.publish(uri)
+        for dependent in ls.dependents_of(uri):  # `train.py` imports the `models.py` edited
+            ls.publish(dependent)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

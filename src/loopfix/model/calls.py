@@ -13,6 +13,7 @@ from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
     MODULE_PLUMBING,
     MODULE_WRAPPERS,
+    ClassInfo,
     FunctionNode,
     Symbols,
     dotted_name,
@@ -27,6 +28,7 @@ GRAPH_FREE_METHODS = {
     "data_ptr", "argmax", "argmin", "eq", "ne", "lt", "gt", "le", "ge", "nonzero", "long",
     "int", "bool", "byte", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
     "new", "is_contiguous", "element_size", "get_device", "zero_",
+    "sample",  # torch.distributions: sample() draws under no_grad (rsample() keeps the graph)
 }
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
@@ -122,6 +124,9 @@ class CallsMixin:
             return EMPTY
         if attr in ("step", "zero_grad"):
             return self._update(node, func, env)
+        if attr == "clear" and not node.args and self.key_for(func.value) is not None:
+            self.empty(func.value, env)  # `self.rewards.clear()`
+            return EMPTY.with_shape(NONE)
         if attr in CONTAINER_ADDERS:
             key = self.key_for(func.value)
             if key is None:
@@ -209,6 +214,8 @@ class CallsMixin:
             return EMPTY.with_shape(callee[1])
         if kind == "receiver":
             return self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
+        if kind == "builtin" and isinstance(func, ast.Name) and func.id == "map" and node.args:
+            return self._mapped(node, positional, env)
         if kind == "builtin":
             return _builtin_result(func.id, arguments) if isinstance(func, ast.Name) else EMPTY
         if kind in ("unknown", "method_of") and positional:
@@ -224,6 +231,14 @@ class CallsMixin:
     def _resolve(self, func: ast.expr, env: Env, call: ast.Call) -> tuple:
         if isinstance(func, ast.Name):
             return self._resolve_name(func, env, call)
+        static = self._static_method(func)
+        if static is not None:  # `Stacked.repackage(hs)`: a staticmethod through its class
+            return ("function", static)
+        member = self.symbols.member(func)
+        if isinstance(member, ClassInfo):
+            return ("construct", member)
+        if member is not None:
+            return ("function", member)
         qualified = self.symbols.qualify(func)
         if qualified is not None and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
@@ -259,6 +274,8 @@ class CallsMixin:
         if value is not None and shapes.is_module(value.shape):
             return ("module", value.shape, key)
         unknown = value is None or value.shape in (None, UNKNOWN)
+        if value is not None and isinstance(self.symbols.globals.get(func.id), ast.Lambda):
+            value = None  # a module-level lambda, known as a function of the file
         if value is None:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
@@ -327,7 +344,8 @@ class CallsMixin:
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
         self.obs.site_modules.setdefault(site, set()).add(path)
-        graphs |= {Graph(site)}
+        if not self._frozen(path):
+            graphs |= {Graph(site)}
         info = self.symbols.module_class(shape)
         forward = info.methods.get("forward") if info is not None else None
         if forward is None:
@@ -338,6 +356,43 @@ class CallsMixin:
         # the forward was followed: each returned item holds the graphs it was built from
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
+
+    def _mapped(self, node: ast.Call, positional, env: Env) -> Value:
+        """`map(f, xs)`: what `f` makes of an item: `torch.Tensor.detach` and a lambda whose
+        body detaches (`map(lambda t: t.detach(), hidden)`) leave no graph."""
+        function, iterables = node.args[0], positional[1:]
+        items = union(v for v, _ in iterables)
+        if isinstance(function, ast.Attribute) and function.attr in ("detach", "detach_"):
+            return EMPTY.with_shape(("seq", TENSOR))
+        if isinstance(function, ast.Lambda) and len(function.args.args) == len(iterables):
+            inner = dict(env)
+            for argument, (value, _) in zip(function.args.args, iterables, strict=True):
+                item = value.with_shape(shapes.item_shape(value.shape))
+                inner[self.frame.prefix + argument.arg] = item
+            result = self.eval(function.body, inner)
+            return Value(result.graphs, ("seq", result.shape))
+        return Value(union(v for v, _ in positional) | items, ("seq", UNKNOWN))
+
+    def _static_method(self, func: ast.expr) -> FunctionNode | None:
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        info = self.symbols.classes.get(func.value.id)
+        method = self.symbols.method(info, func.attr) if info is not None else None
+        if method is not None and any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list
+        ):
+            return method
+        return None
+
+    def _frozen(self, path: str | None) -> bool:
+        """Every parameter of the module at `path` is frozen for good: no graph of its own."""
+        frozen = self.symbols.frozen
+        if not frozen or path is None:
+            return False
+        bare = path.removeprefix("self.")
+        return any(
+            shapes.within(path, f) or shapes.within(bare, f.removeprefix("self.")) for f in frozen
+        )
 
     def _call_function(self, call: Call, env: Env) -> Value:
         """Run a function defined in this file on the caller's environment.
@@ -352,15 +407,16 @@ class CallsMixin:
             return Value(union(call.argument_values()), UNKNOWN)
         frame = self._callee_frame(call)
         self._bind_parameters(call, frame, env)
-        outer_frame, outer_no_grad = self.frame, self.no_grad
+        outer_frame, outer_no_grad, outer_symbols = self.frame, self.no_grad, self.symbols
         self.frame = frame
+        self.symbols = self.symbols.home(function)  # another module's names mean its own
         self.no_grad = self.no_grad or _decorated_no_grad(function, self.symbols)
         self.call_stack.append(function)
         try:
             flow = self.exec_block(function.body, env)
         finally:
             self.call_stack.pop()
-            self.frame, self.no_grad = outer_frame, outer_no_grad
+            self.frame, self.no_grad, self.symbols = outer_frame, outer_no_grad, outer_symbols
         after = join_envs(flow.normal, flow.returns) or {}
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
@@ -374,13 +430,8 @@ class CallsMixin:
         prefix = f"#{depth}{call.function.name}:"
         self_path = call.receiver_key or f"{prefix}self"
         site_prefix = call.site or self.frame.site_prefix
-        declared = frozenset(
-            name
-            for statement in ast.walk(call.function)
-            if isinstance(statement, ast.Global)
-            for name in statement.names
-        )
-        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth, declared)
+        locals_ = self.instances.local_names(call.function)
+        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth, locals=locals_)
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
@@ -389,6 +440,28 @@ class CallsMixin:
             env[frame.prefix + name] = value
             if key is not None:
                 frame.aliases[name] = key
+
+
+def local_names(function: FunctionNode) -> frozenset[str]:
+    """The names local to a function, as Python scopes them: its parameters and every name it
+    binds, less those it declares `global`. Any other name it reads is the module's."""
+    arguments = function.args
+    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    declared: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.Global):
+            declared.update(node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node is not function:
+                names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return frozenset(names - declared)
 
 
 def _bound(

@@ -36,10 +36,16 @@ class EventsMixin:
             # of unknown origin, or built by elements of a container of modules, which the
             # model does not tell apart (`outputs[i]` and `outputs[j]` are one abstract graph)
             self.obs.partly_unknown.add(backward_id)
+        # a graph consumed in an earlier iteration and carried into this one: freed ("second
+        # time"), or kept by retain_graph=True and changed since by a step (the version error);
+        # a kept graph no step has changed is backpropagated again, by design (K-step TBPTT)
         failing = {
             g
             for g in known
-            if g.consumed_by is not None and g.crossed is not None and g.crossed in loops
+            if g.consumed_by is not None
+            and g.crossed is not None
+            and g.crossed in loops
+            and (not g.retained or g.stale_by is not None)
         }
         for graph in failing:
             if graph.crossed not in self.top_loops:
@@ -79,10 +85,9 @@ class EventsMixin:
             spared = {g.key for g in value.graphs if self._element_graph(g)}
             eaten = keys - spared if name in lists else keys
             if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
-                consumed = frozenset(
-                    g.consume(backward_id, retained) if g.key in eaten else g for g in value.graphs
+                env[name] = value.map_graphs(
+                    lambda g, e=eaten: g.consume(backward_id, retained) if g.key in e else g
                 )
-                env[name] = Value(consumed, value.shape)
 
     def _update(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         """`opt.step()`, `scaler.step(opt)`, `opt.zero_grad()`, `model.zero_grad()`."""
@@ -149,10 +154,9 @@ class EventsMixin:
             if name in spared:
                 continue
             if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
-                graphs = frozenset(
-                    g.go_stale(step_id) if self._owned(g.site, modules) else g for g in value.graphs
+                env[name] = value.map_graphs(
+                    lambda g: g.go_stale(step_id) if self._owned(g.site, modules) else g
                 )
-                env[name] = Value(graphs, value.shape)
 
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
         return any(

@@ -36,7 +36,8 @@ class ExpressionsMixin:
         if node.id == "self" and self.frame.cls is not None:
             return EMPTY.with_shape(self_shape(self.frame.cls))
         if node.id in self.symbols.globals:
-            shape = self.instances.module_shapes.get(node.id)
+            own = self.symbols is self.instances.symbols  # not a global of another module
+            shape = self.instances.module_shapes.get(node.id) if own else None
             if shape is None:
                 shape = self.symbols.static_shape(self.symbols.globals[node.id])
             return EMPTY.with_shape(shape)
@@ -81,11 +82,18 @@ class ExpressionsMixin:
             and isinstance(index.value, int)
             and -len(shape[1]) <= index.value < len(shape[1])
         ):
-            return base.with_shape(shape[1][index.value])
+            position = index.value % len(shape[1])
+            return Value(base.part(position, len(shape[1])), shape[1][position])
         if isinstance(index, ast.Slice):
             return base
         if isinstance(shape, tuple) and shape[0] == "dict" and isinstance(index, ast.Constant):
-            return base.with_shape(dict(shape[1]).get(index.value, UNKNOWN))
+            keys = [key for key, _ in shape[1]]
+            if index.value not in keys:
+                if "**" in keys:  # not written after the last `**`: one of the spread dicts'
+                    return Value(base.part(len(keys) - 1, len(keys)), UNKNOWN)
+                return base.with_shape(UNKNOWN)
+            position = keys.index(index.value)
+            return Value(base.part(position, len(keys)), shape[1][position][1])
         return base.with_shape(shapes.item_shape(shape))
 
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
@@ -115,11 +123,21 @@ class ExpressionsMixin:
                 paths = shapes.param_paths(value.shape)
                 if paths is not None:
                     return EMPTY.with_shape(("params", paths))
-        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys) and any(
-            _is_trainer_object(v.shape) for v in values
-        ):  # {"g": opt_g, "d": opt_d}: keep each entry's identity
-            entries = tuple((k.value, v.shape) for k, v in zip(node.keys, values, strict=True))
-            return Value(union(values), ("dict", entries))
+        keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+        if keys and all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys):
+            # {"g": opt_g, "d": opt_d}, {"d": loss_d, "g": loss_g}: each entry keeps its
+            # identity and its own graphs
+            entries = tuple((k, v.shape) for k, v in zip(keys, values, strict=True))
+            return Value(union(values), ("dict", entries), tuple(v.graphs for v in values))
+        spread = max((i for i, k in enumerate(node.keys) if k is None), default=-1)
+        after = list(zip(keys[spread + 1 :], values[spread + 1 :], strict=True))
+        if spread >= 0 and after and all(isinstance(k, str) for k, _ in after):
+            # {**d_losses, "g": loss_g}: the keys written after the last `**` are known, each
+            # with its own graphs; any other key may hold any of the spread dicts' graphs
+            entries = tuple((k, v.shape) for k, v in after)
+            rest = union(values[: spread + 1])
+            parts = tuple(v.graphs for _, v in after) + (rest,)
+            return Value(union(values), ("dict", entries + (("**", UNKNOWN),)), parts)
         return Value(union(values), UNKNOWN)
 
     def expr_Compare(self, node: ast.Compare, env: Env) -> Value:

@@ -75,7 +75,9 @@ class Frame:
     cls: ClassInfo | None = None
     site_prefix: tuple[int, ...] = ()
     depth: int = 0
-    globals: frozenset[str] = frozenset()  # names the function declares `global`
+    # a called function's own names; any other name it reads is the module's (None: the
+    # scope being run, whose names are all its own)
+    locals: frozenset[str] | None = None
 
     @property
     def is_top(self) -> bool:

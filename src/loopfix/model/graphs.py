@@ -83,6 +83,13 @@ class Value:
     def with_shape(self, shape: Shape) -> Value:
         return Value(self.graphs, shape)
 
+    def map_graphs(self, change) -> Value:
+        """This value with `change(graph)` in place of each graph, item by item too."""
+        parts = None
+        if self.parts is not None:
+            parts = tuple(frozenset(map(change, part)) for part in self.parts)
+        return Value(frozenset(map(change, self.graphs)), self.shape, parts)
+
     def part(self, index: int, count: int) -> frozenset[Graph]:
         """The graphs item `index` of `count` unpacked items may hold."""
         if self.parts is not None and len(self.parts) == count:

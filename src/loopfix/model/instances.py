@@ -72,6 +72,15 @@ class Instances:
         # what the module body left in each global, once it has run (a function reading
         # `optimizer0` knows the modules it owns)
         self.module_shapes: dict[str, Shape] = {}
+        self._locals: dict[int, frozenset[str]] = {}
+
+    def local_names(self, function) -> frozenset[str]:
+        """`calls.local_names`, once per function of this analysis."""
+        from loopfix.model.calls import local_names
+
+        if id(function) not in self._locals:
+            self._locals[id(function)] = local_names(function)
+        return self._locals[id(function)]
 
     def attributes(self, info) -> dict[str, Value]:
         """Attribute name -> value (shape only: no graph) after construction; paths say
@@ -86,18 +95,19 @@ class Instances:
         from loopfix.model.frames import Frame, Observations
         from loopfix.model.interpreter import Interpreter
 
+        symbols = self.symbols.home(info.node)  # a class imported from another module
         attributes: dict[str, Value] = {}
-        for base in self.symbols.file_bases(info):
+        for base in symbols.file_bases(info):
             attributes.update(self.attributes(base))
         init = info.methods.get("__init__")
         if init is None:
             return attributes
         env = {"self": EMPTY.with_shape(self_shape(info))}
         env.update({f"self.{k}": v for k, v in attributes.items()})
-        visible = set(self.symbols.globals) | {"self"}
+        visible = set(symbols.globals) | {"self"}
         env.update(self.call_sites.parameter_values(init, visible))
         frame = Frame(self_path="self", cls=info, aliases=stored_parameters(init))
-        interpreter = Interpreter(self.symbols, Observations(), self)
+        interpreter = Interpreter(symbols, Observations(), self)
         interpreter.frame = frame
         flow = interpreter.exec_block(init.body, env)
         for key, value in (flow.normal or env).items():

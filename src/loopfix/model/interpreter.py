@@ -88,7 +88,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             base = frame.self_path
         elif rest and root in frame.aliases:
             base = frame.aliases[root]
-        elif root in frame.globals:
+        elif frame.locals is not None and root not in frame.locals:
             base = root
         else:
             base = frame.prefix + root
@@ -190,10 +190,21 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_Delete(self, node: ast.Delete, env: Env) -> Flow:
         for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+                self.empty(target.value, env)  # `del policy.saved_log_probs[:]`
+                continue
             key = self.key_for(target)
             if key is not None:
                 env.pop(key, None)
         return Flow(normal=env)
+
+    def empty(self, container: ast.expr, env: Env) -> None:
+        """`del xs[:]`, `xs.clear()`: the container no longer holds what it held."""
+        key = self.key_for(container)
+        if key is not None:
+            old = env.get(key)
+            env[key] = Value(frozenset(), old.shape if old is not None else None)
+            self.note_write(key)
 
     def stmt_FunctionDef(self, node: ast.stmt, env: Env) -> Flow:
         return Flow(normal=env)
@@ -269,7 +280,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
             self.top_loops.add(loop_id)
-        head, exits = dict(env), Flow(normal=None)
+        head, exits, back = dict(env), Flow(normal=None), None
         outer_loops = tuple(self.loop_stack)
         self.loop_stack.append(loop_id)
         try:
@@ -300,7 +311,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 head = new_head
         finally:
             self.loop_stack.pop()
-        after = self.exec_block(node.orelse, dict(head))
+        start = dict(head)
+        source = self.key_for(node.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
+        if source in start and back is not None and source in back and not back[source].graphs:
+            # `for s in hidden: s.detach_()`: every element detached in place (a state is
+            # never empty), so the container leaves the loop without graph
+            start[source] = Value(frozenset(), start[source].shape)
+        after = self.exec_block(node.orelse, start)
         normal = join_envs(after.normal, exits.breaks)
         return Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
             Flow(None, None, None, after.returns, after.returned)
@@ -403,8 +420,7 @@ def cross(env: Env, loop_id: int, written: set[str], enclosing: tuple[int, ...])
     for key in written:
         value = crossed.get(key)
         if value is not None and value.graphs:
-            graphs = frozenset(g.carry(loop_id, key, enclosing) for g in value.graphs)
-            crossed[key] = Value(graphs, value.shape)
+            crossed[key] = value.map_graphs(lambda g, k=key: g.carry(loop_id, k, enclosing))
     return crossed
 
 

@@ -179,19 +179,20 @@ class LoopModel:
         ]
 
 
-def build_model(tree: ast.Module, every_scope: bool = False) -> LoopModel:
+def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
-    `every_scope` (for questions about code without a backward pass).
+    `every_scope` (for questions about code without a backward pass). `resolver` links
+    the project modules the file imports (`loopfix.project.Resolver`).
 
     The module body runs first, then every function and method as its own scope, callers
     before callees, each starting from what the calls seen so far pass it (a method: the
     instance its class builds)."""
     index = index_tree(tree)
-    symbols = collect_symbols(tree, index)
+    symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
     instances = Instances(symbols, CallSites())
     interpreter = Interpreter(symbols, observations, instances)
-    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index)
+    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
     if relevant(tree):
         final = interpreter.run_scope(tree.body, Frame(), {})
         instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
@@ -251,13 +252,14 @@ AUTOGRAD_WORDS = frozenset({"backward", "autograd", "grad", "retain_graph", "ret
 IMPLICIT_CALLS = frozenset({"forward", "__call__"})  # reached without their name being written
 
 
-def _autograd_scopes(index: TreeIndex):
+def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     """A test for whether a scope (the module or a function) can hold a finding: every rule
     is about a backward pass, so a scope that mentions none (`backward`, `autograd`, `grad`,
     `retain_graph`) and no function of this file that (transitively) does is skipped. The
     model's cost then follows the training code in a file, not its model and data code."""
     names = index.names
     reaching = {name for name, found in names.items() if found & AUTOGRAD_WORDS}
+    reaching |= _imported_autograd_names(symbols)
     while True:
         grown = {name for name, found in names.items() if found & reaching} - reaching
         if not grown:
@@ -267,6 +269,26 @@ def _autograd_scopes(index: TreeIndex):
         return lambda scope: True  # a module whose forward steps: anything may reach it
     triggers = AUTOGRAD_WORDS | reaching
     return lambda scope: bool(index.words[id(scope)] & triggers)
+
+
+def _imported_autograd_names(symbols: Symbols) -> set[str]:
+    """Functions and classes imported from project modules whose bodies mention a backward
+    pass (a `losses.py` helper that calls `backward()`, a model whose forward steps)."""
+    names = set()
+    for name, node in [
+        *symbols.functions.items(),
+        *((n, i.node) for n, i in symbols.classes.items()),
+    ]:
+        if symbols.home(node) is symbols:
+            continue
+        words = {
+            n.id if isinstance(n, ast.Name) else n.attr
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)
+        }
+        if words & AUTOGRAD_WORDS:
+            names.add(name)
+    return names
 
 
 def _parameters(function) -> list[ast.arg]:

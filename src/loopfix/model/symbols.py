@@ -7,6 +7,7 @@ itself, e.g. a global `model` read inside a function, or `self.rnn` inside `forw
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
@@ -46,6 +47,32 @@ class Symbols:
     functions: dict[str, FunctionNode] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)
     module_evidence: set[str] = field(default_factory=set)
+    # project modules imported as a whole (`import utils`, `from pkg import models`)
+    modules: dict[str, Symbols] = field(default_factory=dict)
+    # classes, methods and functions imported from another project module -> that module's
+    # symbols (its imports, globals and classes are what their bodies mean)
+    homes: dict[int, Symbols] = field(default_factory=dict)
+    # modules whose parameters are frozen for good (`requires_grad_(False)`, never undone):
+    # calling them builds no graph of their own
+    frozen: set[str] = field(default_factory=set)
+    # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
+    module_classes: dict[str, ClassInfo] = field(default_factory=dict)
+
+    def home(self, node: ast.AST) -> Symbols:
+        """The symbols of the module that defines `node` (a class or function)."""
+        return self.homes.get(id(node), self)
+
+    def member(self, node: ast.expr) -> FunctionNode | ClassInfo | None:
+        """`utils.repackage_hidden`, `models.Net`: a function or class of an imported project
+        module, named through the module."""
+        dotted = dotted_name(node)
+        if dotted is None or "." not in dotted:
+            return None
+        owner, _, name = dotted.rpartition(".")
+        module = self.modules.get(owner)
+        if module is None:
+            return None
+        return module.classes.get(name) or module.functions.get(name)
 
     def qualify(self, node: ast.expr) -> str | None:
         """`nn.LSTM` -> `torch.nn.LSTM` when `nn` was imported from torch; None if not dotted."""
@@ -94,13 +121,16 @@ class Symbols:
 
     def module_class(self, shape: Shape) -> ClassInfo | None:
         if shapes.is_module(shape) and shape[2] is not None:
-            return self.classes.get(shape[2])
+            return self.class_named(shape[2])
         return None
 
     def class_of(self, shape: Shape) -> ClassInfo | None:
         """The file's class a module or object value is an instance of."""
         name = shapes.class_name(shape)
-        return self.classes.get(name) if name is not None else None
+        return self.class_named(name) if name is not None else None
+
+    def class_named(self, name: str) -> ClassInfo | None:
+        return self.classes.get(name) or self.module_classes.get(name)
 
     def file_bases(self, info: ClassInfo) -> list[ClassInfo]:
         return [
@@ -129,9 +159,20 @@ def dotted_name(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-def collect_symbols(tree: ast.Module, index: TreeIndex | None = None) -> Symbols:
+def collect_symbols(
+    tree: ast.Module,
+    index: TreeIndex | None = None,
+    resolver: Callable[[str | None, int], Symbols | None] | None = None,
+    into: Symbols | None = None,
+) -> Symbols:
+    """The module's symbols; with a `resolver` (see `loopfix.project`), what it imports from
+    the project's own modules is linked in (`into`: fill this object, which an import cycle
+    may already hold)."""
     index = index or index_tree(tree)
-    symbols = Symbols()
+    symbols = into if into is not None else Symbols()
+    if resolver is not None:
+        for node in index.imports:
+            _link_import(symbols, node, resolver)
     for node in index.imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -156,8 +197,118 @@ def collect_symbols(tree: ast.Module, index: TreeIndex | None = None) -> Symbols
             symbols.module_evidence.add(name.rpartition(".")[2])
     for statement in tree.body:
         _collect_top_level(symbols, statement)
+    if any(FREEZING & words for words in index.words.values()):
+        symbols.frozen = _frozen_modules(tree)
     _resolve_module_classes(symbols)
     return symbols
+
+
+FREEZING = frozenset({"requires_grad", "requires_grad_"})
+
+
+def _frozen_modules(tree: ast.Module) -> set[str]:
+    """Modules frozen by `m.requires_grad_(False)` or `for p in m.parameters():
+    p.requires_grad = False` (or `p.requires_grad_(False)`) and never unfrozen anywhere in the
+    file (a GAN that freezes D only for G's update unfreezes it: not frozen)."""
+    frozen, thawed = set(), set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "requires_grad_"
+        ):
+            target = dotted_name(node.func.value)
+            if target is not None:
+                (frozen if _is_false(node.args[0] if node.args else None) else thawed).add(target)
+        elif isinstance(node, ast.For) and _iterates_parameters(node.iter):
+            owner = dotted_name(node.iter.func.value)
+            for flag in _requires_grad_settings(node):
+                (frozen if _is_false(flag) else thawed).add(owner)
+    # a module thawed anywhere (itself, inside, or around it) is not frozen for good
+    return {
+        f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
+    }
+
+
+def _iterates_parameters(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("parameters", "named_parameters")
+        and dotted_name(node.func.value) is not None
+    )
+
+
+def _requires_grad_settings(loop: ast.For) -> list[ast.expr | None]:
+    """What the loop body sets `p.requires_grad` to (`p.requires_grad_(flag)` included)."""
+    flags: list[ast.expr | None] = []
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
+        ):
+            flags.append(node.value)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "requires_grad_"
+        ):
+            flags.append(node.args[0] if node.args else None)
+    return flags
+
+
+def _is_false(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _link_import(symbols: Symbols, node: ast.Import | ast.ImportFrom, resolver) -> None:
+    """Link the names an import binds to the project module that defines them."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            module = resolver(alias.name, 0)
+            if module is not None:
+                _link_module(symbols, alias.asname or alias.name, module)
+        return
+    module = resolver(node.module, node.level)
+    for alias in node.names:
+        if module is not None and alias.name == "*":
+            for name in [*module.classes, *module.functions]:
+                if not name.startswith("_"):
+                    _link_member(symbols, module, name, name)
+            continue
+        local = alias.asname or alias.name
+        if module is not None and _link_member(symbols, module, alias.name, local):
+            continue
+        dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+        submodule = resolver(dotted, node.level)
+        if submodule is not None:  # `from pkg import models`
+            _link_module(symbols, local, submodule)
+
+
+def _link_module(symbols: Symbols, name: str, module: Symbols) -> None:
+    """`import utils`: `utils.f` and `utils.Net` are the module's, and so are their bodies."""
+    symbols.modules[name] = module
+    for class_name, info in module.classes.items():
+        symbols.module_classes.setdefault(class_name, info)
+        for node in (info.node, *info.methods.values()):
+            symbols.homes.setdefault(id(node), module.homes.get(id(node), module))
+    for function in module.functions.values():
+        symbols.homes.setdefault(id(function), module.home(function))
+
+
+def _link_member(symbols: Symbols, module: Symbols, name: str, local: str) -> bool:
+    info = module.classes.get(name)
+    if info is not None:
+        symbols.classes[local] = info
+        home = module.home(info.node)
+        for node in (info.node, *info.methods.values()):
+            symbols.homes[id(node)] = module.homes.get(id(node), home)
+        return True
+    function = module.functions.get(name)
+    if function is not None:
+        symbols.functions[local] = function
+        symbols.homes[id(function)] = module.home(function)
+        return True
+    return False
 
 
 def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
@@ -169,10 +320,21 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
         for target in statement.targets:
             if isinstance(target, ast.Name):
                 symbols.globals[target.id] = statement.value
+                if isinstance(statement.value, ast.Lambda):  # `detach_all = lambda hs: ...`
+                    symbols.functions[target.id] = _as_function(target.id, statement.value)
     elif isinstance(statement, ast.If | ast.With | ast.Try):
         for child in ast.iter_child_nodes(statement):
             if isinstance(child, ast.stmt):
                 _collect_top_level(symbols, child)
+
+
+def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
+    """A module-level lambda as the function it is: followed into when called."""
+    body = ast.copy_location(ast.Return(node.body), node.body)
+    function = ast.FunctionDef(
+        name=name, args=node.args, body=[body], decorator_list=[], returns=None, type_params=[]
+    )
+    return ast.fix_missing_locations(ast.copy_location(function, node))
 
 
 def _class_info(node: ast.ClassDef) -> ClassInfo:

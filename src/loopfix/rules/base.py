@@ -47,6 +47,7 @@ class FileContext:
     layout: Layout
     options: Options = field(default_factory=Options)
     filename: str = "<unknown>"
+    resolver: Any = field(default=None, repr=False, compare=False)  # the project's imports
     _patched: dict[str, FileContext | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -56,10 +57,11 @@ class FileContext:
         filename: str = "<unknown>",
         options: Options | None = None,
         parser: Callable[[str, str], ast.Module] = parse,
+        resolver=None,
     ) -> FileContext:
         tree = parser(text, filename)
-        model = build_model(tree)
-        return cls(text, tree, model, Layout(text), options or Options(), filename)
+        model = build_model(tree, resolver=resolver)
+        return cls(text, tree, model, Layout(text), options or Options(), filename, resolver)
 
     def with_edits(self, edits) -> FileContext | None:
         """The context of the text after `edits`, or None if they clash or do not parse.
@@ -71,7 +73,9 @@ class FileContext:
             return None
         if patched not in self._patched:
             try:
-                context = FileContext.parse(patched, self.filename, options=self.options)
+                context = FileContext.parse(
+                    patched, self.filename, options=self.options, resolver=self.resolver
+                )
             except (SyntaxError, RecursionError, ValueError):
                 context = None
             self._patched[patched] = context

@@ -77,8 +77,12 @@ that is the intent of truncated BPTT, and the original code could not compute th
 and gradients. A finding without a statically safe placement is reported without a fix.
 
 ## Known problems
-State kept in objects loopfix cannot see (a model class imported from another file that stores
-its state internally) is not followed; such loops are not reported.
+State kept in objects loopfix cannot see (a class from an installed package, or from a module
+it cannot resolve, that stores its state internally) is not followed; such loops are not
+reported. A state carried with `retain_graph=True` that no optimizer step changes before the
+next backward (K-chunk windows that detach right after each step) is backpropagated again by
+design and is not reported; without any step, such a loop only grows, and is not reported
+either.
 
 ## References
 - PyTorch word language model example, `repackage_hidden`

@@ -60,10 +60,15 @@ avoid `inputs=`.
 
 ## Fix safety
 Forwards that ran after a step in the original now see the weights from before the step: that
-is the criterion above, and the reason the original failed. The fix is offered only when every
-`zero_grad`, backward and step of the iteration sits directly in one block, each optimizer's
-parameters are known and each step has its `zero_grad` in the same block (gradient
-accumulation across iterations is left alone); otherwise the finding has no fix.
+is the criterion above, and the reason the original failed. Verification writes the rewrite
+only when the original really raises the in-place version error within the capped iterations
+(otherwise "not confirmed"): a step before a backward that does not save the stepped weights
+(a single `Linear` applied to the raw input) is reported, but not rewritten.
+
+The fix is offered only when every `zero_grad`, backward and step of the iteration sits
+directly in one block, each optimizer's parameters are known and each step has its
+`zero_grad` in the same block (gradient accumulation across iterations is left alone);
+otherwise the finding has no fix, and its message says why.
 
 ## References
 - PyTorch autograd mechanics: in-place operations and saved tensors
@@ -76,6 +81,7 @@ class StepBeforeBackward(ReorderRule):
     name = "step-before-backward"
     summary = "An optimizer step changes weights that a later backward's graph still needs"
     docs = DOCS
+    predicted_error = "modified by an inplace operation"
 
     def detect(self, context: FileContext) -> list[Finding]:
         model, findings = context.model, []

@@ -46,8 +46,10 @@ iteration has no step between the two backwards, the fix only adds `retain_graph
 it is needed.
 
 ## Fix safety
-As LF002. A finding whose updates are not all directly in one block, or whose optimizers'
-parameters cannot be resolved, is reported without a fix.
+As LF002: verification writes the rewrite only when the original really raises "Trying to
+backward through the graph a second time" within the capped iterations. A finding whose
+updates are not all directly in one block, or whose optimizers' parameters cannot be
+resolved, is reported without a fix (the message says why).
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
@@ -59,6 +61,7 @@ class BackwardThroughFreedGraph(ReorderRule):
     name = "backward-through-freed-graph"
     summary = "A backward goes through a graph an earlier backward already freed"
     docs = DOCS
+    predicted_error = "Trying to backward through the graph a second time"
     fix_title = "Keep the shared graph and run every backward before the steps"
 
     def detect(self, context: FileContext) -> list[Finding]:

@@ -28,7 +28,20 @@ class ReorderRule(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return reorder_is_safe(before, None, after)
 
+    # the error the original must raise for the diagnosis to hold
+    predicted_error: str = ""
+
     def oracle(self, finding: Finding, runs) -> str:
+        """The diagnosis holds (the original raises this rule's error within the capped
+        iterations), then `reorder_oracle`."""
+        original = runs.original
+        error = original.error or ""
+        if original.trace is None:
+            return f"unverified: the original {original.error}"
+        if self.predicted_error not in error or not error:
+            if error:
+                return f"unverified: the original failed otherwise: {error[:120]}"
+            return f"not confirmed: the original did not fail within {runs.iterations} iterations"
         return reorder_oracle(runs)
 
     @staticmethod

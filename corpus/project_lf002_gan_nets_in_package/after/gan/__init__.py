@@ -1,0 +1,3 @@
+from .nets import Critic, Generator
+
+__all__ = ["Critic", "Generator"]

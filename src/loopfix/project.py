@@ -1,0 +1,195 @@
+"""The project a file belongs to: its root, and the project's own modules that its imports name.
+
+Real repositories split a training job across files (`models.py`, `utils.py`, `trainer.py`,
+`train.py`). The loop model of one file can look into the modules it imports from the same
+project: `Project.resolver_for(path)` gives it a function from an import to the symbols of
+that module (classes, functions, their bodies), parsed once per run and memoised by content.
+Third-party and standard-library imports are not the project's and stay opaque; an import
+that cannot be resolved, or a module that does not parse, is treated as opaque too (a module
+that does not parse is reported once per run, naming it).
+
+Import resolution follows Python's: a script's own folder first (`python train.py` imports
+`models.py` beside it), then the project root and a `src/` layout under it; packages through
+`__init__.py` (its re-exports included); relative imports from the importing module's package.
+The texts come from `read` (the disk by default; the language server reads open buffers first),
+so the loop model itself reads no file.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loopfix.model.symbols import Symbols, collect_symbols
+from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
+
+Reader = Callable[[Path], str | None]
+
+
+def read_disk(path: Path) -> str | None:
+    """A module's text from disk, or None when it cannot be read or decoded."""
+    try:
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            return None
+        return SourceFile.from_bytes(path, path.read_bytes()).text
+    except (OSError, SourceError):
+        return None
+
+
+def find_root(path: Path) -> Path:
+    """The nearest folder above `path` with a `pyproject.toml`, `setup.py`, `setup.cfg` or
+    `.git`; else the file's own folder."""
+    start = path.resolve().parent
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in ROOT_MARKERS):
+            return folder
+    return start
+
+
+@dataclass
+class Module:
+    path: Path
+    digest: str  # sha256 of the text the symbols were built from
+    symbols: Symbols | None  # None: the module does not parse
+
+
+@dataclass
+class Project:
+    """The project's modules, parsed and summarised at most once each per run."""
+
+    root: Path
+    read: Reader = read_disk
+    modules: dict[Path, Module] = field(default_factory=dict)
+    reported: set[Path] = field(default_factory=set)  # broken modules already reported
+
+    @classmethod
+    def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
+        return cls(find_root(path), read)
+
+    def resolver_for(self, path: Path) -> Resolver:
+        return Resolver(self, Path(path).resolve())
+
+    def search_path(self, importer: Path) -> list[Path]:
+        """Where an absolute import from `importer` is looked for, in order."""
+        folders = [importer.parent, self.root, self.root / "src"]
+        unique: list[Path] = []
+        for folder in folders:
+            if folder not in unique:
+                unique.append(folder)
+        return unique
+
+    def find(self, importer: Path, module: str | None, level: int) -> Path | None:
+        """The file of `from <level dots><module> import ...` / `import <module>`."""
+        parts = module.split(".") if module else []
+        if level:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            return _module_file(base, parts)
+        for base in self.search_path(importer):
+            found = _module_file(base, parts)
+            if found is not None and _inside(found, self.root, importer):
+                return found
+        return None
+
+    def load(self, path: Path, resolver: Resolver) -> Module | None:
+        """The module at `path`, parsed and its symbols linked to the project's other modules;
+        None when it cannot be read. Cycles end at a module still being loaded."""
+        text = self.read(path)
+        if text is None:
+            return None
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        cached = self.modules.get(path)
+        if cached is not None and cached.digest == digest:
+            return cached
+        module = Module(path, digest, None)
+        self.modules[path] = module  # an import cycle finds it here, still empty
+        try:
+            tree = ast.parse(text, filename=str(path))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            resolver.broken(path, error)
+            return module
+        module.symbols = Symbols()  # filled in place: a cycle sees the same object
+        collect_symbols(tree, resolver=resolver.child(path), into=module.symbols)
+        return module
+
+
+@dataclass
+class Resolver:
+    """Imports of one file (and, transitively, of the modules it imports) -> their symbols;
+    records every project module used, for the cache and the language server."""
+
+    project: Project
+    importer: Path
+    used: dict[Path, str] = field(default_factory=dict)  # path -> digest of what was used
+    errors: list[str] = field(default_factory=list)
+
+    def child(self, path: Path) -> Resolver:
+        """The resolver for a module this one imports: same records, its own position."""
+        child = Resolver(self.project, path, self.used, self.errors)
+        return child
+
+    def __call__(self, module: str | None, level: int) -> Symbols | None:
+        if len(self.used) >= MAX_MODULES:
+            return None
+        path = self.project.find(self.importer, module, level)
+        if path is None:
+            return None
+        loaded = self.project.load(path, self)
+        if loaded is None:
+            return None
+        self.used[path] = loaded.digest
+        return loaded.symbols
+
+    def broken(self, path: Path, error: Exception) -> None:
+        if path in self.project.reported:
+            return
+        self.project.reported.add(path)
+        line = getattr(error, "lineno", None)
+        where = f":{line}:{getattr(error, 'offset', 0) or 0}" if line else ""
+        reason = getattr(error, "msg", None) or str(error) or type(error).__name__
+        self.errors.append(f"{path}{where}: syntax error: {reason}")  # as if checked itself
+
+
+_PROJECTS: dict[Path, Project] = {}
+
+
+def project_for(path: Path) -> Project | None:
+    """The project of a file on disk (one per root in a process, so each module is parsed
+    once per run); None for a text that is not a file (a test's, an unsaved buffer's)."""
+    try:
+        if not Path(path).is_file():
+            return None
+    except OSError:
+        return None
+    root = find_root(Path(path))
+    if root not in _PROJECTS:
+        _PROJECTS[root] = Project(root)
+    return _PROJECTS[root]
+
+
+def _module_file(base: Path, parts: list[str]) -> Path | None:
+    target = base.joinpath(*parts) if parts else base
+    if parts:
+        candidate = target.with_name(target.name + ".py")
+        if candidate.is_file():
+            return candidate.resolve()
+    package = target / "__init__.py"
+    if package.is_file():
+        return package.resolve()
+    return None
+
+
+def _inside(path: Path, root: Path, importer: Path) -> bool:
+    """A project module: under the root, or beside the importing script, and never an
+    installed package."""
+    if "site-packages" in path.parts or "dist-packages" in path.parts:
+        return False
+    resolved_root, folder = root.resolve(), importer.parent.resolve()
+    return path.is_relative_to(resolved_root) or path.is_relative_to(folder)

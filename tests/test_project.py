@@ -1,0 +1,247 @@
+"""The loop model sees the project: imports resolved to the project's own modules, across
+layouts, re-exports, cycles and broken modules, with a cache that knows its dependencies."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from loopfix.analysis import analyse_source
+from loopfix.cli import app
+from loopfix.project import Project, find_root
+from loopfix.source import SourceFile
+
+MODELS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class WordLM(nn.Module):
+        def __init__(self, vocab=20, hidden=8):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.rnn = nn.LSTM(hidden, hidden)
+            self.out = nn.Linear(hidden, vocab)
+
+        def forward(self, tokens, state):
+            seq, state = self.rnn(self.embed(tokens), state)
+            return self.out(seq), state
+
+
+    class Gen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(4, 4)
+
+        def forward(self, z):
+            return self.l(z)
+
+
+    class Disc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.l(x)
+""")
+
+TRAIN_LM = textwrap.dedent("""
+    import torch
+    from torch import nn
+    {import_line}
+
+    model = {constructor}()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    state = (torch.zeros(1, 3, 8), torch.zeros(1, 3, 8))
+    for step in range(4):
+        tokens = torch.randint(0, 20, (5, 3))
+        logits, state = model(tokens, state)
+        loss = logits.pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""")
+
+TRAIN_GAN = textwrap.dedent("""
+    import torch
+    {import_line}
+
+    netG, netD = Gen(), Disc()
+    opt_g = torch.optim.Adam(netG.parameters())
+    opt_d = torch.optim.Adam(netD.parameters())
+    for step in range(3):
+        fake = netG(torch.randn(8, 4))
+        d_out = netD(fake).mean()
+        opt_d.zero_grad()
+        d_out.backward(retain_graph=True)
+        opt_d.step()
+        opt_g.zero_grad()
+        (-d_out).backward()
+        opt_g.step()
+""")
+
+UTILS = textwrap.dedent("""
+    def repackage_hidden(h):
+        if isinstance(h, tuple):
+            return tuple(repackage_hidden(v) for v in h)
+        return h.detach()
+""")
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def analyse(path: Path):
+    return analyse_source(SourceFile.read(path))
+
+
+def lm_fix_of(result) -> list[str]:
+    return [line.strip() for line in result.fixed_text.splitlines() if "detach" in line]
+
+
+def test_a_script_imports_the_module_beside_it(tmp_path):
+    write(tmp_path, {"models.py": MODELS})
+    write(tmp_path, {"train.py": TRAIN_LM.format(import_line="from models import WordLM",
+                                                 constructor="WordLM")})  # fmt: skip
+    result = analyse(tmp_path / "train.py")
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF001", True)]
+    # the state's structure is known from models.py: an (h, c) tuple
+    assert lm_fix_of(result) == ["state = tuple(s.detach() for s in state)"]
+    assert result.dependencies == {
+        str((tmp_path / "models.py").resolve()): result.dependencies[
+            str((tmp_path / "models.py").resolve())
+        ]
+    }
+
+
+def test_a_src_layout_package_from_a_script_folder(tmp_path):
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'demo'\n"})
+    write(tmp_path, {"src/demo/__init__.py": "", "src/demo/models.py": MODELS})
+    write(tmp_path, {"scripts/train.py": TRAIN_LM.format(
+        import_line="from demo.models import WordLM", constructor="WordLM")})  # fmt: skip
+    assert find_root(tmp_path / "scripts" / "train.py") == tmp_path.resolve()
+    result = analyse(tmp_path / "scripts" / "train.py")
+    assert lm_fix_of(result) == ["state = tuple(s.detach() for s in state)"]
+
+
+def test_relative_imports_inside_a_package(tmp_path):
+    write(tmp_path, {"setup.py": "", "gan/__init__.py": "", "gan/nets.py": MODELS})
+    write(tmp_path, {"gan/train.py": TRAIN_GAN.format(import_line="from .nets import Gen, Disc")})
+    result = analyse(tmp_path / "gan" / "train.py")
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
+    assert "(-d_out).backward(inputs=list(netG.parameters()))" in result.fixed_text
+
+
+def test_re_exports_through_init_and_module_imports(tmp_path):
+    write(tmp_path, {".git/HEAD": "", "lib/__init__.py": "from .models import *\n"})
+    write(tmp_path, {"lib/models.py": MODELS})
+    write(tmp_path, {"train.py": TRAIN_GAN.format(import_line="from lib import Gen, Disc")})
+    write(tmp_path, {"train_lm.py": TRAIN_LM.format(import_line="import lib.models as m",
+                                                    constructor="m.WordLM")})  # fmt: skip
+    gan = analyse(tmp_path / "train.py")
+    assert [(f.rule, f.fixable) for f in gan.findings] == [("LF002", True)]
+    lm = analyse(tmp_path / "train_lm.py")
+    assert lm_fix_of(lm) == ["state = tuple(s.detach() for s in state)"]
+
+
+def test_a_detach_helper_imported_from_utils_is_followed(tmp_path):
+    write(tmp_path, {"models.py": MODELS, "utils.py": UTILS})
+    loop = TRAIN_LM.format(import_line="from models import WordLM", constructor="WordLM")
+    cut = "    state = {}(state)\n    logits, state"
+    by_name = loop.replace("    logits, state", cut.format("repackage_hidden"))
+    by_module = loop.replace("    logits, state", cut.format("utils.repackage_hidden"))
+    imports = "from torch import nn\n{}"
+    write(tmp_path, {"train.py": by_name.replace("from torch import nn", imports.format(
+        "from utils import repackage_hidden"))})  # fmt: skip
+    write(tmp_path, {"train2.py": by_module.replace("from torch import nn", imports.format(
+        "import utils"))})  # fmt: skip
+    assert analyse(tmp_path / "train.py").findings == []
+    assert analyse(tmp_path / "train2.py").findings == []
+
+
+def test_an_import_cycle_terminates(tmp_path):
+    write(tmp_path, {"a.py": "from b import Disc\n" + textwrap.dedent(MODELS)})
+    write(tmp_path, {"b.py": "from a import Gen\n" + textwrap.dedent(MODELS).replace("Gen", "G2")})
+    write(tmp_path, {"train.py": TRAIN_GAN.format(import_line="from a import Gen, Disc")})
+    result = analyse(tmp_path / "train.py")
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
+
+
+def test_a_module_that_does_not_parse_is_named_once_and_importers_are_checked(tmp_path):
+    write(tmp_path, {"models.py": "class Gen(:\n", "utils.py": UTILS})
+    for name in ("train.py", "train_again.py"):
+        write(tmp_path, {name: TRAIN_GAN.format(import_line="from models import Gen, Disc")})
+    result = CliRunner().invoke(app, ["check", "--no-cache", "--jobs", "1", str(tmp_path)])
+    lines = result.stderr.splitlines()
+    broken = [line for line in lines if "models.py:1" in line and "syntax error" in line]
+    assert len(broken) == 1, lines
+    assert result.exit_code == 2  # a file that does not parse is an error, as ever
+    # the importers were still analysed: models unknown, so nothing is claimed about them
+    assert "train.py" not in result.stdout and "Traceback" not in result.output
+
+
+def test_editing_a_dependency_invalidates_the_cached_report(tmp_path, monkeypatch):
+    write(tmp_path, {"pyproject.toml": "", "models.py": MODELS})
+    write(tmp_path, {"train.py": TRAIN_LM.format(import_line="from models import WordLM",
+                                                 constructor="WordLM")})  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def rules() -> list[str]:
+        result = runner.invoke(app, ["check", "--format", "json", "train.py"])
+        return [row["rule"] for row in json.loads(result.stdout)]
+
+    assert rules() == ["LF001"]
+    assert rules() == ["LF001"]  # from the cache
+    # the model now detaches the state it returns: the loop is correct
+    models = (tmp_path / "models.py").read_text()
+    detached = "return self.out(seq), tuple(s.detach() for s in state)"
+    (tmp_path / "models.py").write_text(models.replace("return self.out(seq), state", detached))
+    assert rules() == []
+
+
+def test_imports_outside_the_project_stay_opaque(tmp_path):
+    project = Project(tmp_path)
+    assert project.find(tmp_path / "train.py", "torch.nn", 0) is None
+    assert project.find(tmp_path / "train.py", "os", 0) is None
+
+
+@pytest.mark.parametrize("level, module", [(1, "models"), (2, "models")])
+def test_relative_imports_climb_packages(tmp_path, level, module):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/models.py": "", "pkg/sub/__init__.py": ""})
+    write(tmp_path, {"pkg/sub/models.py": ""})
+    importer = (tmp_path / "pkg" / "sub" / "train.py").resolve()
+    found = Project(tmp_path.resolve()).find(importer, module, level)
+    expected = "pkg/sub/models.py" if level == 1 else "pkg/models.py"
+    assert found == (tmp_path / expected).resolve()
+
+
+def test_the_loop_model_reads_no_file_itself(tmp_path, monkeypatch):
+    """Other modules' texts come only through the project's reader (the language server's
+    reads open buffers): with every file read forbidden, a project served from memory still
+    gives the cross-file finding."""
+    gan = TRAIN_GAN.format(import_line="from models import Gen, Disc")
+    texts = {(tmp_path / "models.py").resolve(): MODELS, (tmp_path / "train.py").resolve(): gan}
+    for path in texts:
+        path.write_text("")  # the files exist (imports resolve to them); their text is not read
+    project = Project(tmp_path.resolve(), read=lambda path: texts.get(path.resolve()))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a file was read on the detection path")
+
+    monkeypatch.setattr("builtins.open", forbidden)
+    monkeypatch.setattr(Path, "read_bytes", forbidden)
+    monkeypatch.setattr(Path, "read_text", forbidden)
+    train = (tmp_path / "train.py").resolve()
+    source = SourceFile.from_text(train, texts[train])
+    result = analyse_source(source, project=project)
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
