@@ -17,8 +17,9 @@ import pytest
 
 from loopfix.analysis import analyse_source
 from loopfix.options import Options, RestrictStyle
+from loopfix.rules.base import Fix
 from loopfix.source import SourceFile
-from loopfix.verify.compare import first_difference, first_steps, step_difference
+from loopfix.verify.compare import first_difference, first_iteration, first_steps, step_difference
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
@@ -140,6 +141,30 @@ WRONG_REWRITES = {
 }
 
 
+# A detach that keeps the first iteration exact but, from the second chunk on, also cuts the
+# output the loss reads: later backwards no longer reach the GRU's parameters. The first
+# iteration matches, so only the check of every iteration's reach sees it.
+CUT_FROM_THE_SECOND_ITERATION = (
+    "        out, h = gru(chunk, h)\n",
+    "        out, h = gru(chunk, h)\n        h = h.detach()\n"
+    "        out = out.detach() if start else out\n",
+)
+
+
+def test_the_oracle_rejects_a_detach_that_cuts_later_iterations():
+    case = next(c for c in POSITIVE if c.name == "lf001_gru_state_init_once")
+    result = analyse(case.before)
+    result.fixed_text = result.source.text.replace(*CUT_FROM_THE_SECOND_ITERATION, 1)
+    assert result.fixed_text != result.source.text
+    units = collect_runs(result, VERIFY)
+    runs = units[SCRIPT]
+    assert runs.patched.error is None
+    first = first_difference(first_iteration(runs.original.events), runs.patched.events)
+    assert first is None  # the first iteration is exact...
+    (verdict,) = judge(result, units)
+    assert "no longer reaches" in verdict.verdict, verdict.verdict  # ...the later ones are not
+
+
 @pytest.mark.parametrize("name", sorted(WRONG_REWRITES))
 def test_the_oracle_rejects_a_wrong_detach(name):
     case = next(c for c in POSITIVE if c.name == name)
@@ -206,3 +231,47 @@ def test_autograd_grad_restriction_style_is_exact_too(name, tmp_path):
     run = run_traced(patched, tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert step_difference(reference, first_steps(run.events)) is None
+
+
+# The reorder that looks right for a world model stepped before the imagination rollout:
+# every optimizer still gets the gradients of a deferred-update run of the original, but the
+# rollout now runs on the world model from before its step. Only the forward comparison of
+# the oracle sees it (the value and actor losses differ from the original's).
+ROLLOUT_MOVED_BEFORE_STEP = (
+    """    world_loss.backward(retain_graph=True)
+    opt_world.step()
+    # imagine one step ahead with the world model just updated
+    imagined = world(actor(latent))
+    actor_loss = -imagined.mean()
+    opt_actor.zero_grad()
+    actor_loss.backward()
+    opt_actor.step()
+""",
+    """    world_loss.backward(retain_graph=True)
+    # imagine one step ahead with the world model just updated
+    imagined = world(actor(latent))
+    actor_loss = -imagined.mean()
+    opt_actor.zero_grad()
+    actor_loss.backward(inputs=list(actor.parameters()))
+    opt_world.step()
+    opt_actor.step()
+""",
+)
+
+
+def test_a_reorder_that_moves_a_forward_across_its_step_is_not_equivalent():
+    case = next(c for c in UNFIXABLE if c.name == "lf002_world_model_stepped_before_rollout")
+    result = analyse(case.before)
+    (finding,) = result.findings
+    assert "runs a forward of weights" in finding.fix_unavailable
+    # pretend it was offered: the rewrite a planner without the forward guard would make
+    finding.fix = Fix("reorder", ())
+    result.fixed_text = result.source.text.replace(*ROLLOUT_MOVED_BEFORE_STEP)
+    assert result.fixed_text != result.source.text
+    units = collect_runs(result, VERIFY)
+    runs = units[SCRIPT]
+    assert runs.patched.error is None  # it runs...
+    reference = first_steps(runs.reference.events)
+    assert step_difference(reference, first_steps(runs.patched.events)) is None  # ...and fools
+    (verdict,) = judge(result, units)  # the gradient check, but not the forward comparison
+    assert verdict.verdict.startswith("not equivalent: forward"), verdict.verdict

@@ -129,13 +129,21 @@ class Resolver:
     importer: Path
     used: dict[Path, str] = field(default_factory=dict)  # path -> digest of what was used
     errors: list[str] = field(default_factory=list)
+    found: dict[tuple, Symbols | None] = field(default_factory=dict)  # this importer's answers
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
-        child = Resolver(self.project, path, self.used, self.errors)
-        return child
+        return Resolver(self.project, path, self.used, self.errors)
 
     def __call__(self, module: str | None, level: int) -> Symbols | None:
+        key = (module, level)
+        if key in self.found:  # the file's re-analyses (one per candidate fix) ask again
+            return self.found[key]
+        symbols = self._resolve(module, level)
+        self.found[key] = symbols
+        return symbols
+
+    def _resolve(self, module: str | None, level: int) -> Symbols | None:
         if len(self.used) >= MAX_MODULES:
             return None
         path = self.project.find(self.importer, module, level)

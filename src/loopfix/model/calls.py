@@ -344,6 +344,8 @@ class CallsMixin:
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
         self.obs.site_modules.setdefault(site, set()).add(path)
+        if self.top_statement is not None:
+            self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
         if not self._frozen(path):
             graphs |= {Graph(site)}
         info = self.symbols.module_class(shape)

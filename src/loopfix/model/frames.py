@@ -40,6 +40,9 @@ class Observations:
     # backward id -> statements of a calling scope through which it reached a freed or stale
     # graph (the backward sits in a helper; the fix goes where the helper is called)
     reach_anchors: dict[int, list[ast.stmt]] = field(default_factory=dict)
+    # id of a statement of the scope being run -> the module paths its forwards call (also
+    # through functions it calls)
+    statement_modules: dict[int, set[str | None]] = field(default_factory=dict)
     shapes_before: dict[int, dict] = field(default_factory=dict)
     shapes_after: dict[int, dict] = field(default_factory=dict)
 

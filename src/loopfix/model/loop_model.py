@@ -82,6 +82,10 @@ class LoopModel:
         """Whether the backward's loss was built only from module calls loopfix can see."""
         return backward_id not in self.observations.partly_unknown
 
+    def modules_called_by(self, statement: ast.stmt) -> set[str | None]:
+        """Module paths whose forward `statement` runs (None: a module it cannot name)."""
+        return set(self.observations.statement_modules.get(id(statement), set()))
+
     def events_within(self, statement: ast.stmt) -> list[tuple]:
         """Backwards and updates run by functions of the file that `statement` calls:
         ("backward" | "update", id, the modules an update touches as this scope names them),
@@ -239,12 +243,20 @@ def _callers_first(index: TreeIndex) -> list:
         {j for j, (_, other) in enumerate(entries) if j != i and index.words[id(other)] & names[i]}
         for i in range(len(entries))
     ]
+    waiting = [len(c) for c in callers]  # callers not yet placed
+    callees = [[i for i in range(len(entries)) if j in callers[i]] for j in range(len(entries))]
     done: list[int] = []
-    left = list(range(len(entries)))
-    while left:
-        ready = next((i for i in left if not (callers[i] & set(left))), left[0])
-        left.remove(ready)
+    placed = [False] * len(entries)
+    for _ in range(len(entries)):
+        # the first function (in source order) all of whose callers are placed; in a cycle,
+        # the first one left
+        ready = next((i for i in range(len(entries)) if not placed[i] and not waiting[i]), None)
+        if ready is None:
+            ready = placed.index(False)
+        placed[ready] = True
         done.append(ready)
+        for callee in callees[ready]:
+            waiting[callee] -= 1
     return [entries[i] for i in done]
 
 
@@ -279,16 +291,22 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
         *symbols.functions.items(),
         *((n, i.node) for n, i in symbols.classes.items()),
     ]:
-        if symbols.home(node) is symbols:
+        home = symbols.home(node)
+        if home is symbols:
             continue
-        words = {
-            n.id if isinstance(n, ast.Name) else n.attr
-            for n in ast.walk(node)
-            if isinstance(n, ast.Name | ast.Attribute)
-        }
-        if words & AUTOGRAD_WORDS:
+        if id(node) not in home.mentions_autograd:  # once per module per run
+            home.mentions_autograd[id(node)] = bool(_words(node) & AUTOGRAD_WORDS)
+        if home.mentions_autograd[id(node)]:
             names.add(name)
     return names
+
+
+def _words(node: ast.AST) -> set[str]:
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name | ast.Attribute)
+    }
 
 
 def _parameters(function) -> list[ast.arg]:

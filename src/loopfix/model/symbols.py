@@ -55,6 +55,8 @@ class Symbols:
     # modules whose parameters are frozen for good (`requires_grad_(False)`, never undone):
     # calling them builds no graph of their own
     frozen: set[str] = field(default_factory=set)
+    # id of a class or function of this module -> whether its body mentions a backward pass
+    mentions_autograd: dict[int, bool] = field(default_factory=dict)
     # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
 

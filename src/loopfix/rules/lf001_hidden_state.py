@@ -58,7 +58,10 @@ every parameter after the fix. Later iterations differ only in what the bug made
 original either fails, or (with `retain_graph=True` and a recurrent op that does not save its
 weights) silently backpropagates into earlier batches through weights that have since been
 stepped, which is what the fix cuts. The state's values are unchanged; only the history
-autograd keeps is cut. The detach is placed where this holds:
+autograd keeps is cut: every module forward the original ran computes the same output, and no
+backward of a later iteration reaches fewer parameters than the same backward reached in the
+first iteration (a detach that cut a path from a loss to the parameters that produced it in
+its own iteration would show there). The detach is placed where this holds:
 - right after the call that produces the state, when nothing later in the iteration reads it;
 - otherwise where the state is fed back, before its first use in the iteration (guarded when
   the state may still be `None`);
@@ -207,9 +210,17 @@ class HiddenStateNotDetached(Rule):
     # ------------------------------------------------------------------ verification
     def oracle(self, finding: Finding, runs) -> str:
         """The original raises the predicted error within the capped iterations (the diagnosis
-        holds), the patched code runs them all, and the first iteration computes the same
-        losses and the same gradient for every parameter."""
-        from loopfix.verify.compare import first_difference, first_iteration
+        holds), the patched code runs them all, the first iteration computes the same losses
+        and the same gradient for every parameter, every forward the original ran computes
+        the same output, and no backward of a later iteration reaches fewer parameters than
+        the same backward did in the first (the cut only removes paths into earlier
+        iterations)."""
+        from loopfix.verify.compare import (
+            first_difference,
+            first_iteration,
+            forward_difference,
+            lost_reach,
+        )
 
         original, patched = runs.original, runs.patched
         if original.trace is None:
@@ -223,7 +234,13 @@ class HiddenStateNotDetached(Rule):
             return "unverified: the original failed before its first backward"
         if patched.error:
             return f"not equivalent: the patched code raised {patched.error[:120]}"
-        difference = first_difference(first_iteration(original.events), patched.events)
+        difference = (
+            first_difference(first_iteration(original.events), patched.events)
+            or forward_difference(
+                original.trace.get("forwards", []), patched.trace.get("forwards", [])
+            )
+            or lost_reach(patched.events)
+        )
         return "equivalent" if difference is None else f"not equivalent: {difference}"
 
     # ------------------------------------------------------------------ placements

@@ -74,11 +74,18 @@ def reorder_is_safe(
 
 
 def reorder_oracle(runs) -> str:
-    """The original, run with every optimizer update deferred and every graph kept (an
-    instrumentation, not a change of the code), gives each optimizer the gradients it should
-    step with; the patched code must step each optimizer with exactly those, and run all
-    capped iterations."""
-    from loopfix.verify.compare import first_steps, step_difference
+    """The patched code computes every forward and every loss the original computed before
+    it failed, bit for bit, in the same order (moving a step past a forward that reads its
+    weights would change them); and the original, run with every optimizer update deferred
+    and every graph kept (an instrumentation, not a change of the code), gives each optimizer
+    the gradients it should step with: the patched code must step each optimizer with exactly
+    those, and run all capped iterations."""
+    from loopfix.verify.compare import (
+        first_steps,
+        forward_difference,
+        loss_difference,
+        step_difference,
+    )
 
     reference, patched = runs.reference, runs.patched
     if reference is None or reference.trace is None or reference.error:
@@ -89,5 +96,10 @@ def reorder_oracle(runs) -> str:
         return "unverified: no optimizer stepped in the reference run"
     if patched.error:
         return f"not equivalent: the patched code raised {patched.error[:120]}"
-    difference = step_difference(expected, first_steps(patched.events))
+    original = runs.original
+    difference = (
+        forward_difference(original.trace.get("forwards", []), patched.trace.get("forwards", []))
+        or loss_difference(original.events, patched.events)
+        or step_difference(expected, first_steps(patched.events))
+    )
     return "equivalent" if difference is None else f"not equivalent: {difference}"

@@ -90,6 +90,7 @@ def _plan_block(context: FileContext, statement: ast.stmt) -> list[Edit]:
     order = _new_order(units)
     if order == list(range(len(units))) and not any(u.edits for u in units):
         raise NotReorderable("no reorder of this block changes what the backwards reach")
+    _refuse_forwards_across_steps(context, units, order)
     text, newline = context.text, context.layout.newline
     pieces = [apply_edits(text[u.start : u.end], _shift(u.edits, -u.start)) for u in units]
     region = "".join(
@@ -178,6 +179,26 @@ def _classify_call(context: FileContext, unit: Unit) -> None:
         unit.update = UpdateSite(
             update.id, update.kind, update.call, unit.statement, update.target, modules[0], ()
         )
+
+
+def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order: list[int]):
+    """A forward that ran after a step must still see the weights that step wrote: moving it
+    before the step (or the step after it) would change what it computes, and every later
+    value with it (a world model stepped before the rollout that uses it)."""
+    position = {index: place for place, index in enumerate(order)}
+    for s, step in enumerate(units):
+        if step.kind != "step":
+            continue
+        for i, unit in enumerate(units):
+            if i <= s or position[i] > position[s]:
+                continue  # it ran before the step, or still runs after it
+            called = context.model.modules_called_by(unit.statement)
+            if any(path is None or _owner(path, step.update.modules) for path in called):
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} runs a forward of weights that "
+                    f"`{step.update.target}` (line {step.statement.lineno}) has just stepped; "
+                    "moving it before the step would change what it computes"
+                )
 
 
 def _keyword_of(statement: ast.stmt) -> str:

@@ -54,3 +54,57 @@ def _gradient_difference(expected: list, actual: list) -> str | None:
         if (a is None) != (b is None) or (a is not None and not torch.equal(a, b)):
             return f"the gradient of parameter {k} differs"
     return None
+
+
+def forward_difference(original: list, patched: list) -> str | None:
+    """Whether the patched run reproduces, in order and bit for bit, every outermost module
+    forward the original ran before it stopped (`trace["forwards"]`): a rewrite may move
+    backwards and steps, never what a forward computes."""
+    if len(patched) < len(original):
+        return f"the patched run ran {len(patched)} forwards, the original {len(original)}"
+    for index, ((module, output), (other, patched_output)) in enumerate(
+        zip(original, patched, strict=False)
+    ):
+        if module != other:
+            return f"forward {index}: module {module} in the original, {other} in the patched run"
+        if not _same_output(output, patched_output):
+            return f"forward {index} (module {module}) computed a different output"
+    return None
+
+
+def loss_difference(original: list, patched: list) -> str | None:
+    """The loss of each backward the original ran, in order, equals the patched run's."""
+    before = [e[1] for e in original if e[0] == "backward"]
+    after = [e[1] for e in patched if e[0] == "backward"]
+    if len(after) < len(before):
+        return f"the patched run ran {len(after)} backwards, the original {len(before)}"
+    for index, (a, b) in enumerate(zip(before, after, strict=False)):
+        if not torch.equal(a, b):
+            return f"backward {index}: loss {a.tolist()} != {b.tolist()}"
+    return None
+
+
+def lost_reach(events: list) -> str | None:
+    """Whether a backward reaches fewer parameters than the first backward from the same line
+    of code did: a cut that removed a path from a loss to the parameters that produced it in
+    its own iteration (a truncation may only cut paths into earlier iterations)."""
+    first: dict[int | None, frozenset] = {}
+    for event in events:
+        if event[0] != "backward" or len(event) < 5:
+            continue
+        line, reached = event[3], frozenset(event[4])
+        if line not in first:
+            first[line] = reached
+        elif not first[line] <= reached:
+            lost = len(first[line] - reached)
+            return (
+                f"the backward on line {line} no longer reaches {lost} parameter(s) it reached "
+                "in the first iteration"
+            )
+    return None
+
+
+def _same_output(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b)
+    return a == b

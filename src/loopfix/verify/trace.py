@@ -3,12 +3,14 @@
     python -m loopfix.verify.trace [--defer-steps] [--iterations N] [--device D]
                                    TRACE_FILE SCRIPT [ARGS...]
 
-Records, in order, every backward pass (the loss value, then the gradient of every parameter of
-every module that has run so far, in the order the modules first ran) and every optimizer step
-(the gradient of every parameter the optimizer owns, just before it steps), up to `MAX_EVENTS`,
-and the
-error the script raised if any. The trace is saved with `torch.save` even when the script
-fails, so the events before the failure can be compared with a patched script's.
+Records, in order, every backward pass (the loss value, the gradient of every parameter of
+every module that has run so far, in the order the modules first ran, the line of the user's
+code that called it, and the indices of the parameters whose gradient it added to) and every
+optimizer step (the gradient of every parameter the optimizer owns, just before it steps), up
+to `MAX_EVENTS`; the output of every outermost module forward (`trace["forwards"]`, up to
+`MAX_FORWARDS`); and the error the script raised if any. The trace is saved with
+`torch.save` even when the script fails, so the events before the failure can be compared
+with a patched script's.
 `--call FUNCTION --fixture FIXTURES_FILE` runs a function unit instead of the script: the
 script is loaded as a module (its `__main__` block does not run), `fixture_FUNCTION(module)` (or
 `fixture_FUNCTION()`) from the fixtures file builds `(args, kwargs)` after seeding (`module` is
@@ -39,6 +41,7 @@ This module imports torch and runs user code: it is only ever run in a child pro
 from __future__ import annotations
 
 import inspect
+import os
 import resource
 import runpy
 import sys
@@ -46,12 +49,17 @@ import traceback
 import types
 
 import torch
-from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from loopfix.verify import replica, synthetic, units
 
 MAX_EVENTS = 64
+MAX_FORWARDS = 256
+LARGE_OUTPUT = 1 << 16  # elements: a larger forward output is kept as its shape and sum
 
 
 class IterationCap(BaseException):
@@ -68,6 +76,9 @@ class Recorder:
         self.events: list[tuple] = []
         self.modules: dict[int, torch.nn.Module] = {}
         self.inside_backward = False  # Tensor.backward calls torch.autograd.backward
+        # outermost module forwards, in order: (module index, output summary)
+        self.forwards: list[tuple[int, object]] = []
+        self.forward_depth = 0
 
     def parameter_grads(self) -> list[torch.Tensor | None]:
         return [
@@ -95,12 +106,16 @@ class Recorder:
             if recorder.defer_steps:
                 kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
+            before = recorder.parameter_grads()
             recorder.inside_backward = True
             try:
                 result = run(*args, **kwargs)
             finally:
                 recorder.inside_backward = False
-            recorder.record(("backward", loss, recorder.parameter_grads()))
+            after = recorder.parameter_grads()
+            pairs = enumerate(zip(before, after, strict=False))
+            reached = [k for k, (a, b) in pairs if _changed(a, b)]  # (weights_only loads lists)
+            recorder.record(("backward", loss, after, _caller_line(), reached))
             return result
 
         def traced_tensor_backward(tensor, *args, **kwargs):
@@ -112,6 +127,13 @@ class Recorder:
 
         def seen_module(module, args):
             recorder.modules.setdefault(id(module), module)
+            recorder.forward_depth += 1
+
+        def forward_done(module, args, output):
+            recorder.forward_depth -= 1
+            if recorder.forward_depth == 0 and len(recorder.forwards) < MAX_FORWARDS:
+                index = list(recorder.modules).index(id(module))
+                recorder.forwards.append((index, _summary(output)))
 
         def before_step(optimizer, args, kwargs):
             grads = [
@@ -140,6 +162,7 @@ class Recorder:
         else:
             register_optimizer_step_pre_hook(before_step)
         register_module_forward_pre_hook(seen_module)
+        register_module_forward_hook(forward_done)
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -151,6 +174,51 @@ def _subclasses(cls: type) -> list[type]:
 
 def _loss_value(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().clone()
+
+
+def _changed(before: torch.Tensor | None, after: torch.Tensor | None) -> bool:
+    """Whether a backward added to this gradient (it appeared, or its value moved)."""
+    if after is None:
+        return False
+    return before is None or not torch.equal(before, after)
+
+
+def _summary(output) -> object:
+    """A forward's output as compared bit for bit: its first tensor (the whole of it, or its
+    shape and sum when large), or None."""
+    tensor = _first_tensor(output)
+    if tensor is None:
+        return None
+    tensor = tensor.detach()
+    if tensor.numel() > LARGE_OUTPUT:
+        return (tuple(tensor.shape), float(tensor.double().sum()))
+    return tensor.to("cpu").clone()
+
+
+def _first_tensor(output, depth: int = 0):
+    if isinstance(output, torch.Tensor):
+        return output
+    if depth > 3 or not isinstance(output, list | tuple | dict):
+        return None
+    for item in output.values() if isinstance(output, dict) else output:
+        found = _first_tensor(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+_LIBRARIES = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+
+
+def _caller_line() -> int | None:
+    """The line of the user's code that called backward (the first frame outside torch and
+    loopfix)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(_LIBRARIES):
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 def pick_device(requested: str) -> str:
@@ -261,6 +329,7 @@ def main(argv: list[str]) -> int:
     if device == "cuda":
         peak = torch.cuda.max_memory_allocated()
     trace = {"events": recorder.events, "error": error, "capped": capped}
+    trace["forwards"] = recorder.forwards
     trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
     trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
     trace |= {"iterations": _iterations(recorder)}
