@@ -152,7 +152,7 @@ def generate(out: Path, files: int, seed: int = 0, split: float = 0.0) -> tuple[
             text, folder = training_script(rng.randint(150, 400), seed=index), "train"
         path = out / folder / f"part_{index // 100:02}" / f"module_{index:05}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
-        if folder == "train" and rng.random() < split:
+        if folder == "train" and split and rng.random() < split:
             # the script's classes and helpers go to a module beside it that it imports
             text, imported = split_script(text, f"nets_{index:05}")
             path.with_name(f"nets_{index:05}.py").write_text(imported)

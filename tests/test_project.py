@@ -213,6 +213,11 @@ def test_imports_outside_the_project_stay_opaque(tmp_path):
     project = Project(tmp_path)
     assert project.find(tmp_path / "train.py", "torch.nn", 0) is None
     assert project.find(tmp_path / "train.py", "os", 0) is None
+    # an installed package's own imports, relative ones included, are not the project's
+    installed = tmp_path / "venv" / "site-packages" / "lib"
+    write(installed, {"__init__.py": "", "nets.py": "", "train.py": ""})
+    assert project.find((installed / "train.py").resolve(), "nets", 1) is None
+    assert project.find((installed / "train.py").resolve(), "nets", 0) is None
 
 
 @pytest.mark.parametrize("level, module", [(1, "models"), (2, "models")])

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-detach_all = lambda states: [s.detach() for s in states]  # noqa: E731
+detach_all = lambda states: [s.detach() for s in states]
 
 torch.manual_seed(0)
 cells = nn.ModuleList([nn.GRUCell(3, 5), nn.GRUCell(5, 5)])

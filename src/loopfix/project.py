@@ -32,14 +32,27 @@ MAX_MODULES = 200  # a file's imports are followed through at most this many pro
 Reader = Callable[[Path], str | None]
 
 
+_READ: dict[Path, tuple[tuple[int, int], str | None]] = {}  # path -> ((mtime, size), text)
+
+
 def read_disk(path: Path) -> str | None:
-    """A module's text from disk, or None when it cannot be read or decoded."""
+    """A module's text from disk, or None when it cannot be read or decoded (decoded again
+    only when the file's modification time or size changed: an editor asks on every edit)."""
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            return None
-        return SourceFile.from_bytes(path, path.read_bytes()).text
+        status = path.stat()
+        stamp = (status.st_mtime_ns, status.st_size)
+        cached = _READ.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        text = None
+        if status.st_size <= MAX_SOURCE_BYTES:
+            text = SourceFile.from_bytes(path, path.read_bytes()).text
     except (OSError, SourceError):
         return None
+    if len(_READ) > 4096:
+        _READ.clear()
+    _READ[path] = (stamp, text)
+    return text
 
 
 def find_root(path: Path) -> Path:
@@ -91,7 +104,8 @@ class Project:
             base = importer.parent
             for _ in range(level - 1):
                 base = base.parent
-            return _module_file(base, parts)
+            found = _module_file(base, parts)
+            return found if found is not None and _inside(found, self.root, importer) else None
         for base in self.search_path(importer):
             found = _module_file(base, parts)
             if found is not None and _inside(found, self.root, importer):

@@ -201,9 +201,8 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
         final = interpreter.run_scope(tree.body, Frame(), {})
         instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
     classes_by_node = {id(info.node): info for info in symbols.classes.values()}
-    for class_node, function in _callers_first(index):
-        if not relevant(function):
-            continue
+    scopes = [(owner, function) for owner, function in index.functions if relevant(function)]
+    for class_node, function in _callers_first(scopes, index):
         owner: ClassInfo | None = None
         if class_node is not None:
             owner = classes_by_node.get(id(class_node))
@@ -230,11 +229,10 @@ def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:
     return env
 
 
-def _callers_first(index: TreeIndex) -> list:
-    """The functions in an order where a function comes before those it names (by name, or
-    a method by its class's name), so that its calls are recorded before they run as their
-    own scopes; source order otherwise, and within a cycle."""
-    entries = index.functions
+def _callers_first(entries: list, index: TreeIndex) -> list:
+    """`entries` ((class, function) pairs) in an order where a function comes before those it
+    names (by name, or a method by its class's name), so that its calls are recorded before
+    they run as their own scopes; source order otherwise, and within a cycle."""
     names = [
         {function.name} | ({owner.name} if owner is not None else set())
         for owner, function in entries

@@ -37,7 +37,6 @@ class ClassInfo:
     base_names: list[str]
     is_module: bool = False
     methods: dict[str, FunctionNode] = field(default_factory=dict)
-    attributes: dict[str, ast.expr] = field(default_factory=dict)
 
 
 @dataclass
@@ -344,22 +343,7 @@ def _class_info(node: ast.ClassDef) -> ClassInfo:
     for item in node.body:
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
             info.methods[item.name] = item
-    init = info.methods.get("__init__")
-    if init is not None:
-        for statement in ast.walk(init):
-            if isinstance(statement, ast.Assign):
-                for target in statement.targets:
-                    if _is_self_attribute(target):
-                        info.attributes[target.attr] = statement.value
     return info
-
-
-def _is_self_attribute(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
 
 
 def _resolve_module_classes(symbols: Symbols) -> None:
