@@ -46,9 +46,6 @@ class CallSites:
         )
         self.bindings.setdefault(id(function), set()).add(site)
 
-    def called(self, function: ast.AST) -> bool:
-        return bool(self.bindings.get(id(function)))
-
     def parameter_values(self, function: ast.AST, visible: set[str]) -> dict[str, Value]:
         """Each parameter's value joined over the call sites seen; module paths the callee
         cannot name (a caller's local it was not given) make the optimizer unresolved."""

@@ -13,7 +13,10 @@ Shapes are plain tuples so they compare and hash cheaply:
 - ``("params", paths)`` parameters of the modules at those paths (``model.parameters()``,
   lists and chains of them, param-group dicts); ``("optimizer", paths)`` an optimizer over
   them (``paths`` is None when its parameters could not be resolved); ``("scaler",)``;
-- ``("dict", ((key, s), ...))`` a dict literal of optimizers or modules, entry by entry.
+- ``("dict", ((key, s), ...))`` a dict literal with string keys, entry by entry (a last entry
+  ``("**", UNKNOWN)`` stands for the keys of `**` spreads);
+- ``("object", cls)`` an instance of a (non-module) class defined in the analysed file or a
+  project module it imports.
 """
 
 from __future__ import annotations
