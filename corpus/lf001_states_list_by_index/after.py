@@ -6,6 +6,8 @@ def detach_state(state):
     """Cut a recurrent state loose from the graph of the batch that produced it."""
     if isinstance(state, dict):
         return {key: detach_state(value) for key, value in state.items()}
+    if isinstance(state, tuple) and hasattr(state, '_fields'):  # a namedtuple
+        return type(state)(*(detach_state(value) for value in state))
     if isinstance(state, (list, tuple)):
         return type(state)(detach_state(value) for value in state)
     return None if state is None else state.detach()

@@ -102,6 +102,8 @@ HELPER = [
     '    """Cut a recurrent state loose from the graph of the batch that produced it."""',
     "    if isinstance(state, dict):",
     "        return {{key: {name}(value) for key, value in state.items()}}",
+    "    if isinstance(state, tuple) and hasattr(state, '_fields'):  # a namedtuple",
+    "        return type(state)(*({name}(value) for value in state))",
     "    if isinstance(state, (list, tuple)):",
     "        return type(state)({name}(value) for value in state)",
     "    return None if state is None else state.detach()",
