@@ -250,3 +250,55 @@ def test_the_loop_model_reads_no_file_itself(tmp_path, monkeypatch):
     source = SourceFile.from_text(train, texts[train])
     result = analyse_source(source, project=project)
     assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
+
+
+BASE_TRAINER = textwrap.dedent("""
+    import torch
+
+
+    class BaseTrainer:
+        def __init__(self, lr=1e-3):
+            self.build_model()
+            self.opt_g = torch.optim.Adam(self.G.parameters(), lr)
+            self.opt_d = torch.optim.Adam(self.D.parameters(), lr)
+
+        def build_model(self):
+            raise NotImplementedError
+""")
+
+SOLVER = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    from base import BaseTrainer
+
+
+    class Solver(BaseTrainer):
+        def build_model(self):
+            self.G = nn.Sequential(nn.Linear(2, 6), nn.ReLU(), nn.Linear(6, 3))
+            self.D = nn.Sequential(nn.Linear(3, 6), nn.ReLU(), nn.Linear(6, 1))
+
+        def train(self, iters):
+            for i in range(iters):
+                fake = self.G(torch.randn(5, 2))
+                d_fake = self.D(fake)
+                self.opt_d.zero_grad()
+                d_fake.mean().backward(retain_graph=True)
+                self.opt_d.step()
+                self.opt_g.zero_grad()
+                (-d_fake.mean()).backward()
+                self.opt_g.step()
+
+
+    Solver().train(3)
+""")
+
+
+def test_a_base_class_from_another_module_builds_the_subclass_instance(tmp_path):
+    """`BaseTrainer.__init__` (base.py) calls `self.build_model()`, which the subclass in
+    train.py overrides: the instance holds the subclass's networks, owned by the base's
+    optimizers."""
+    write(tmp_path, {"base.py": BASE_TRAINER, "train.py": SOLVER})
+    result = analyse(tmp_path / "train.py")
+    assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
+    assert "inputs=list(self.G.parameters())" in result.fixed_text

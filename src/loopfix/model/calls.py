@@ -114,7 +114,8 @@ class CallsMixin:
             self._args(node, env)
             self.backward(node, loss, _retain_flag(node), env)
             return EMPTY
-        if attr in GRAPH_FREE_METHODS:
+        if attr in GRAPH_FREE_METHODS and self.symbols.member(func) is None:
+            # (not `utils.detach(h)`: a function of a project module, followed as written)
             base = self.eval(func.value, env)
             self._args(node, env)
             return EMPTY.with_shape(base.shape if attr == "detach" else OTHER)
@@ -142,7 +143,7 @@ class CallsMixin:
 
     def _has_backward_method(self, receiver: ast.expr, env: Env) -> bool:
         """An object of a class of the file that defines `backward` (followed as a call)."""
-        info = self.symbols.class_of(self._peek(receiver, env).shape)
+        info = self.class_of(self._peek(receiver, env).shape)
         return info is not None and self.symbols.method(info, "backward") is not None
 
     def _backward_of_argument(self, node: ast.Call) -> bool:
@@ -251,7 +252,7 @@ class CallsMixin:
             return ("module", env[key].shape, key)
         receiver = self._peek(func.value, env)
         unknown = receiver.shape in (None, UNKNOWN)
-        info = self.symbols.class_of(receiver.shape)
+        info = self.class_of(receiver.shape)
         if info is not None:
             method = self.symbols.method(info, func.attr)
             if method is not None:
@@ -346,15 +347,22 @@ class CallsMixin:
         self.obs.site_modules.setdefault(site, set()).add(path)
         if self.top_statement is not None:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
-        if not self._frozen(path):
+        info = self.module_class(shape)
+        frozen_class = (
+            info is not None and f"class:{info.node.name}" in self.symbols.home(info.node).frozen
+        )
+        if not (self.frozen_forwards or frozen_class or self._frozen(path)):
             graphs |= {Graph(site)}
-        info = self.symbols.module_class(shape)
         forward = info.methods.get("forward") if info is not None else None
         if forward is None:
             default = UNKNOWN if kind == "custom" else TENSOR
             return Value(graphs, shapes.RECURRENT_OUTPUT.get(kind, default))
         call = Call(forward, positional, keywords, receiver_key, info, site)
-        result = self._call_function(call, env)
+        self.frozen_forwards += frozen_class  # its submodules are frozen with it
+        try:
+            result = self._call_function(call, env)
+        finally:
+            self.frozen_forwards -= frozen_class
         # the forward was followed: each returned item holds the graphs it was built from
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
@@ -411,7 +419,7 @@ class CallsMixin:
         self._bind_parameters(call, frame, env)
         outer_frame, outer_no_grad, outer_symbols = self.frame, self.no_grad, self.symbols
         self.frame = frame
-        self.symbols = self.symbols.home(function)  # another module's names mean its own
+        self.symbols = self.home_of(function)  # another module's names mean its own
         self.no_grad = self.no_grad or _decorated_no_grad(function, self.symbols)
         self.call_stack.append(function)
         try:

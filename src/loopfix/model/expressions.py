@@ -54,7 +54,7 @@ class ExpressionsMixin:
             return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
         if node.attr == "module" and shapes.is_module(base.shape):
             return base  # `model.module`: what DataParallel / DDP wrap
-        info = self.symbols.class_of(base.shape)
+        info = self.class_of(base.shape)
         if info is not None:
             built = self.instances.attributes(info).get(node.attr)
             if built is not None:

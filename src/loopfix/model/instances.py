@@ -70,6 +70,17 @@ class Instances:
         # `optimizer0` knows the modules it owns)
         self.module_shapes: dict[str, Shape] = {}
         self._locals: dict[int, frozenset[str]] = {}
+        self._own: set[int] | None = None
+
+    def own_functions(self) -> set[int]:
+        """Ids of the analysed file's own functions and methods."""
+        if self._own is None:
+            symbols = self.symbols
+            self._own = {id(f) for f in symbols.functions.values() if symbols.home(f) is symbols}
+            for info in symbols.classes.values():
+                if symbols.home(info.node) is symbols:
+                    self._own |= {id(m) for m in info.methods.values()}
+        return self._own
 
     def local_names(self, function) -> frozenset[str]:
         """`calls.local_names`, once per function of this analysis."""
@@ -92,13 +103,15 @@ class Instances:
         from loopfix.model.frames import Frame, Observations
         from loopfix.model.interpreter import Interpreter
 
-        symbols = self.symbols.home(info.node)  # a class imported from another module
         attributes: dict[str, Value] = {}
-        for base in symbols.file_bases(info):
+        for base in self.symbols.home(info.node).file_bases(info):
             attributes.update(self.attributes(base))
-        init = info.methods.get("__init__")
+        # the class's own `__init__` or the one it inherits, run on an instance of this class
+        # (so `self.build_model()` in a base's `__init__` is the subclass's override)
+        init = self.symbols.home(info.node).method(info, "__init__")
         if init is None:
             return attributes
+        symbols = self.symbols.home(init)  # its names are its own module's
         env = {"self": EMPTY.with_shape(self_shape(info))}
         env.update({f"self.{k}": v for k, v in attributes.items()})
         visible = set(symbols.globals) | {"self"}

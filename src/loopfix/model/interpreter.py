@@ -26,7 +26,7 @@ from loopfix.model.graphs import (
 )
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
-from loopfix.model.symbols import FunctionNode, Symbols, dotted_name
+from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
 
 MAX_LOOP_ROUNDS = 12
 
@@ -46,6 +46,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.frame = Frame()
         self.loop_stack: list[int] = []
         self.top_loops: set[int] = set()  # loops of the scope being run, not of callees
+        self.frozen_forwards = 0  # inside the forward of a module frozen for good
         self.written_stack: list[set[str]] = []
         self.element_loops: list[bool] = []  # per enclosing loop: does it walk elements?
         self.call_stack: list[FunctionNode] = []
@@ -93,6 +94,26 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         else:
             base = frame.prefix + root
         return f"{base}.{rest}" if rest else base
+
+    def class_of(self, shape) -> ClassInfo | None:
+        """The class of a module or object value: by its name where the running code is, else
+        in the file being analysed (a base class's `__init__` building a subclass's instance
+        runs among its own module's names, which do not know the subclass)."""
+        return self.symbols.class_of(shape) or self.instances.symbols.class_of(shape)
+
+    def home_of(self, function: FunctionNode) -> Symbols:
+        """The names a function's body means: those of the module that defines it (a base
+        class's `__init__` calling a subclass's `build_model` runs the subclass's own code
+        among the subclass's module's names)."""
+        for symbols in (self.symbols, self.instances.symbols):
+            if id(function) in symbols.homes:
+                return symbols.homes[id(function)]
+        if id(function) in self.instances.own_functions():
+            return self.instances.symbols
+        return self.symbols
+
+    def module_class(self, shape) -> ClassInfo | None:
+        return self.symbols.module_class(shape) or self.instances.symbols.module_class(shape)
 
     def module_path(self, node: ast.expr) -> str | None:
         """The caller-independent path of a module or optimizer expression."""

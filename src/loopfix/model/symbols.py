@@ -134,9 +134,19 @@ class Symbols:
         return self.classes.get(name) or self.module_classes.get(name)
 
     def file_bases(self, info: ClassInfo) -> list[ClassInfo]:
-        return [
-            self.classes[b] for b in info.base_names if b in self.classes and b != info.node.name
-        ]
+        """The class's bases defined in the project: in its module, imported by name, or
+        named through an imported module (`base.Trainer`)."""
+        home = self.home(info.node)
+        bases = []
+        for name in info.base_names:
+            found = home.classes.get(name) if "." not in name else None
+            if found is None and "." in name:
+                owner, _, attr = name.rpartition(".")
+                module = home.modules.get(owner)
+                found = module.classes.get(attr) if module is not None else None
+            if found is not None and found is not info:
+                bases.append(found)
+        return bases
 
     def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
         """`name` as the class or one of its bases in the file defines it."""
@@ -198,8 +208,14 @@ def collect_symbols(
             symbols.module_evidence.add(name.rpartition(".")[2])
     for statement in tree.body:
         _collect_top_level(symbols, statement)
-    if any(FREEZING & words for words in index.words.values()):
-        symbols.frozen = _frozen_modules(tree)
+    if any(FREEZING & words for words in index.words.values()) or resolver is not None:
+        imported = {
+            name
+            for name, function in symbols.functions.items()
+            if symbols.home(function) is not symbols and _freezes_first_parameter(function)
+        }
+        if imported or any(FREEZING & words for words in index.words.values()):
+            symbols.frozen = _frozen_modules(tree, imported)
     _resolve_module_classes(symbols)
     return symbols
 
@@ -207,12 +223,60 @@ def collect_symbols(
 FREEZING = frozenset({"requires_grad", "requires_grad_"})
 
 
-def _frozen_modules(tree: ast.Module) -> set[str]:
+def _frozen_modules(tree: ast.Module, imported_helpers: set[str] = frozenset()) -> set[str]:
     """Modules frozen by `m.requires_grad_(False)` or `for p in m.parameters():
-    p.requires_grad = False` (or `p.requires_grad_(False)`) and never unfrozen anywhere in the
-    file (a GAN that freezes D only for G's update unfreezes it: not frozen)."""
+    p.requires_grad = False` (or `p.requires_grad_(False)`), directly or through a function of
+    the file that does it to its first parameter (`freeze(backbone)`), and never unfrozen
+    anywhere in the file (a GAN that freezes D only for G's update unfreezes it: not frozen).
+    A class whose `__init__` freezes `self` is named as `class:<Name>`."""
+    helpers = _freezing_helpers(tree) | imported_helpers
     frozen, thawed = set(), set()
-    for node in ast.walk(tree):
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name in helpers:
+            continue
+        if isinstance(statement, ast.ClassDef):
+            init = next((f for f in statement.body if getattr(f, "name", "") == "__init__"), None)
+            if init is not None and "self" in _frozen_modules_in(init)[0]:
+                frozen.add(f"class:{statement.name}")
+        more, less = _frozen_modules_in(statement)
+        frozen |= more - {"self"}
+        thawed |= less
+        for node in ast.walk(statement):
+            if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
+                frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
+            elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
+                # `backbone = freeze(build_backbone())`
+                frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
+    # a module thawed anywhere (itself, inside, or around it) is not frozen for good
+    return {
+        f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
+    }
+
+
+def _calls(node: ast.AST, functions: set[str]) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
+    )
+
+
+def _freezing_helpers(tree: ast.Module) -> set[str]:
+    """Module-level functions that freeze their first parameter and nothing else."""
+    return {
+        function.name
+        for function in tree.body
+        if isinstance(function, ast.FunctionDef) and _freezes_first_parameter(function)
+    }
+
+
+def _freezes_first_parameter(function: FunctionNode) -> bool:
+    if not function.args.args:
+        return False
+    return _frozen_modules_in(function) == ({function.args.args[0].arg}, set())
+
+
+def _frozen_modules_in(scope: ast.AST) -> tuple[set[str], set[str]]:
+    frozen, thawed = set(), set()
+    for node in ast.walk(scope):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -225,10 +289,7 @@ def _frozen_modules(tree: ast.Module) -> set[str]:
             owner = dotted_name(node.iter.func.value)
             for flag in _requires_grad_settings(node):
                 (frozen if _is_false(flag) else thawed).add(owner)
-    # a module thawed anywhere (itself, inside, or around it) is not frozen for good
-    return {
-        f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
-    }
+    return frozen, thawed
 
 
 def _iterates_parameters(node: ast.expr) -> bool:
