@@ -128,3 +128,35 @@ def test_a_fixable_finding_has_no_reason_against_a_fix(tmp_path):
     assert [(r["rule"], r["fixable"], r["fix_unavailable"]) for r in rows] == [
         ("LF001", True, None)
     ]
+
+
+SELF_FROZEN_ENCODER = """
+    import torch
+    import torch.nn as nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(4, 8)
+            self.requires_grad_(False)
+
+        def forward(self, x, state):
+            return self.lstm(x, state)
+
+    encoder, head = Encoder(), nn.Linear(8, 2)
+    {thaw}
+    opt = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+    state = (torch.zeros(1, 3, 8), torch.zeros(1, 3, 8))
+    for step in range(4):
+        feats, state = encoder(torch.randn(5, 3, 4), state)
+        loss = head(feats).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_class_that_freezes_itself_builds_no_graph_unless_something_is_thawed():
+    assert analyse(SELF_FROZEN_ENCODER.format(thaw="")).findings == []
+    thawed = analyse(SELF_FROZEN_ENCODER.format(thaw="encoder.lstm.requires_grad_(True)"))
+    assert [f.rule for f in thawed.findings] == ["LF001"]

@@ -247,9 +247,14 @@ def _frozen_modules(tree: ast.Module, imported_helpers: set[str] = frozenset()) 
             elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
                 # `backbone = freeze(build_backbone())`
                 frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
-    # a module thawed anywhere (itself, inside, or around it) is not frozen for good
+    # a module thawed anywhere (itself, inside, or around it) is not frozen for good; a class
+    # that freezes itself is not, once anything in the file thaws anything (a submodule of one
+    # of its instances may be what is thawed)
     return {
-        f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
+        f
+        for f in frozen
+        if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
+        and not (f.startswith("class:") and thawed)
     }
 
 
