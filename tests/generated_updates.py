@@ -149,7 +149,7 @@ def update_programs(draw) -> UpdateProgram:
         lines += [f"def train({params}):"] + render(loop, 1, unit) + ["", ""]
         lines += render(outer, 0, unit) + [f"train({call})"]
     else:  # a trainer object: the networks and optimizers on self, the loop in a method
-        names_used = [a, b, opt_a, opt_b, "opts"]
+        names_used = [a, b, opt_a, opt_b, "opts", "sched"]
         init = [on_self(line, names_used) for line in setup]
         method = [(header, [on_self(line, names_used) for line in inner]) for header, inner in loop]
         lines += ["class Trainer:"] + render([("def __init__(self):", init)], 1, unit)

@@ -302,3 +302,23 @@ def test_a_base_class_from_another_module_builds_the_subclass_instance(tmp_path)
     result = analyse(tmp_path / "train.py")
     assert [(f.rule, f.fixable) for f in result.findings] == [("LF002", True)]
     assert "inputs=list(self.G.parameters())" in result.fixed_text
+
+
+def test_each_module_is_parsed_once_however_many_files_import_it(tmp_path, monkeypatch):
+    write(tmp_path, {"pyproject.toml": "", "models.py": MODELS})
+    for name in ("train_a.py", "train_b.py", "train_c.py"):
+        write(tmp_path, {name: TRAIN_GAN.format(import_line="from models import Gen, Disc")})
+    project = Project(tmp_path.resolve())
+    parsed = []
+    real_parse = __import__("ast").parse
+
+    def counting(text, filename="<unknown>", *args, **kwargs):
+        parsed.append(filename)
+        return real_parse(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr("loopfix.project.ast.parse", counting)
+    for name in ("train_a.py", "train_b.py", "train_c.py"):
+        result = analyse_source(SourceFile.read(tmp_path / name), project=project)
+        assert [f.rule for f in result.findings] == ["LF002"]  # its fix re-analyses it too
+    models = str((tmp_path / "models.py").resolve())
+    assert parsed.count(models) == 1  # (the scripts themselves are parsed for each analysis)

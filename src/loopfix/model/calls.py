@@ -349,7 +349,7 @@ class CallsMixin:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
         info = self.module_class(shape)
         frozen_class = (
-            info is not None and f"class:{info.node.name}" in self.symbols.home(info.node).frozen
+            info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )
         if not (self.frozen_forwards or frozen_class or self._frozen(path)):
             graphs |= {Graph(site)}

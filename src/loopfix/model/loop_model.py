@@ -292,19 +292,18 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
         home = symbols.home(node)
         if home is symbols:
             continue
-        if id(node) not in home.mentions_autograd:  # once per module per run
-            home.mentions_autograd[id(node)] = bool(_words(node) & AUTOGRAD_WORDS)
-        if home.mentions_autograd[id(node)]:
+        if home.remember(("autograd", id(node)), _mentions_autograd, node):
             names.add(name)
     return names
 
 
-def _words(node: ast.AST) -> set[str]:
-    return {
+def _mentions_autograd(node: ast.AST) -> bool:
+    words = {
         n.id if isinstance(n, ast.Name) else n.attr
         for n in ast.walk(node)
         if isinstance(n, ast.Name | ast.Attribute)
     }
+    return bool(words & AUTOGRAD_WORDS)
 
 
 def _parameters(function) -> list[ast.arg]:

@@ -54,10 +54,18 @@ class Symbols:
     # modules whose parameters are frozen for good (`requires_grad_(False)`, never undone):
     # calling them builds no graph of their own
     frozen: set[str] = field(default_factory=set)
-    # id of a class or function of this module -> whether its body mentions a backward pass
-    mentions_autograd: dict[int, bool] = field(default_factory=dict)
+    # facts about this module's classes and functions, computed once per run (a module's
+    # symbols are shared by every file that imports it): (question, node id) -> answer
+    facts: dict[tuple[str, int], object] = field(default_factory=dict)
+    frozen_classes: set[str] = field(default_factory=set)  # classes that freeze themselves
     # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
+
+    def remember(self, key: tuple[str, int], compute, node: ast.AST):
+        """`compute(node)`, once per `key` for this module."""
+        if key not in self.facts:
+            self.facts[key] = compute(node)
+        return self.facts[key]
 
     def home(self, node: ast.AST) -> Symbols:
         """The symbols of the module that defines `node` (a class or function)."""
@@ -208,14 +216,16 @@ def collect_symbols(
             symbols.module_evidence.add(name.rpartition(".")[2])
     for statement in tree.body:
         _collect_top_level(symbols, statement)
-    if any(FREEZING & words for words in index.words.values()) or resolver is not None:
-        imported = {
-            name
-            for name, function in symbols.functions.items()
-            if symbols.home(function) is not symbols and _freezes_first_parameter(function)
-        }
-        if imported or any(FREEZING & words for words in index.words.values()):
-            symbols.frozen = _frozen_modules(tree, imported)
+    imported = {  # freezing helpers imported from the project (`from utils import freeze`)
+        name
+        for name, function in symbols.functions.items()
+        if symbols.home(function) is not symbols
+        and symbols.home(function).remember(
+            ("freezes", id(function)), _freezes_first_parameter, function
+        )
+    }
+    if imported or any(FREEZING & words for words in index.words.values()):
+        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported)
     _resolve_module_classes(symbols)
     return symbols
 
@@ -223,21 +233,24 @@ def collect_symbols(
 FREEZING = frozenset({"requires_grad", "requires_grad_"})
 
 
-def _frozen_modules(tree: ast.Module, imported_helpers: set[str] = frozenset()) -> set[str]:
-    """Modules frozen by `m.requires_grad_(False)` or `for p in m.parameters():
-    p.requires_grad = False` (or `p.requires_grad_(False)`), directly or through a function of
-    the file that does it to its first parameter (`freeze(backbone)`), and never unfrozen
-    anywhere in the file (a GAN that freezes D only for G's update unfreezes it: not frozen).
-    A class whose `__init__` freezes `self` is named as `class:<Name>`."""
+def _frozen_modules(
+    tree: ast.Module, imported_helpers: set[str] = frozenset()
+) -> tuple[set[str], set[str]]:
+    """(module paths, class names) frozen for good: modules frozen by `m.requires_grad_(False)`
+    or `for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`),
+    directly or through a function that does it to its first parameter (`freeze(backbone)`),
+    and never unfrozen anywhere in the file (a GAN that freezes D only for G's update unfreezes
+    it: not frozen); classes whose `__init__` freezes `self`, while nothing in the file thaws
+    anything (a submodule of one of their instances may be what is thawed)."""
     helpers = _freezing_helpers(tree) | imported_helpers
-    frozen, thawed = set(), set()
+    frozen, thawed, classes = set(), set(), set()
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef) and statement.name in helpers:
             continue
         if isinstance(statement, ast.ClassDef):
             init = next((f for f in statement.body if getattr(f, "name", "") == "__init__"), None)
             if init is not None and "self" in _frozen_modules_in(init)[0]:
-                frozen.add(f"class:{statement.name}")
+                classes.add(statement.name)
         more, less = _frozen_modules_in(statement)
         frozen |= more - {"self"}
         thawed |= less
@@ -247,15 +260,10 @@ def _frozen_modules(tree: ast.Module, imported_helpers: set[str] = frozenset()) 
             elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
                 # `backbone = freeze(build_backbone())`
                 frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
-    # a module thawed anywhere (itself, inside, or around it) is not frozen for good; a class
-    # that freezes itself is not, once anything in the file thaws anything (a submodule of one
-    # of its instances may be what is thawed)
-    return {
-        f
-        for f in frozen
-        if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
-        and not (f.startswith("class:") and thawed)
+    paths = {
+        f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
     }
+    return paths, set() if thawed else classes
 
 
 def _calls(node: ast.AST, functions: set[str]) -> bool:

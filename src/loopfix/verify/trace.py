@@ -207,7 +207,10 @@ def _first_tensor(output, depth: int = 0):
     return None
 
 
-_LIBRARIES = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+_LIBRARIES = tuple(  # the folders of torch and of loopfix, ending in a separator
+    os.path.join(folder, "")
+    for folder in (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+)
 
 
 def _caller_line() -> int | None:
