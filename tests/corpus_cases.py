@@ -18,6 +18,7 @@ class Case:
     description: str
     fixable: bool = True  # False: reported without a fix, for the reason in `no_fix`
     no_fix: str = ""
+    unsafe: bool = False  # its fix is unsafe: after.py is what `apply --unsafe-fixes` writes
     entry: str = ""  # a project case: the script in before/ (and after/) that is run
 
     @property
@@ -49,6 +50,7 @@ def load_cases() -> list[Case]:
                 description=meta["description"],
                 fixable=meta.get("fixable", True),
                 no_fix=meta.get("no_fix", ""),
+                unsafe=meta.get("unsafe", False),
                 entry=meta.get("entry", ""),
             )
         )
@@ -60,6 +62,7 @@ ALL_CASES = load_cases()
 # specified in test_corpus_projects.py; the rest of the suite takes single-file cases.
 PROJECTS = [c for c in ALL_CASES if c.entry]
 CASES = [c for c in ALL_CASES if not c.entry]
-POSITIVE = [c for c in CASES if c.positive and c.fixable]
+POSITIVE = [c for c in CASES if c.positive and c.fixable and not c.unsafe]
+UNSAFE = [c for c in CASES if c.positive and c.unsafe]
 UNFIXABLE = [c for c in CASES if c.positive and not c.fixable]
 NEGATIVE = [c for c in CASES if not c.positive]

@@ -8,6 +8,9 @@ really runs, for LF004), and after.py really trains, with the gradients each rul
   before.py gives it when every step is deferred and every graph kept (the original "as if no
   parameter changed during the iteration"), optimizer by optimizer;
 - LF004: every loss and gradient of the whole run unchanged.
+An unsafe case (`unsafe = true`) has only a fix that changes what the code computes on purpose:
+`apply` leaves it alone, `apply --unsafe-fixes` writes after.py, and verification says what
+changed ("changed as intended: ...") after the patched code ran every capped iteration.
 A negative case runs cleanly and loopfix neither reports nor changes anything in it.
 """
 
@@ -17,13 +20,14 @@ import pytest
 
 from loopfix.analysis import analyse_source
 from loopfix.options import Options, RestrictStyle
-from loopfix.rules.base import Fix
+from loopfix.rules import update_order
+from loopfix.rules.base import FileContext, Fix
 from loopfix.source import SourceFile
 from loopfix.verify.compare import first_difference, first_iteration, first_steps, step_difference
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
-from corpus_cases import CASES, NEGATIVE, POSITIVE, UNFIXABLE, Case
+from corpus_cases import CASES, NEGATIVE, POSITIVE, UNFIXABLE, UNSAFE, Case
 from tracing import run_traced
 
 VERIFY = RunSettings(device="cpu", iterations=3, timeout=180)
@@ -96,6 +100,32 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     else:
         assert first_difference(original.events, patched.events) is None
         assert len(patched.events) == len(original.events)
+
+
+UNSAFE_OPTIONS = Options(unsafe_fixes=True)
+
+
+@pytest.mark.parametrize("case", UNSAFE, ids=str)
+def test_unsafe_fix_is_offered_but_applied_only_with_unsafe_fixes(case: Case):
+    result = analyse(case.before)
+    assert result.findings and not result.changed and not any(f.applied for f in result.findings)
+    assert all(f.fixable and not f.fix.safe and f.fix.changes for f in result.findings)
+    unsafe = analyse_source(SourceFile.read(case.before), options=UNSAFE_OPTIONS)
+    assert all(f.applied for f in unsafe.findings)
+    assert unsafe.fixed_bytes == case.after.read_bytes()
+    assert analyse_source(SourceFile.read(case.after), options=UNSAFE_OPTIONS).findings == []
+
+
+@pytest.mark.parametrize("case", UNSAFE, ids=str)
+def test_unsafe_fix_verifies_as_the_change_it_names(case: Case):
+    result = analyse_source(SourceFile.read(case.before), options=UNSAFE_OPTIONS)
+    units = collect_runs(result, VERIFY)
+    verdicts = judge(result, units)
+    assert verdicts and all(v.verdict.startswith("changed as intended: ") for v in verdicts)
+    assert all(v.level == "live" and v.writable and not v.equivalent for v in verdicts)
+    runs = units[SCRIPT]
+    assert case.error in (runs.original.error or ""), runs.original.stderr[-2000:]
+    assert runs.patched.error is None, runs.patched.stderr[-2000:]
 
 
 @pytest.mark.parametrize("case", UNFIXABLE, ids=str)
@@ -260,12 +290,15 @@ ROLLOUT_MOVED_BEFORE_STEP = (
 
 
 def test_a_reorder_that_moves_a_forward_across_its_step_is_not_equivalent():
-    case = next(c for c in UNFIXABLE if c.name == "lf002_world_model_stepped_before_rollout")
+    case = next(c for c in UNSAFE if c.name == "lf002_world_model_stepped_before_rollout")
     result = analyse(case.before)
     (finding,) = result.findings
-    assert "runs a forward of weights" in finding.fix_unavailable
+    context = FileContext.parse(result.source.text, str(case.before))
+    reason = update_order.plan_reorder(context, finding.detail.id)
+    assert "runs a forward of weights" in str(reason)  # no reorder; only the unsafe recompute
+    assert not finding.fix.safe
     # pretend it was offered: the rewrite a planner without the forward guard would make
-    finding.fix = Fix("reorder", ())
+    finding.fix, finding.applied = Fix("reorder", ()), True
     result.fixed_text = result.source.text.replace(*ROLLOUT_MOVED_BEFORE_STEP)
     assert result.fixed_text != result.source.text
     units = collect_runs(result, VERIFY)

@@ -90,6 +90,9 @@ def analyse_source(
             for finding in findings:
                 if plan_fixes:
                     finding.fix = _respelled(rule.fix(context, finding), spellings)
+                    finding.alternatives = tuple(
+                        _respelled(f, spellings) for f in finding.alternatives
+                    )
                 finding.message = respell(finding.message, spellings)
         except Exception as error:  # a broken rule must not take the other rules down
             result.errors.append(f"{source.path}: internal error in {rule.code}: {error!r}")
@@ -130,14 +133,15 @@ def _respelled(fix: Fix | None, spellings: dict[str, str]) -> Fix | None:
 def _combine_fixes(
     context: FileContext, findings: list[Finding], rules: list[Rule], errors: list[str]
 ) -> str:
-    """Apply fixes one by one, keeping each only if every rule still accepts the result; a
-    rule that fails while checking drops the fix and is reported in `errors`."""
+    """Apply fixes one by one (unsafe ones only with `options.unsafe_fixes`), keeping each
+    only if every rule still accepts the result; a rule that fails while checking drops the
+    fix and is reported in `errors`."""
     by_code = {rule.code: rule for rule in rules}
     accepted: list[Finding] = []
     text = context.text
     for finding in findings:
-        if finding.fix is None:
-            continue
+        if finding.fix is None or not (finding.fix.safe or context.options.unsafe_fixes):
+            continue  # an unsafe fix stays on the finding, offered, but is not applied
         trial = accepted + [finding]
         codes = sorted({f.rule for f in trial})
         try:
@@ -158,5 +162,6 @@ def _combine_fixes(
             )
             continue
         accepted.append(finding)
+        finding.applied = True
         text = patched.text
     return text

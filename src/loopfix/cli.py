@@ -32,7 +32,7 @@ from loopfix.rules import ALL_RULES, rule_by_code
 from loopfix.scan import FileReport, ScanSettings, default_jobs, scan
 from loopfix.source import SourceError, SourceFile
 from loopfix.verify.harness import RunSettings
-from loopfix.verify.verifier import Verdict, verify_file
+from loopfix.verify.verifier import INTENDED, Verdict, verify_file
 
 app = typer.Typer(
     add_completion=False,
@@ -63,6 +63,14 @@ RestrictOption = Annotated[
         "--restrict-style",
         help="How a reordered backward is kept out of other optimizers' parameters: "
         "backward(inputs=...) or torch.autograd.grad accumulated into .grad.",
+    ),
+]
+UnsafeFixesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--unsafe-fixes/--no-unsafe-fixes",
+        help="Also apply unsafe fixes ([-]): well-known repairs that change what the code "
+        "computes on purpose (each says what in its title); verification reports the change.",
     ),
 ]
 SelectOption = Annotated[
@@ -128,7 +136,7 @@ class Run:
 
     @property
     def options(self) -> Options:
-        return Options(restrict_style=self.config.restrict_style)
+        return self.config.options()
 
     @property
     def run_settings(self) -> RunSettings:
@@ -187,6 +195,7 @@ def _run(
     ignore: str | None = None,
     exclude: list[str] | None = None,
     restrict_style: RestrictStyle | None = None,
+    unsafe_fixes: bool | None = None,
     jobs: int | None = None,
     no_cache: bool = False,
     cache_dir: Path | None = None,
@@ -201,6 +210,7 @@ def _run(
         "select": select.split(",") if select else None,
         "ignore": ignore.split(",") if ignore else None,
         "restrict-style": restrict_style.value if restrict_style else None,
+        "unsafe-fixes": unsafe_fixes,
         "device": device.value if device else None,
         "iterations": iterations,
         "timeout": timeout,
@@ -209,7 +219,8 @@ def _run(
     }
     try:
         config = find_config(_common_folder(paths))
-        config = with_overrides(config, {k: v for k, v in flags.items() if v}, "command line")
+        given = {k: v for k, v in flags.items() if v is not None and v != []}
+        config = with_overrides(config, given, "command line")
     except ConfigError as error:
         typer.echo(f"loopfix: error: {error}", err=True)
         raise typer.Exit(2) from None
@@ -224,6 +235,7 @@ SHARED_OPTIONS = (
     "ignore",
     "exclude",
     "restrict_style",
+    "unsafe_fixes",
     "jobs",
     "no_cache",
     "cache_dir",
@@ -303,6 +315,7 @@ def check(
     ignore: IgnoreOption = None,
     exclude: ExcludeOption = None,
     restrict_style: RestrictOption = None,
+    unsafe_fixes: UnsafeFixesOption = None,
     jobs: JobsOption = None,
     no_cache: NoCacheOption = False,
     cache_dir: CacheDirOption = None,
@@ -327,11 +340,20 @@ def check(
     else:
         base = repository_root(Path.cwd()) or Path.cwd()
         sys.stdout.write(render(rows, output_format, base))
-    fixable = sum(row["fixable"] for row in rows)
     if rows and output_format is OutputFormat.text:
-        fixes = "" if findings_only else f"; {fixable} fixable with `loopfix apply`"
+        fixes = "" if findings_only else _fix_counts(rows, run.config.unsafe_fixes)
         typer.echo(f"Found {len(rows)} finding(s){fixes}.", err=True)
     raise typer.Exit(2 if run.errors else 1 if rows and not exit_zero else 0)
+
+
+def _fix_counts(rows: list[dict], unsafe_enabled: bool) -> str:
+    """ "; 2 fixable with `loopfix apply` (1 hidden fix can be enabled with `--unsafe-fixes`)"."""
+    safe = sum(row["fix_applicability"] == "safe" for row in rows)
+    unsafe = sum(row["fix_applicability"] == "unsafe" for row in rows)
+    if unsafe_enabled:
+        return f"; {safe + unsafe} fixable with `loopfix apply --unsafe-fixes` ({unsafe} unsafe)"
+    hidden = f" ({unsafe} hidden fix(es) can be enabled with `--unsafe-fixes`)" if unsafe else ""
+    return f"; {safe} fixable with `loopfix apply`{hidden}"
 
 
 @app.command()
@@ -344,6 +366,7 @@ def verify(
     ignore: IgnoreOption = None,
     exclude: ExcludeOption = None,
     restrict_style: RestrictOption = None,
+    unsafe_fixes: UnsafeFixesOption = None,
     jobs: JobsOption = None,
     no_cache: NoCacheOption = False,
     device: DeviceOption = None,
@@ -354,7 +377,8 @@ def verify(
     """Run the original and the patched code of every planned fix, and judge each rewrite.
 
     This executes the project's own code (as running its tests would), in child processes
-    from temporary copies. Exit 0 when every rewrite is equivalent, 1 otherwise.
+    from temporary copies. Exit 0 when every rewrite is equivalent (or, for an unsafe fix,
+    changed as intended), 1 otherwise.
     """
     run = _run_from(locals())
     results = _changed_results(run, run.reports(paths, OutputFormat.json))
@@ -372,7 +396,9 @@ def verify(
                 f" | {row['level']}, {row['device']}, {row['iterations']} iterations,"
                 f" {row['seconds']:.1f} s"
             )
-    failed = any(row["verdict"] != "equivalent" for row in rows)
+    failed = any(
+        not (row["verdict"] == "equivalent" or row["verdict"].startswith(INTENDED)) for row in rows
+    )
     raise typer.Exit(2 if run.errors else 1 if failed else 0)
 
 
@@ -407,6 +433,7 @@ def apply(
     ignore: IgnoreOption = None,
     exclude: ExcludeOption = None,
     restrict_style: RestrictOption = None,
+    unsafe_fixes: UnsafeFixesOption = None,
     jobs: JobsOption = None,
     no_cache: NoCacheOption = False,
     device: DeviceOption = None,
@@ -417,8 +444,9 @@ def apply(
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
 
-    A file is written only when every rewrite in it verifies as equivalent; `--no-verify`
-    skips verification (which runs the project's code in child processes).
+    A file is written only when every rewrite in it verifies as equivalent (an unsafe fix,
+    applied with `--unsafe-fixes`: when it runs and changes what it says it changes);
+    `--no-verify` skips verification (which runs the project's code in child processes).
     """
     run = _run_from(locals())
     reports = run.reports(paths, OutputFormat.text)
@@ -434,17 +462,19 @@ def apply(
             return analyse_source(source, run.config.rules_for(source.path), run.options)
 
         results = review(results, verdicts, None if no_verify else settings, recheck)
-    rejected = [r for r in results if not all(v.equivalent for v in verdicts.get(id(r), []))]
+    rejected = [r for r in results if not all(v.writable for v in verdicts.get(id(r), []))]
     for result in rejected:
         for verdict in verdicts[id(result)]:
-            if not verdict.equivalent:
+            if not verdict.writable:
                 run.not_written(f"{_display(result.source.path)}: not written: {verdict.summary()}")
     accepted = [r for r in results if all(r is not x for x in rejected)]
-    no_fix = sum(not row["fixable"] for report in reports for row in report.findings)
-    judged = [v for result in rejected for v in verdicts[id(result)] if not v.equivalent]
+    rows = [row for report in reports for row in report.findings]
+    no_fix = sum(not row["fixable"] for row in rows)
+    hidden = sum(row["fixable"] and not row["fix_applied"] for row in rows)
+    judged = [v for result in rejected for v in verdicts[id(result)] if not v.writable]
     wrong = sum(v.verdict.startswith("not equivalent") for v in judged)
     unverified = len(judged) - wrong
-    unfixed = no_fix + sum(f.fixable for result in rejected for f in result.findings)
+    unfixed = no_fix + hidden + sum(f.applied for result in rejected for f in result.findings)
     if dry_run:  # the diff shows what `apply` would write: rewrites that verified
         _print_diffs(accepted, verdicts)
     else:
@@ -454,11 +484,17 @@ def apply(
             run.error(message)
         written_paths = {c.path for c in written}
         fixed = sum(
-            f.fixable for r in accepted for f in r.findings if r.source.path in written_paths
+            f.applied for r in accepted for f in r.findings if r.source.path in written_paths
         )
         typer.echo(f"Fixed {fixed} finding(s) in {len(written)} file(s).", err=True)
     if no_fix:
-        typer.echo(f"{no_fix} finding(s) have no safe automatic fix.", err=True)
+        typer.echo(f"{no_fix} finding(s) have no automatic fix.", err=True)
+    if hidden:
+        typer.echo(
+            f"{hidden} finding(s) have only an unsafe fix, which changes what the code "
+            "computes: `--unsafe-fixes` applies it.",
+            err=True,
+        )
     if wrong:
         typer.echo(f"{wrong} fix(es) changed what the code computes: not written.", err=True)
     if unverified:

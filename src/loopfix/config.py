@@ -7,6 +7,7 @@ ignore = ["LF004"]
 exclude = ["legacy/", "*_pb2.py"]   # gitignore-style patterns, relative to this file's folder
 per-file-ignores = { "experiments/*" = ["LF002"] }
 restrict-style = "inputs"       # or "autograd-grad"
+unsafe-fixes = false            # also apply fixes that change what the code computes
 device = "auto"                 # verification: auto, cpu, cuda, mps
 iterations = 3
 timeout = 120
@@ -25,7 +26,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from loopfix.options import RestrictStyle
+from loopfix.options import Options, RestrictStyle
 from loopfix.rules import ALL_RULES, Rule
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -43,6 +44,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     restrict_style: RestrictStyle = RestrictStyle.inputs
+    unsafe_fixes: bool = False
     device: str = "auto"
     iterations: int = 3
     timeout: float = 120.0
@@ -82,8 +84,12 @@ class Config:
 
     def key(self) -> str:
         """What a cached analysis depends on besides the file and loopfix's version."""
-        parts = (self.select, self.ignore, self.per_file_ignores, self.restrict_style.value)
+        parts = (self.select, self.ignore, self.per_file_ignores, self.options())
         return repr(parts)
+
+    def options(self) -> Options:
+        """What changes the planned fixes."""
+        return Options(restrict_style=self.restrict_style, unsafe_fixes=self.unsafe_fixes)
 
 
 def matches(relative: str, pattern: str) -> bool:
@@ -195,6 +201,12 @@ def _positive(kind: type):
     return parse
 
 
+def _boolean(value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("must be true or false")
+    return value
+
+
 def _string(value) -> str:
     if not isinstance(value, str):
         raise TypeError("must be a string")
@@ -207,6 +219,7 @@ PARSERS = {
     "exclude": _strings,
     "per-file-ignores": _per_file,
     "restrict-style": lambda v: RestrictStyle(_choice(tuple(s.value for s in RestrictStyle))(v)),
+    "unsafe-fixes": _boolean,
     "device": _choice(DEVICES),
     "iterations": _positive(int),
     "timeout": _positive(float),

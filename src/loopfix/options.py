@@ -1,4 +1,4 @@
-"""Settings that change what a fix looks like (never what is detected)."""
+"""Settings that change which fixes are applied and how they look (never what is detected)."""
 
 from __future__ import annotations
 
@@ -16,3 +16,4 @@ class RestrictStyle(StrEnum):
 @dataclass(frozen=True)
 class Options:
     restrict_style: RestrictStyle = RestrictStyle.inputs
+    unsafe_fixes: bool = False  # also apply fixes that change what the code computes

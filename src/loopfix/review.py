@@ -38,7 +38,7 @@ def review(
     for result in results:
         chosen: list[Finding] = []
         stop = False
-        for finding in (f for f in result.findings if f.fixable):
+        for finding in (f for f in result.findings if f.applied):
             if not accept_all:
                 _show(result, finding, verdicts.get(id(result), []))
                 answer = _ask()
@@ -86,13 +86,16 @@ def _subset(
     settings: RunSettings | None,
     recheck: Callable[[SourceFile], FileResult],
 ) -> FileResult | None:
-    fixable = [f for f in result.findings if f.fixable]
+    fixable = [f for f in result.findings if f.applied]
     if not chosen:
         return None
     if len(chosen) == len(fixable):
         return result
     text = apply_edits(result.source.text, [e for f in chosen for e in f.fix.edits])
-    findings = [f if any(f is c for c in chosen) else replace(f, fix=None) for f in result.findings]
+    findings = [
+        f if any(f is c for c in chosen) else replace(f, fix=None, applied=False)
+        for f in result.findings
+    ]
     subset = FileResult(source=result.source, findings=findings, fixed_text=text)
     after = recheck(SourceFile.from_text(result.source.path, text))
     expected = sorted(f.rule for f in result.findings if all(f is not c for c in chosen))

@@ -32,12 +32,11 @@ from pathlib import Path
 from loopfix import __version__
 from loopfix.analysis import analyse_source
 from loopfix.config import Config
-from loopfix.options import Options
 from loopfix.project import read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
-CACHE_SCHEMA = "2"
+CACHE_SCHEMA = "3"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
 
 
@@ -70,6 +69,8 @@ def finding_rows(result) -> list[dict]:
                 "name": finding.name,
                 "message": finding.message,
                 "fixable": finding.fixable,
+                "fix_applicability": finding.fix.applicability.value if finding.fix else None,
+                "fix_applied": finding.applied,
                 "fix_title": finding.fix.title if finding.fix else None,
                 "fix_unavailable": finding.fix_unavailable,
             }
@@ -186,7 +187,7 @@ def _read_error(path: Path) -> str:
 def _analyse(path: Path, data: bytes, config: Config, rules, plan_fixes: bool) -> FileReport:
     try:
         source = SourceFile.from_bytes(path, data)
-        options = Options(restrict_style=config.restrict_style)
+        options = config.options()
         result = analyse_source(source, rules, options, plan_fixes)
     except SourceError as error:
         return FileReport(str(path), errors=[str(error)])

@@ -20,10 +20,9 @@ from lsprotocol import types
 from loopfix.analysis import ON_DISK, FileResult, analyse_source
 from loopfix.config import Config
 from loopfix.edits import Edit, apply_edits
-from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
 from loopfix.project import Project
-from loopfix.rules import CRASHING_RULES, Finding, rule_by_code
+from loopfix.rules import CRASHING_RULES, Finding, Fix, rule_by_code
 from loopfix.source import SourceError, SourceFile
 
 from .positions import PositionMap
@@ -49,7 +48,7 @@ class BufferAnalysis:
     result: FileResult | None
     error: str | None = None
     config: Config = field(default_factory=Config)
-    _alone: dict[int, bool] = field(default_factory=dict, repr=False)
+    _alone: dict[tuple[int, int], bool] = field(default_factory=dict, repr=False)
 
     @property
     def findings(self) -> list[Finding]:
@@ -77,7 +76,7 @@ def analyse_buffer(
     config = config or Config()
     path = uri_to_path(uri)
     source = SourceFile.from_text(path, text)
-    options = Options(restrict_style=config.restrict_style)
+    options = config.options()
     try:
         rules = config.rules_for(path)
         result = analyse_source(source, rules, options, plan_fixes, parser or parse, project)
@@ -116,8 +115,10 @@ def code_actions(
     encoding: str,
     only: list[str] | None = None,
 ) -> list[types.CodeAction]:
-    """A quick fix per fixable finding in `requested`, and the fix-all action."""
-    if analysis.result is None or not analysis.result.changed:
+    """Quick fixes for the findings in `requested`: each finding's fix (titled as unsafe when
+    it changes what the code computes) and its alternatives (e.g. LF001's reset in place of
+    the detach), then the fix-all action (exactly what `loopfix apply` writes)."""
+    if analysis.result is None:
         return []
     positions = PositionMap(analysis.text, encoding)
     start, end = positions.offset(requested.start), positions.offset(requested.end)
@@ -125,19 +126,22 @@ def code_actions(
     diagnostics_by_index = {d.data["index"]: d for d in diagnostics(analysis, encoding)}
     if _wanted(types.CodeActionKind.QuickFix, only):
         for index, finding in enumerate(analysis.findings):
-            overlaps = finding.start <= end and start <= finding.end
-            if not (finding.fixable and overlaps and _fixes_alone(analysis, index)):
+            if not (finding.start <= end and start <= finding.end):
                 continue
-            actions.append(
-                types.CodeAction(
-                    title=f"loopfix: {finding.fix.title} ({finding.rule})",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostics_by_index[index]],
-                    edit=_workspace_edit(analysis, list(finding.fix.edits), positions),
-                    is_preferred=True,
+            fixes = [finding.fix] if finding.fix else []
+            for number, fix in enumerate([*fixes, *finding.alternatives]):
+                if not _fixes_alone(analysis, index, number, fix):
+                    continue
+                actions.append(
+                    types.CodeAction(
+                        title=action_title(finding.rule, fix),
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostics_by_index[index]],
+                        edit=_workspace_edit(analysis, list(fix.edits), positions),
+                        is_preferred=number == 0 and fix.safe and finding.fix is fix,
+                    )
                 )
-            )
-    if _wanted(FIX_ALL, only):
+    if analysis.result.changed and _wanted(FIX_ALL, only):
         actions.append(
             types.CodeAction(
                 title="loopfix: fix all autograd findings in this file",
@@ -148,27 +152,36 @@ def code_actions(
     return actions
 
 
+def action_title(rule: str, fix: Fix) -> str:
+    """`loopfix: <title> (LF002)`; an unsafe fix says so and what it changes."""
+    if fix.safe:
+        return f"loopfix: {fix.title} ({rule})"
+    return f"loopfix: {fix.title} ({rule}; unsafe fix: {fix.changes})"
+
+
 def planned_edits(analysis: BufferAnalysis) -> list[Edit]:
     """The edits of the whole planned change: exactly what `loopfix apply` writes."""
-    edits = sorted({e for f in analysis.findings if f.fix for e in f.fix.edits})
+    edits = sorted({e for f in analysis.findings if f.applied for e in f.fix.edits})
     if apply_edits(analysis.text, edits) != analysis.result.fixed_text:  # never expected
         return [Edit(0, len(analysis.text), analysis.result.fixed_text)]
     return edits
 
 
-def _fixes_alone(analysis: BufferAnalysis, index: int) -> bool:
-    """Whether the finding's edits, applied alone, remove it and add no finding."""
-    if index not in analysis._alone:
+def _fixes_alone(analysis: BufferAnalysis, index: int, number: int, fix: Fix) -> bool:
+    """Whether `fix` (the finding's fix or an alternative), applied alone, removes the
+    finding and adds no finding."""
+    key = (index, number)
+    if key not in analysis._alone:
         finding = analysis.findings[index]
-        text = apply_edits(analysis.text, finding.fix.edits)
+        text = apply_edits(analysis.text, fix.edits)
         after = analyse_buffer(analysis.uri, text, analysis.config)
         before_rules = [f.rule for f in analysis.findings]
         before_rules.remove(finding.rule)
         after_rules = [f.rule for f in after.findings]
-        analysis._alone[index] = after.result is not None and sorted(after_rules) == sorted(
+        analysis._alone[key] = after.result is not None and sorted(after_rules) == sorted(
             before_rules
         )
-    return analysis._alone[index]
+    return analysis._alone[key]
 
 
 def _workspace_edit(

@@ -6,6 +6,7 @@ import ast
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from loopfix.edits import Edit, EditConflict, Layout, apply_edits
@@ -14,10 +15,26 @@ from loopfix.options import Options
 from loopfix.parse import parse
 
 
+class Applicability(StrEnum):
+    """Ruff's fix safety. A `safe` fix keeps what the code computes, and its rule's oracle
+    proves that by running it; an `unsafe` fix is the well-known repair that changes what the
+    code computes on purpose (it says what in `Fix.changes`), applied only with
+    `--unsafe-fixes` and verified by showing what differs."""
+
+    safe = "safe"
+    unsafe = "unsafe"
+
+
 @dataclass(frozen=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.safe
+    changes: str = ""  # for an unsafe fix: what it changes in what the code computes
+
+    @property
+    def safe(self) -> bool:
+        return self.applicability is Applicability.safe
 
 
 @dataclass
@@ -31,6 +48,10 @@ class Finding:
     detail: Any = field(default=None, repr=False, compare=False)
     # why the finding has no fix, when fixes were planned and none is offered
     fix_unavailable: str | None = None
+    # other fixes an editor offers as further code actions (`apply` never writes them)
+    alternatives: tuple[Fix, ...] = ()
+    # whether `fix` is part of the file's fixed text (an unsafe fix only with --unsafe-fixes)
+    applied: bool = False
 
     @property
     def fixable(self) -> bool:
@@ -103,6 +124,19 @@ class Rule(ABC):
     @abstractmethod
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         """Whether `after` (the text with several fixes applied) fixes `fixed` safely."""
+
+    def judge(self, finding: Finding, runs) -> str:
+        """The verdict on `finding`'s applied fix: its oracle for a safe fix; for an unsafe
+        one, whether the original shows the bug and the patched code runs every capped
+        iteration, and what it computes differently ("changed as intended: ...")."""
+        if finding.fix is None or finding.fix.safe:
+            return self.oracle(finding, runs)
+        from loopfix.verify.compare import intended_change
+
+        return intended_change(runs, self.predicted_error)
+
+    # a text of the error the original must raise for the diagnosis to hold ("": any or none)
+    predicted_error: ClassVar[str] = ""
 
     @abstractmethod
     def oracle(self, finding: Finding, runs) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
 from loopfix.rules import update_order
-from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
 
 class ReorderRule(Rule):
@@ -14,22 +14,45 @@ class ReorderRule(Rule):
     fix_title = "Run every backward of the iteration before the optimizer steps"
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        edits = update_order.plan_reorder(context, finding.detail.id)
-        if isinstance(edits, str):
-            finding.fix_unavailable = edits
+        plan = update_order.plan_reorder(context, finding.detail.id)
+        if isinstance(plan, update_order.RepeatedStep):
+            single = self._single_step(context, finding)
+            if single is not None:
+                return single
+        if isinstance(plan, update_order.NotReorderable):
+            finding.fix_unavailable = str(plan)
             return None
-        if not reorder_is_safe(context, edits):
+        if not reorder_is_safe(context, plan.edits):
             finding.fix_unavailable = (
                 "the reordered code would not reach exactly the graphs the original reached"
             )
             return None
-        return Fix(self.fix_title, tuple(edits))
+        return Fix(self.fix_title, tuple(plan.edits))
+
+    def _single_step(self, context: FileContext, finding: Finding) -> Fix | None:
+        """The unsafe fix of "backward, step, backward, step" of one optimizer (the upstream
+        answer): step it once, after every backward, with the gradients of all its losses."""
+        plan = update_order.plan_reorder(context, finding.detail.id, drop_repeated=True)
+        if isinstance(plan, update_order.NotReorderable) or not plan.dropped:
+            return None
+        if not reorder_is_safe(context, plan.edits):
+            return None
+        dropped = " and ".join(plan.dropped)
+        return Fix(
+            f"Step once, after every backward (drops {dropped})",
+            tuple(plan.edits),
+            Applicability.unsafe,
+            f"drops {dropped}: the optimizer steps once per iteration, with the gradients of "
+            "every loss summed, where the original stepped between the backwards",
+        )
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return reorder_is_safe(before, None, after)
-
-    # the error the original must raise for the diagnosis to hold
-    predicted_error: str = ""
+        """A safe fix keeps every backward's reach exactly; an unsafe one (applied with
+        --unsafe-fixes) changes what the code computes, and must only leave no backward
+        through a stale or freed graph."""
+        if all(f.fix.safe for f in fixed):
+            return reorder_is_safe(before, None, after)
+        return repairs(before, after)
 
     def oracle(self, finding: Finding, runs) -> str:
         """The diagnosis holds (the original raises this rule's error within the capped
@@ -103,3 +126,13 @@ def reorder_oracle(runs) -> str:
         or step_difference(expected, first_steps(patched.events))
     )
     return "equivalent" if difference is None else f"not equivalent: {difference}"
+
+
+def repairs(before: FileContext, after: FileContext) -> bool:
+    """No backward of `after` goes through a stale or freed graph, and nothing new is carried
+    across iterations: what an unsafe fix must achieve."""
+    model = after.model
+    for site in model.backwards():
+        if model.stale_steps_before(site.id) or model.freed_graph_reused_by(site.id):
+            return False
+    return len(model.carried_graphs()) <= len(before.model.carried_graphs())

@@ -38,7 +38,7 @@ class Unit:
     statement: ast.stmt
     start: int
     end: int
-    kind: str = "other"  # zero | backward | step | before_step | after_step | other
+    kind: str = "other"  # zero | backward | step | dropped | before_step | after_step | other
     update: UpdateSite | None = None
     called: bool = False  # the event runs inside a function the statement calls
     backward: BackwardSite | None = None
@@ -50,16 +50,31 @@ class NotReorderable(Exception):
     """The reorder cannot be planned exactly; the message says why, for the user."""
 
 
-def plan_reorder(context: FileContext, backward_id: int) -> list[Edit] | str:
-    """Edits that reorder the updates around `backward_id`, or why that is not provably
-    right (a sentence for the finding's message)."""
+class RepeatedStep(NotReorderable):
+    """One optimizer steps twice in the iteration: no reorder keeps both steps."""
+
+
+@dataclass
+class Plan:
+    edits: list[Edit]
+    dropped: list[str] = field(default_factory=list)  # `opt.step()` (line n) no longer run
+
+
+def plan_reorder(
+    context: FileContext, backward_id: int, drop_repeated: bool = False
+) -> Plan | NotReorderable:
+    """A `Plan` of edits that reorder the updates around `backward_id`, or why that is not
+    provably right (`str()` of it is a sentence for the finding's message). With
+    `drop_repeated`, an optimizer that steps twice with only backwards between (no
+    `zero_grad` of it) steps once, after every backward: the unsafe fix for "backward, step,
+    backward, step"."""
     try:
-        return _plan(context, backward_id)
+        return _plan(context, backward_id, drop_repeated)
     except NotReorderable as reason:
-        return str(reason)
+        return reason
 
 
-def _plan(context: FileContext, backward_id: int) -> list[Edit]:
+def _plan(context: FileContext, backward_id: int, drop_repeated: bool) -> Plan:
     """Plan in the backward's own block; for a backward inside a helper function, where the
     helper is called (the helper's backward then keeps its arguments as they are)."""
     model = context.model
@@ -67,24 +82,27 @@ def _plan(context: FileContext, backward_id: int) -> list[Edit]:
     if statement is None:
         raise NotReorderable("the backward's own scope could not be located")
     try:
-        return _plan_block(context, statement)
+        return _plan_block(context, statement, drop_repeated)
     except NotReorderable as own_reason:
         anchor = model.reached_through_call(backward_id)
         if anchor is None:
             raise
         try:
-            return _plan_block(context, anchor)
+            return _plan_block(context, anchor, drop_repeated)
         except NotReorderable:
             raise own_reason from None
 
 
-def _plan_block(context: FileContext, statement: ast.stmt) -> list[Edit]:
+def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) -> Plan:
     model = context.model
     _, block = model.block_of(statement)
     units = _units(context, block)
     if units is None:
         raise NotReorderable("a statement of the iteration shares its lines with another")
     _classify(context, units)
+    dropped = _drop_repeated_steps(units) if drop_repeated else []
+    _refuse_repeated_steps(units)
+    _attach(units)
     windows = _windows(units)
     _plan_backward_arguments(context, units, windows)
     order = _new_order(units)
@@ -98,7 +116,10 @@ def _plan_block(context: FileContext, statement: ast.stmt) -> list[Edit]:
     )
     if not pieces[-1].endswith(("\n", "\r")):  # the file had no final newline: keep it so
         region = region[: -len(newline)]
-    return [Edit(units[0].start, units[-1].end, region)]
+    described = [
+        f"`{ast.unparse(units[i].statement)}` (line {units[i].statement.lineno})" for i in dropped
+    ]
+    return Plan([Edit(units[0].start, units[-1].end, region)], described)
 
 
 # ---------------------------------------------------------------------------- units
@@ -147,8 +168,6 @@ def _classify(context: FileContext, units: list[Unit]) -> None:
             raise NotReorderable(
                 f"the parameters `{unit.update.target}` steps are not known from how it was built"
             )
-    _refuse_repeated_steps(units)
-    _attach(units)
 
 
 def _classify_call(context: FileContext, unit: Unit) -> None:
@@ -221,13 +240,48 @@ def _refuse_repeated_steps(units: list[Unit]) -> None:
             ):
                 first, second = other.update.target, unit.update.target
                 who = f"`{first}` steps" if first == second else f"`{first}` and `{second}` step"
-                raise NotReorderable(
+                raise RepeatedStep(
                     f"{who} the same parameters twice in one iteration (lines "
                     f"{other.statement.lineno} and {unit.statement.lineno}); the second step "
                     "used gradients of weights the first had changed, which no reorder can "
                     "reproduce"
                 )
         seen[modules] = unit
+
+
+def _drop_repeated_steps(units: list[Unit]) -> list[int]:
+    """Mark every step but the last of an optimizer stepping twice in a row, with backwards
+    and forwards but no `zero_grad` of it between, as dropped; the units dropped. A step with
+    a gradient user just before it or a scheduler just after it is kept (nothing dropped)."""
+    last: dict[str, int] = {}
+    dropped = []
+    for index, unit in enumerate(units):
+        if unit.kind == "zero":
+            last = {
+                t: i
+                for t, i in last.items()
+                if not _covers(unit.update.modules, _modules(units[i]))
+            }
+        if unit.kind != "step" or unit.called:
+            continue
+        target = unit.update.target
+        earlier = last.get(target)
+        if earlier is not None and not _has_companions(units, earlier):
+            units[earlier].kind = "dropped"
+            dropped.append(earlier)
+        last[target] = index
+    return dropped
+
+
+def _modules(unit: Unit) -> frozenset[str]:
+    return unit.update.modules or frozenset()
+
+
+def _has_companions(units: list[Unit], index: int) -> bool:
+    """A gradient user right before the step, or a scheduler / scaler.update right after."""
+    before = index > 0 and units[index - 1].kind == "before_step"
+    after = index + 1 < len(units) and units[index + 1].kind == "after_step"
+    return before or after
 
 
 def _is_call_statement(statement: ast.stmt) -> bool:
@@ -442,7 +496,9 @@ def _new_order(units: list[Unit]) -> list[int]:
     kinds = [u.kind for u in units]
     steps = [i for i, kind in enumerate(kinds) if kind == "step"]
     zeros = [i for i, kind in enumerate(kinds) if kind == "zero"]
-    last_update = max(i for i, kind in enumerate(kinds) if kind in ("step", "zero", "backward"))
+    last_update = max(
+        i for i, kind in enumerate(kinds) if kind in ("step", "zero", "backward", "dropped")
+    )
     # Statements before the first zero_grad stay where they are: the zero_grads only have to
     # come before the first backward.
     lead = [i for i in range(zeros[0]) if kinds[i] == "other"] if zeros else []
@@ -459,8 +515,80 @@ def _new_order(units: list[Unit]) -> list[int]:
         updates.append(step)
         updates += [i for i in attached if kinds[i] == "after_step"]
     order = lead + zeros + middle + updates + tail
-    return order if sorted(order) == list(range(len(units))) else list(range(len(units)))
+    dropped = [i for i, kind in enumerate(kinds) if kind == "dropped"]
+    if sorted(order + dropped) != list(range(len(units))):
+        return list(range(len(units)))
+    return order
 
 
 def _shift(edits: list[Edit], delta: int) -> list[Edit]:
     return [Edit(e.start + delta, e.end + delta, e.text) for e in edits]
+
+
+# ---------------------------------------------------------------------------- recompute
+def plan_recompute(context: FileContext, backward_id: int, step_id: int) -> Plan | NotReorderable:
+    """The DCGAN idiom, an unsafe fix: run again, just after the step, each forward of the
+    stepped weights whose result the failing backward's loss reads after the step, so that the
+    later loss is built from the updated weights. Only whole assignments in the step's own
+    block are copied, and only when nothing between them and the step rebinds what they read."""
+    model = context.model
+    step, backward = model.update(step_id), model.backward(backward_id)
+    if step.statement is None or backward.statement is None or step.modules is None:
+        return NotReorderable("the step or the backward could not be located")
+    _, block = model.block_of(step.statement)
+    if backward.statement not in block:
+        return NotReorderable("the backward is not in the step's own block")
+    at_step, at_backward = block.index(step.statement), block.index(backward.statement)
+    if at_backward < at_step:
+        return NotReorderable("the backward runs before the step")
+    later = block[at_step + 1 : at_backward + 1]
+    copies = [
+        statement
+        for statement in block[:at_step]
+        if _recomputable(context, statement, step.modules, later, block[:at_step])
+    ]
+    if not copies or not all(context.layout.stands_alone(s) for s in copies):
+        return NotReorderable("no forward of the stepped weights can be run again after it")
+    layout, newline = context.layout, context.layout.newline
+    indent = layout.indent(step.statement)
+    text = "".join(
+        indent + layout.text[slice(*layout.node_range(s))].strip() + newline for s in copies
+    )
+    insert_at = layout.line_end(step.statement.end_lineno)
+    if not layout.text[:insert_at].endswith(("\n", "\r")):
+        text = newline + text.rstrip("\r\n")
+    described = [f"`{ast.unparse(s)}` (line {s.lineno})" for s in copies]
+    return Plan([Edit(insert_at, insert_at, text)], described)
+
+
+def _recomputable(
+    context: FileContext,
+    statement: ast.stmt,
+    stepped: frozenset[str],
+    later: list[ast.stmt],
+    before_step: list[ast.stmt],
+) -> bool:
+    """A single-target assignment of a forward of `stepped` weights, read after the step, whose
+    inputs no later statement before the step rebinds."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0]
+    elements = target.elts if isinstance(target, ast.Tuple) else [target]
+    if not all(isinstance(e, ast.Name) for e in elements):
+        return False
+    names = [e.id for e in elements]
+    called = context.model.modules_called_by(statement)
+    if not called or not any(_owner(path, stepped) for path in called):
+        return False
+    if not any(context.model.reads(s, name) for s in later for name in names):
+        return False
+    inputs = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+    following = before_step[before_step.index(statement) + 1 :]
+    return not any(_assigns(s, inputs | set(names)) for s in following)
+
+
+def _assigns(statement: ast.stmt, names: set[str]) -> bool:
+    return any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names
+        for n in ast.walk(statement)
+    )

@@ -108,3 +108,30 @@ def _same_output(a, b) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b)
     return a == b
+
+
+def intended_change(runs, predicted_error: str) -> str:
+    """The verdict on an unsafe fix, which changes what the code computes on purpose: the
+    original must show the bug (raise `predicted_error` when one is given), the patched code
+    must run every capped iteration, and the verdict names the first forward, loss or first
+    step of an optimizer that now differs from the original's (or says that none did)."""
+    from loopfix.verify.verifier import INTENDED
+
+    original, patched = runs.original, runs.patched
+    if original.trace is None:
+        return f"unverified: the original {original.error}"
+    error = original.error or ""
+    if predicted_error and predicted_error not in error:
+        if error:
+            return f"unverified: the original failed otherwise: {error[:120]}"
+        return f"not confirmed: the original did not fail within {runs.iterations} iterations"
+    if patched.error:
+        return f"not equivalent: the patched code raised {patched.error[:120]}"
+    difference = (
+        forward_difference(
+            original.trace.get("forwards", []), (patched.trace or {}).get("forwards", [])
+        )
+        or loss_difference(original.events, patched.events)
+        or step_difference(first_steps(original.events), first_steps(patched.events))
+    )
+    return f"{INTENDED}: {difference or 'nothing differs before the original failed'}"

@@ -35,6 +35,7 @@ from loopfix.verify.units import (
 )
 
 REFERENCE_RULES = {"LF002", "LF003"}
+INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that did its change
 
 
 @dataclass
@@ -62,6 +63,12 @@ class Verdict:
     def equivalent(self) -> bool:
         return self.verdict == "equivalent"
 
+    @property
+    def writable(self) -> bool:
+        """Equivalent, or an unsafe fix (applied with --unsafe-fixes) that ran and changed
+        what it says it changes."""
+        return self.equivalent or self.verdict.startswith(INTENDED)
+
     def summary(self) -> str:
         return (
             f"{self.rule} line {self.line}: {self.verdict} ({self.level}, {self.device}, "
@@ -81,7 +88,7 @@ def collect_runs(result: FileResult, settings: RunSettings) -> dict[str, Runs | 
     """The runs each unit's oracles need, or why a unit cannot be run. When the script never
     reaches a backward pass (a command line it was not given, say), the functions holding its
     findings are run on their own instead, with arguments the harness builds."""
-    fixable = [f for f in result.findings if f.fixable]
+    fixable = [f for f in result.findings if f.applied]
     units = {unit_of(result, f) for f in fixable}
     runs = {unit: _guarded_runs(result, unit, settings) for unit in sorted(units)}
     if _never_trained(runs.get(SCRIPT)):
@@ -119,7 +126,7 @@ def _guarded_runs(result: FileResult, unit: str, settings: RunSettings) -> Runs 
 
 def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
     verdicts = []
-    for finding in (f for f in result.findings if f.fixable):
+    for finding in (f for f in result.findings if f.applied):
         runs = units[judged_unit(result, finding, units)]
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
@@ -162,7 +169,7 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         original = run_script(result.source.data, name, home, settings, **run)
     patched = run_script(result.fixed_bytes, name, home, settings, **run)
     reference = None
-    if any(f.rule in REFERENCE_RULES for f in result.findings if f.fixable):
+    if any(f.rule in REFERENCE_RULES for f in result.findings if f.applied):
         reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
     return Runs(original, patched, reference, settings.iterations)
 
@@ -176,7 +183,7 @@ def _loop_line(result: FileResult, unit: str) -> int | None:
     """The one loop (at the top of the module, its `__main__` block, or a function) that
     holds every fixable finding of `unit`; parsing only, no torch."""
     lines = set()
-    for finding in (f for f in result.findings if f.fixable):
+    for finding in (f for f in result.findings if f.applied):
         holder = unit_of(result, finding)
         if unit != SCRIPT and holder == SCRIPT:  # a function run in place of the script
             holder = _function_of(result, finding) or SCRIPT
@@ -204,7 +211,7 @@ def _fixture_for(path: Path, unit: str) -> Path | None:
 
 def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -> Verdict:
     rule = rule_by_code(finding.rule)
-    verdict = rule.oracle(finding, runs)
+    verdict = rule.judge(finding, runs)
     line, column = result.source.position(finding.start)
     trace = runs.patched.trace or runs.original.trace or {}
     unverified = verdict.startswith("unverified")
