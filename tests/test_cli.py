@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from loopfix.cli import app
 from loopfix.refactor import PlannedChange, apply_changes
 
-from corpus_cases import CORPUS, PROJECTS, UNFIXABLE
+from corpus_cases import CORPUS, PROJECTS, UNFIXABLE, UNSAFE
 
 runner = CliRunner()
 BUGGY = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
@@ -236,8 +236,8 @@ def test_verify_reports_every_field_as_json(project):
 
 def test_verified_apply_over_a_whole_corpus_copy(tmp_path, monkeypatch):
     copy = tmp_path / "corpus"
-    # unfixable cases keep `apply` at exit 1; project cases are specified on their own
-    unfixable = [case.name for case in UNFIXABLE + PROJECTS]
+    # unfixable and unsafe cases keep `apply` at exit 1; project cases are specified alone
+    unfixable = [case.name for case in UNFIXABLE + UNSAFE + PROJECTS]
     shutil.copytree(
         CORPUS, copy, ignore=shutil.ignore_patterns("after.py", "__pycache__", *unfixable)
     )
@@ -250,3 +250,63 @@ def test_verified_apply_over_a_whole_corpus_copy(tmp_path, monkeypatch):
         original = (CORPUS / case.name / "before.py").read_bytes()
         assert written == (expected.read_bytes() if expected.exists() else original), case.name
     assert invoke("check", "corpus").exit_code == 0
+
+
+# "backward, step, backward, step" of one optimizer: only the unsafe "step once" fix exists.
+TWO_STEPS = (CORPUS / "lf002_one_optimizer_two_steps" / "before.py").read_text()
+TWO_STEPS_FIXED = (CORPUS / "lf002_one_optimizer_two_steps" / "after.py").read_text()
+
+
+@pytest.fixture
+def unsafe_project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(TWO_STEPS)
+    return tmp_path
+
+
+def test_check_marks_an_unsafe_fix_and_says_how_to_enable_it(unsafe_project):
+    result = invoke("check", "train.py")
+    assert result.exit_code == 1
+    (line,) = result.stdout.splitlines()
+    assert " LF002 [-] " in line
+    assert "1 hidden fix(es) can be enabled with `--unsafe-fixes`" in result.stderr
+    enabled = invoke("check", "train.py", "--unsafe-fixes")
+    assert "1 fixable with `loopfix apply --unsafe-fixes` (1 unsafe)" in enabled.stderr
+
+
+def test_json_and_sarif_carry_the_fix_applicability(unsafe_project):
+    (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
+    assert row["fixable"] is True and row["fix_applicability"] == "unsafe"
+    assert row["fix_applied"] is False and row["fix_title"].startswith("Recompute ")
+    (row,) = json.loads(invoke("check", "train.py", "--format", "json", "--unsafe-fixes").stdout)
+    assert row["fix_applied"] is True
+    log = json.loads(invoke("check", "train.py", "--format", "sarif").stdout)
+    (result,) = log["runs"][0]["results"]
+    assert result["properties"] == {"fixable": True, "fixApplicability": "unsafe"}
+    (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
+    statistics = invoke("check", "train.py", "--statistics").stdout
+    assert "[-] 1 unsafe fix(es)" in statistics and "[*]" not in statistics
+
+
+def test_apply_writes_an_unsafe_fix_only_with_unsafe_fixes(unsafe_project):
+    result = invoke("apply", "--device", "cpu", "train.py")
+    assert result.exit_code == 1 and (unsafe_project / "train.py").read_text() == TWO_STEPS
+    assert "have only an unsafe fix" in result.stderr
+    dry = invoke("apply", "--dry-run", "--device", "cpu", "--unsafe-fixes", "train.py")
+    assert "# verify: LF002 line 16: changed as intended: " in dry.stdout
+    assert (unsafe_project / "train.py").read_text() == TWO_STEPS
+    result = invoke("apply", "--device", "cpu", "--unsafe-fixes", "train.py")
+    assert result.exit_code == 0, result.stderr
+    assert (unsafe_project / "train.py").read_text() == TWO_STEPS_FIXED
+
+
+def test_unsafe_fixes_can_be_set_in_pyproject_and_turned_off_by_a_flag(unsafe_project):
+    (unsafe_project / "pyproject.toml").write_text("[tool.loopfix]\nunsafe-fixes = true\n")
+    (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
+    assert row["fix_applied"] is True
+    off = invoke("check", "train.py", "--format", "json", "--no-unsafe-fixes")
+    assert json.loads(off.stdout)[0]["fix_applied"] is False
+    (unsafe_project / "pyproject.toml").write_text('[tool.loopfix]\nunsafe-fixes = "yes"\n')
+    bad = invoke("check", "train.py")
+    assert bad.exit_code == 2
+    assert "[tool.loopfix] unsafe-fixes: must be true or false" in bad.stderr

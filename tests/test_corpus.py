@@ -6,7 +6,9 @@ really runs, for LF004), and after.py really trains, with the gradients each rul
 - LF001: the same losses and gradients for every event before.py recorded before failing;
 - LF002 / LF003: every optimizer's first step uses exactly the gradients a reference run of
   before.py gives it when every step is deferred and every graph kept (the original "as if no
-  parameter changed during the iteration"), optimizer by optimizer;
+  parameter changed during the iteration"), optimizer by optimizer; LF003's retain fix (no
+  reorder, only `retain_graph=True`): every loss, gradient and step of the whole run equals
+  before.py's run with every graph kept;
 - LF004: every loss and gradient of the whole run unchanged.
 An unsafe case (`unsafe = true`) has only a fix that changes what the code computes on purpose:
 `apply` leaves it alone, `apply --unsafe-fixes` writes after.py, and verification says what
@@ -89,7 +91,11 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         assert case.error in (original.error or ""), original.stderr[-2000:]
     else:
         assert original.error is None, original.stderr[-2000:]
-    if {"LF002", "LF003"} & set(case.rules):
+    if runs.retained is not None:  # LF003's retain fix: the original with every graph kept
+        assert runs.retained.error is None, runs.retained.stderr[-2000:]
+        assert first_difference(runs.retained.events, patched.events) is None
+        assert len(patched.events) == len(runs.retained.events)
+    elif {"LF002", "LF003"} & set(case.rules):
         reference = first_steps(runs.reference.events)
         assert reference, "the reference must step"
         assert step_difference(reference, first_steps(patched.events)) is None
@@ -308,3 +314,45 @@ def test_a_reorder_that_moves_a_forward_across_its_step_is_not_equivalent():
     assert step_difference(reference, first_steps(runs.patched.events)) is None  # ...and fools
     (verdict,) = judge(result, units)  # the gradient check, but not the forward comparison
     assert verdict.verdict.startswith("not equivalent: forward"), verdict.verdict
+
+
+# The tempting rewrite of a guarded generator update: move the critic's step into the `if`,
+# after the generator's backward. It runs, and the first iteration (the only one the original
+# completes) is even exact; but the critic now steps only every n_critic iterations, which only
+# the comparison of the whole run's step sequence with the reference's sees.
+CRITIC_STEP_MOVED_INTO_THE_IF = (
+    """    errD.backward(retain_graph=True)
+    optD.step()
+
+    if i % n_critic == 0:
+        optG.zero_grad()
+        errG = -d_fake.mean()
+        errG.backward()
+        optG.step()
+""",
+    """    errD.backward(retain_graph=True, inputs=list(netD.parameters()))
+
+    if i % n_critic == 0:
+        optG.zero_grad()
+        errG = -d_fake.mean()
+        errG.backward(inputs=list(netG.parameters()))
+        optD.step()
+        optG.step()
+""",
+)
+
+
+def test_a_step_moved_into_an_if_is_not_equivalent_but_the_guarded_reorder_is():
+    case = next(c for c in POSITIVE if c.name == "lf002_wgan_generator_every_n_critic")
+    result = analyse(case.before)
+    (loopfix_verdict,) = verify_file(result, VERIFY)
+    assert loopfix_verdict.verdict == "equivalent"
+    result.fixed_text = result.source.text.replace(*CRITIC_STEP_MOVED_INTO_THE_IF)
+    assert result.fixed_text != result.source.text
+    units = collect_runs(result, VERIFY)
+    runs = units[SCRIPT]
+    assert runs.patched.error is None  # it runs...
+    reference = first_steps(runs.reference.events)
+    assert step_difference(reference, first_steps(runs.patched.events)) is None  # ...first steps
+    (verdict,) = judge(result, units)  # are exact, but the critic skips every other step
+    assert verdict.verdict.startswith("not equivalent: the optimizers stepped"), verdict.verdict

@@ -12,11 +12,10 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from corpus_cases import CORPUS, load_cases
+from corpus_cases import CORPUS, POSITIVE, UNSAFE
 
 pytestmark = pytest.mark.asyncio
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "loopfix", "lsp"])
-POSITIVE = [c for c in load_cases() if c.positive and c.fixable and not c.entry]
 
 
 def capabilities(pull: bool = False) -> types.ClientCapabilities:
@@ -333,3 +332,36 @@ async def test_editing_an_open_module_republishes_the_documents_that_import_it(
         )
     )
     assert await diagnostics_for(client, train) == []
+
+
+async def test_an_unsafe_fix_is_its_own_titled_quick_fix_and_never_in_fix_all(
+    client: LanguageClient, tmp_path
+):
+    case = next(c for c in UNSAFE if c.name == "lf002_one_optimizer_two_steps")
+    text = case.before.read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    found = await diagnostics_for(client, uri)
+    actions = await actions_for(client, uri, found, only=[types.CodeActionKind.QuickFix])
+    titles = [a.title for a in actions]
+    assert len(actions) == 2 and all("; unsafe fix: " in t for t in titles), titles
+    assert not any(a.is_preferred for a in actions)
+    assert titles[0].startswith("loopfix: Recompute ") and "Step once" in titles[1]
+    fixed = apply_text_edits(text, actions[0].edit.changes[uri])
+    assert fixed == case.after.read_text()  # what `apply --unsafe-fixes` writes
+    assert await actions_for(client, uri, found, only=["source.fixAll.loopfix"]) == []
+
+
+async def test_a_safe_fix_comes_with_the_unsafe_alternative_an_expert_might_prefer(
+    client: LanguageClient, tmp_path
+):
+    case = next(c for c in POSITIVE if c.name == "lf002_gan_generator_reuses_d_output")
+    text = case.before.read_text()
+    uri = open_document(client, tmp_path / "gan.py", text)
+    found = await diagnostics_for(client, uri)
+    safe, recompute = await actions_for(client, uri, found, only=[types.CodeActionKind.QuickFix])
+    assert safe.is_preferred and "unsafe" not in safe.title
+    assert apply_text_edits(text, safe.edit.changes[uri]) == case.after.read_text()
+    assert recompute.title.startswith("loopfix: Recompute `output_fake = ")
+    assert "unsafe fix: the later loss is built by a new forward" in recompute.title
+    recomputed = apply_text_edits(text, recompute.edit.changes[uri])
+    assert "optimizerG.zero_grad()\n    output_fake = netD(fake)\n    errG = " in recomputed

@@ -18,8 +18,8 @@ def train_one_bag(bag, bag_label):
     optimizer0.zero_grad()
     instance_loss.backward(retain_graph=True)
     optimizer0.step()
-    feats = model0(bag)
 
+    feats = model0(bag)
     bag_logit = model1(feats.max(dim=0).values)
     bag_loss = criterion(bag_logit, bag_label)
     optimizer1.zero_grad()

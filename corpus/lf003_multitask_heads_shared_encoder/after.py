@@ -16,13 +16,13 @@ for batch in range(3):
     encoder_opt.zero_grad()
 
     head_a_opt.zero_grad()
-
-    head_b_opt.zero_grad()
     loss_a = nn.functional.cross_entropy(head_a(shared), label_a)
     loss_a.backward(retain_graph=True)
+    head_a_opt.step()
+
+    head_b_opt.zero_grad()
     loss_b = nn.functional.mse_loss(head_b(shared), target_b)
     loss_b.backward()
-    head_a_opt.step()
     head_b_opt.step()
 
     encoder_opt.step()

@@ -357,7 +357,10 @@ class CallsMixin:
         if forward is None:
             default = UNKNOWN if kind == "custom" else TENSOR
             return Value(graphs, shapes.RECURRENT_OUTPUT.get(kind, default))
-        call = Call(forward, positional, keywords, receiver_key, info, site)
+        # an element of a container of modules (`m` in `[m(x) for m in models]`) runs its
+        # forward as `models[*]`, so that its submodules' graphs are that element's too
+        receiver = path if path is not None and "[*]" in path else receiver_key
+        call = Call(forward, positional, keywords, receiver, info, site)
         self.frozen_forwards += frozen_class  # its submodules are frozen with it
         try:
             result = self._call_function(call, env)

@@ -7,7 +7,15 @@ import ast
 
 from loopfix.model import shapes
 from loopfix.model.calls import _is_scheduler, retain_keyword
-from loopfix.model.graphs import EMPTY, BackwardSite, CarriedGraph, Env, UpdateSite, Value
+from loopfix.model.graphs import (
+    EMPTY,
+    PEERS,
+    BackwardSite,
+    CarriedGraph,
+    Env,
+    UpdateSite,
+    Value,
+)
 
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
 
@@ -81,8 +89,15 @@ class EventsMixin:
         lists = self.per_element_lists(env)
         for name, value in list(env.items()):
             # a list of per-element results (`outputs = [m(x) for m in models]`) keeps the
-            # other elements' graphs: this backward went through one element's
+            # other elements' graphs: this backward went through one element's; the later
+            # iterations' reads of other elements (peers) see what it consumed
             spared = {g.key for g in value.graphs if self._element_graph(g)}
+            if name in lists and spared & keys:
+                peers = env.get(name + PEERS, value)
+                env[name + PEERS] = peers.map_graphs(
+                    lambda g: g.consume(backward_id, retained) if g.key in keys else g
+                )
+                self.peer_index[name] = self.element_indices[-1] if self.element_indices else None
             eaten = keys - spared if name in lists else keys
             if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
                 env[name] = value.map_graphs(
@@ -152,6 +167,14 @@ class EventsMixin:
         (except in `spared`, containers whose other elements it did not touch)."""
         for name, value in list(env.items()):
             if name in spared:
+                # the other elements' readers see the stepped element among them
+                peers = env.get(name + PEERS, value)
+                if any(self._owned(g.site, modules) for g in peers.graphs):
+                    env[name + PEERS] = peers.map_graphs(
+                        lambda g: g.go_stale(step_id) if self._owned(g.site, modules) else g
+                    )
+                    index = self.element_indices[-1] if self.element_indices else None
+                    self.peer_index[name] = index
                 continue
             if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
                 env[name] = value.map_graphs(

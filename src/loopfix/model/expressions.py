@@ -32,7 +32,8 @@ class ExpressionsMixin:
     def expr_Name(self, node: ast.Name, env: Env) -> Value:
         key = self.key_for(node)
         if key in env:
-            return env[key]
+            peers = self.peer_view(key, node, env) if key is not None else None
+            return env[key] if peers is None else peers
         if node.id == "self" and self.frame.cls is not None:
             return EMPTY.with_shape(self_shape(self.frame.cls))
         if node.id in self.symbols.globals:
@@ -71,7 +72,11 @@ class ExpressionsMixin:
         return value.with_shape(shapes.rename_paths(value.shape, {"self": receiver}))
 
     def expr_Subscript(self, node: ast.Subscript, env: Env) -> Value:
-        base = self.eval(node.value, env)
+        key = self.key_for(node.value) if isinstance(node.value, ast.Name) else None
+        if key is not None and key in env:  # an element of a list: this one's, or a peer's
+            base = self.peer_view(key, node, env) or env[key]
+        else:
+            base = self.eval(node.value, env)
         self.eval(node.slice, env)
         shape = base.shape
         index = node.slice

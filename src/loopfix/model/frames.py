@@ -31,6 +31,9 @@ class Observations:
     escaping: set[int] = field(default_factory=set)
     # backwards whose loss has no graph loopfix can see, or some of unknown origin
     partly_unknown: set[int] = field(default_factory=set)
+    # reads of other elements of a per-element list inside the loop over its elements
+    # (`outputs[j]` in deep mutual learning): expression nodes, by id
+    peer_reads: dict[int, ast.expr] = field(default_factory=dict)
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
     # id of a statement of the scope being run -> the backwards and updates that calls in it

@@ -125,6 +125,10 @@ def union(values) -> frozenset[Graph]:
     return result
 
 
+# suffix of the env key that keeps a per-element list as its other elements' readers see it
+PEERS = "#peers"
+
+
 def join_envs(a: Env | None, b: Env | None) -> Env | None:
     if a is None:
         return None if b is None else dict(b)

@@ -19,6 +19,7 @@ from loopfix.model.expressions import ExpressionsMixin
 from loopfix.model.frames import Frame, Observations
 from loopfix.model.graphs import (
     EMPTY,
+    PEERS,
     Env,
     Flow,
     Value,
@@ -49,6 +50,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.frozen_forwards = 0  # inside the forward of a module frozen for good
         self.written_stack: list[set[str]] = []
         self.element_loops: list[bool] = []  # per enclosing loop: does it walk elements?
+        # per enclosing loop: its index variable when it counts elements (`for k in range(n)`)
+        self.element_indices: list[str | None] = []
+        # list key -> the index variable of the loop whose backwards and steps the list's
+        # peer view records (reads with that index are the iteration's own element)
+        self.peer_index: dict[str, str | None] = {}
+        self.iterating = False  # evaluating a loop's iterable: one element per iteration
         self.call_stack: list[FunctionNode] = []
         self.no_grad = False
         self.top_statement: ast.stmt | None = None
@@ -309,10 +316,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 body_env = dict(head)
                 self.written_stack.append(set())
                 self.element_loops.append(_walks_elements(node))
+                self.element_indices.append(_element_index(node))
                 if isinstance(node, ast.While):
                     self.eval(node.test, body_env)
                 else:
-                    items = self.eval(node.iter, body_env)
+                    self.iterating = True
+                    try:
+                        items = self.eval(node.iter, body_env)
+                    finally:
+                        self.iterating = False
                     source, target = self.key_for(node.iter), self.key_for(node.target)
                     if source is not None and target is not None:
                         self.iterated_from[target] = source
@@ -323,6 +335,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 flow = self.exec_block(node.body, body_env)
                 written = self.written_stack.pop()
                 self.element_loops.pop()
+                self.element_indices.pop()
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
                 back = join_envs(flow.normal, flow.continues)
                 crossed = None if back is None else cross(back, loop_id, written, outer_loops)
@@ -358,9 +371,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             name
             for name, value in env.items()
             if name not in written
+            and not name.endswith(PEERS)
             and isinstance(value.shape, tuple)
             and value.shape[0] in ("seq", "vtuple")
         }
+
+    def peer_view(self, key: str, node: ast.expr, env: Env) -> Value | None:
+        """A read of a per-element list inside the loop over its elements that may take
+        another element than this iteration's (`outputs[j]`, `outputs[1 - k]`, the whole
+        `outputs`): the list as the earlier iterations' backwards and steps left it, kept
+        under `key + PEERS` (deep mutual learning's peers, stepped before this peer's loss)."""
+        if self.iterating or key + PEERS not in env or key not in self.per_element_lists(env):
+            return None
+        own = self.peer_index.get(key)
+        index = node.slice if isinstance(node, ast.Subscript) else None
+        if own is not None and isinstance(index, ast.Name) and index.id == own:
+            return None  # this iteration's own element
+        if env[key + PEERS].graphs:
+            self.obs.peer_reads[id(node)] = node
+        return env[key + PEERS]
 
     def iterate_elements(self, target: ast.expr, iterated: ast.expr, env: Env) -> None:
         """`for h in heads`, `for opt, loss in zip(opts, losses)`, `enumerate(heads)`: a target
@@ -403,6 +432,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.eval(target.value, env) if isinstance(target, ast.Attribute) else None
                 return
             env[key] = value
+            env.pop(key + PEERS, None)  # a new list: no element of it was stepped yet
             if write:
                 self.note_write(key)
 
@@ -455,6 +485,19 @@ def _item_shapes(shape, elements: list[ast.expr]) -> list:
     ):
         return list(shape[1])
     return [shapes.item_shape(shape)] * len(elements)
+
+
+def _element_index(loop: ast.AST) -> str | None:
+    """`k` in `for k in range(n)` and `for k, x in enumerate(xs)`."""
+    if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
+        return None
+    function, target = dotted_name(loop.iter.func), loop.target
+    if function == "range" and isinstance(target, ast.Name):
+        return target.id
+    if function == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+        first = target.elts[0]
+        return first.id if isinstance(first, ast.Name) else None
+    return None
 
 
 def _walks_elements(loop: ast.AST) -> bool:

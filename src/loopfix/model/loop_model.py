@@ -98,6 +98,16 @@ class LoopModel:
         anchors = self.observations.reach_anchors.get(backward_id)
         return min(anchors, key=lambda s: (s.lineno, s.col_offset)) if anchors else None
 
+    def peer_reads_within(self, node: ast.AST) -> list[ast.expr]:
+        """Reads inside `node` of another element of a per-element list than the loop's own
+        (`outputs[j]` or the whole `outputs` while `for k in range(n)` steps one element per
+        iteration), whose graphs an earlier iteration's backward or step changed."""
+        first, last = node.lineno, node.end_lineno
+        return sorted(
+            (r for r in self.observations.peer_reads.values() if first <= r.lineno <= last),
+            key=lambda r: (r.lineno, r.col_offset),
+        )
+
     def update(self, update_id: int):
         return self.observations.updates[update_id]
 

@@ -135,6 +135,12 @@ class Rule(ABC):
 
         return intended_change(runs, self.predicted_error)
 
+    def needs_runs(self, finding: Finding) -> frozenset[str]:
+        """Runs of the original besides the plain one that the oracle of `finding`'s fix
+        needs: "deferred" (every step deferred, every graph kept) and/or "retained" (every
+        graph kept, steps run)."""
+        return frozenset()
+
     # a text of the error the original must raise for the diagnosis to hold ("": any or none)
     predicted_error: ClassVar[str] = ""
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from loopfix.rules import update_order
-from loopfix.rules.base import Applicability, FileContext, Finding, Fix
-from loopfix.rules.update_checks import ReorderRule, repairs
+from loopfix.rules.base import FileContext, Finding
+from loopfix.rules.update_checks import ReorderRule
 
 DOCS = """\
 ## What it does
@@ -103,51 +102,7 @@ class StepBeforeBackward(ReorderRule):
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
 
-    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        """The reorder (safe); the DCGAN idiom of recomputing the stepped network's output
-        after its step (unsafe) is the fix when no reorder is exact, and otherwise a second
-        code action in the editor."""
-        reorder = super().fix(context, finding)
-        recompute = self._recompute(context, finding)
-        if reorder is None or not reorder.safe:
-            if recompute is not None:
-                if reorder is not None:
-                    finding.alternatives = (reorder,)
-                return recompute
-            return reorder
-        finding.alternatives = (recompute,) if recompute is not None else ()
-        return reorder
-
-    def _recompute(self, context: FileContext, finding: Finding) -> Fix | None:
-        site = finding.detail
-        step_id = min(context.model.stale_steps_before(site.id))
-        plan = update_order.plan_recompute(context, site.id, step_id)
-        if isinstance(plan, update_order.NotReorderable):
-            return None
-        patched = context.with_edits(plan.edits)
-        if patched is None or not repairs(context, patched):
-            return None
-        # The stepped network's backward kept its graph for the loss now rebuilt: let it go.
-        (insert,) = plan.edits
-        released = [e for f in _needless_retains(patched) for e in f.fix.edits]
-        if released and all(e.end <= insert.start for e in released):
-            plan.edits += released
-        step = ast.unparse(context.model.update(step_id).call)
-        again = " and ".join(plan.dropped)
-        return Fix(
-            f"Recompute {again} after `{step}`",
-            tuple(plan.edits),
-            Applicability.unsafe,
-            f"the later loss is built from the weights `{step}` updated (as the PyTorch DCGAN "
-            "example does), not from the forward that ran before the step",
-        )
-
-
-def _needless_retains(context: FileContext) -> list[Finding]:
-    from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
-
-    rule = NeedlessRetainGraph()
-    findings = rule.detect(context)
-    for finding in findings:
-        finding.fix = rule.fix(context, finding)
-    return [f for f in findings if f.fix is not None]
+    def event(self, context: FileContext, finding: Finding):
+        """The step that changed the weights, what it changed, and how the code calls it."""
+        step = context.model.update(min(context.model.stale_steps_before(finding.detail.id)))
+        return step.statement, step.modules, f"`{ast.unparse(step.call)}`"

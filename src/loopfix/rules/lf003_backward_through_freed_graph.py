@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from loopfix.rules.base import FileContext, Finding
-from loopfix.rules.update_checks import ReorderRule
+from loopfix.rules import update_order
+from loopfix.rules.base import FileContext, Finding, Fix
+from loopfix.rules.update_checks import ReorderRule, reorder_is_safe
+
+RETAIN_TITLE = "Keep the shared graph: retain_graph=True"
 
 DOCS = """\
 ## What it does
@@ -79,3 +82,61 @@ class BackwardThroughFreedGraph(ReorderRule):
             message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
+
+    def event(self, context: FileContext, finding: Finding):
+        """The backward that freed the graph (the recompute goes after it and after any step
+        before the graph's next reader), and how the code calls it."""
+        first = context.model.backward(min(context.model.freed_graph_reused_by(finding.detail.id)))
+        return first.statement, None, f"the backward on line {first.call.lineno}"
+
+    def needs_runs(self, finding: Finding) -> frozenset[str]:
+        if finding.fix is not None and finding.fix.title.startswith(RETAIN_TITLE):
+            return frozenset({"retained"})
+        return super().needs_runs(finding)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """The retain fix: the patched run records exactly the events (losses, gradients,
+        steps) and forwards of the original run with every graph kept, over every capped
+        iteration. Otherwise the reorder's oracle."""
+        if not finding.fix.title.startswith(RETAIN_TITLE):
+            return super().oracle(finding, runs)
+        from loopfix.verify.compare import first_difference, forward_difference
+
+        diagnosis = self.diagnosis(runs)
+        if diagnosis is not None:
+            return diagnosis
+        retained, patched = runs.retained, runs.patched
+        if retained is None or retained.trace is None or retained.error:
+            reason = "was not made" if retained is None else retained.error
+            return f"unverified: the run of the original with every graph kept {reason}"
+        if patched.error:
+            return f"not equivalent: the patched code raised {patched.error[:120]}"
+        difference = forward_difference(
+            retained.trace.get("forwards", []), patched.trace.get("forwards", [])
+        ) or first_difference(retained.events, patched.events)
+        if difference is None and len(patched.events) != len(retained.events):
+            difference = "the runs recorded different numbers of events"
+        return "equivalent" if difference is None else f"not equivalent: {difference}"
+
+    def _exact_fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        """`retain_graph=True` on the backwards that freed the graph, when that alone leaves
+        no backward through a freed or stale graph (gradients do not depend on it); otherwise
+        the reorder. A backward that frees the graph it then fails on (a helper's, or a loop's
+        over the losses) keeps its graph every time it runs: memory, not gradients."""
+        model, edits = context.model, []
+        freeing = sorted(model.freed_graph_reused_by(finding.detail.id))
+        for backward_id in freeing:
+            site = model.backward(backward_id)
+            retain, added = update_order.retain_edits(context.layout, site, True)
+            if retain is None or site.statement is None:
+                break
+            if added:
+                retain.append(update_order.append_keywords(context.layout, site.call, added))
+            edits += retain
+        else:
+            if edits and reorder_is_safe(context, edits):
+                lines = ", ".join(str(model.backward(b).call.lineno) for b in freeing)
+                return Fix(
+                    f"Keep the shared graph: retain_graph=True on line {lines}", tuple(edits)
+                )
+        return super()._exact_fix(context, finding)

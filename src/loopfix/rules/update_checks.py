@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
 from loopfix.rules import update_order
 from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
+
+DETACH_PEERS = "Detach the other peers' outputs where this peer's loss reads them"
 
 
 class ReorderRule(Rule):
@@ -14,6 +18,60 @@ class ReorderRule(Rule):
     fix_title = "Run every backward of the iteration before the optimizer steps"
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        """The exact fix (detached peers, or the reorder); recomputing what the failing
+        backward needs after the event (unsafe) is the fix when no exact one is known, and
+        otherwise a second code action in the editor."""
+        exact = self._exact_fix(context, finding)
+        recompute = self._recompute(context, finding)
+        if exact is None or not exact.safe:
+            if recompute is None:
+                return exact
+            if exact is not None:
+                finding.alternatives = (exact,)
+            return recompute
+        finding.alternatives = (recompute,) if recompute is not None else ()
+        return exact
+
+    def needs_runs(self, finding: Finding) -> frozenset[str]:
+        return frozenset({"deferred"})
+
+    def event(self, context: FileContext, finding: Finding) -> tuple:
+        """(the statement after which the failing backward's graph is unusable, the modules
+        whose forwards must run again or None for every module it reaches, how to name it)."""
+        raise NotImplementedError
+
+    def _recompute(self, context: FileContext, finding: Finding) -> Fix | None:
+        statement, modules, named = self.event(context, finding)
+        if statement is None:
+            return None
+        plan = update_order.plan_recompute(context, finding.detail.id, statement, modules)
+        if isinstance(plan, update_order.NotReorderable):
+            return None
+        patched = context.with_edits(plan.edits)
+        if patched is None or not repairs(context, patched):
+            return None
+        # A backward kept its graph for the loss now rebuilt: let that graph go.
+        (insert,) = plan.edits
+        released = [e for f in _needless_retains(patched) for e in f.fix.edits]
+        if released and all(e.end <= insert.start for e in released):
+            plan.edits += released
+        again = " and ".join(plan.dropped)
+        return Fix(
+            f"Recompute {again} after {named}",
+            tuple(plan.edits),
+            Applicability.unsafe,
+            f"the later loss is built by a new forward after {named} (as the PyTorch DCGAN "
+            "example and StyleGAN2's lazy regularisation do), with the weights as they are "
+            "then, not from the forward that ran before it",
+        )
+
+    def _exact_fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        peers = detach_peers(context, finding)
+        if isinstance(peers, str):  # a peer loop: no reorder of one iteration helps either
+            finding.fix_unavailable = peers
+            return None
+        if peers is not None:
+            return peers
         plan = update_order.plan_reorder(context, finding.detail.id)
         if isinstance(plan, update_order.RepeatedStep):
             single = self._single_step(context, finding)
@@ -50,13 +108,18 @@ class ReorderRule(Rule):
         """A safe fix keeps every backward's reach exactly; an unsafe one (applied with
         --unsafe-fixes) changes what the code computes, and must only leave no backward
         through a stale or freed graph."""
-        if all(f.fix.safe for f in fixed):
+        if all(f.fix.safe and f.fix.title != DETACH_PEERS for f in fixed):
             return reorder_is_safe(before, None, after)
         return repairs(before, after)
 
     def oracle(self, finding: Finding, runs) -> str:
         """The diagnosis holds (the original raises this rule's error within the capped
         iterations), then `reorder_oracle`."""
+        return self.diagnosis(runs) or reorder_oracle(runs)
+
+    def diagnosis(self, runs) -> str | None:
+        """Why the verdict cannot be "equivalent" when the original does not raise this
+        rule's error within the capped iterations; None when it does."""
         original = runs.original
         error = original.error or ""
         if original.trace is None:
@@ -65,7 +128,7 @@ class ReorderRule(Rule):
             if error:
                 return f"unverified: the original failed otherwise: {error[:120]}"
             return f"not confirmed: the original did not fail within {runs.iterations} iterations"
-        return reorder_oracle(runs)
+        return None
 
     @staticmethod
     def called_from(model, site: BackwardSite) -> str:
@@ -102,12 +165,14 @@ def reorder_oracle(runs) -> str:
     weights would change them); and the original, run with every optimizer update deferred
     and every graph kept (an instrumentation, not a change of the code), gives each optimizer
     the gradients it should step with: the patched code must step each optimizer with exactly
-    those, and run all capped iterations."""
+    those, run all capped iterations, and step the optimizers in the sequence the reference
+    run did over all of them (a step moved into or out of an `if` changes that sequence)."""
     from loopfix.verify.compare import (
         first_steps,
         forward_difference,
         loss_difference,
         step_difference,
+        step_order_difference,
     )
 
     reference, patched = runs.reference, runs.patched
@@ -124,6 +189,7 @@ def reorder_oracle(runs) -> str:
         forward_difference(original.trace.get("forwards", []), patched.trace.get("forwards", []))
         or loss_difference(original.events, patched.events)
         or step_difference(expected, first_steps(patched.events))
+        or step_order_difference(reference.events, patched.events)
     )
     return "equivalent" if difference is None else f"not equivalent: {difference}"
 
@@ -136,3 +202,57 @@ def repairs(before: FileContext, after: FileContext) -> bool:
         if model.stale_steps_before(site.id) or model.freed_graph_reused_by(site.id):
             return False
     return len(model.carried_graphs()) <= len(before.model.carried_graphs())
+
+
+def detach_peers(context: FileContext, finding: Finding) -> Fix | str | None:
+    """Deep mutual learning's fix: in a loop that updates one element of a container of
+    models per iteration (`for k in range(n): ... optimizers[k].step()`), the loss reads other
+    elements' outputs (`outputs[j]`) as targets; `.detach()` them there. Safe when each
+    iteration zeroes its own optimizer before its backward: the gradient a peer's output
+    received was then zeroed before that peer stepped, so every optimizer steps with the
+    gradients it stepped with in the original run (were no weight changed in between).
+    None when the backward's loop reads no peers; why not, when it does and cannot."""
+    model, site = context.model, finding.detail
+    if not site.loops or site.statement is None:
+        return None
+    reads = model.peer_reads_within(model.loop(site.loops[-1]))
+    if not reads:
+        return None
+    if not all(isinstance(r, ast.Subscript) for r in reads):
+        return "the loss reads the whole list of the peers' outputs"
+    if not _zeroes_before_backward(model, site):
+        return (
+            "the peers' gradients are not zeroed before each peer's backward, so detaching "
+            "their outputs would change what the peers step with"
+        )
+    layout = context.layout
+    edits = [Edit(end, end, ".detach()") for end in (layout.node_range(r)[1] for r in reads)]
+    patched = context.with_edits(edits)
+    if patched is None or not repairs(context, patched):
+        return "detaching the peers' outputs would not remove every stale or freed graph"
+    return Fix(DETACH_PEERS, tuple(edits))
+
+
+def _zeroes_before_backward(model, site: BackwardSite) -> bool:
+    """Every step in the backward's block has a zero_grad covering it before the backward."""
+    _, block = model.block_of(site.statement)
+    position = block.index(site.statement)
+    updates = [u for u in model.updates() if u.statement in block]
+    zeros = [u for u in updates if u.kind == "zero_grad" and block.index(u.statement) < position]
+    steps = [u for u in updates if u.kind == "step"]
+    return bool(steps) and all(
+        step.modules is not None
+        and any(update_order.covers(z.modules, step.modules) for z in zeros)
+        for step in steps
+    )
+
+
+def _needless_retains(context: FileContext) -> list[Finding]:
+    """LF004's findings with their fixes, on a text a fix has just made."""
+    from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
+
+    rule = NeedlessRetainGraph()
+    findings = rule.detect(context)
+    for finding in findings:
+        finding.fix = rule.fix(context, finding)
+    return [f for f in findings if f.fix is not None]

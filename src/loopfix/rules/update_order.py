@@ -44,6 +44,9 @@ class Unit:
     backward: BackwardSite | None = None
     attached_to: int | None = None  # index of the step unit it belongs to
     edits: list[Edit] = field(default_factory=list)
+    guard: ast.If | None = None  # the `if` (without else) whose body the statement is in
+    preamble: str = ""  # for a guard's first unit: the comment lines above the `if`
+    outer_start: int = 0  # for a guard's first unit: where the `if` and its comments start
 
 
 class NotReorderable(Exception):
@@ -81,6 +84,9 @@ def _plan(context: FileContext, backward_id: int, drop_repeated: bool) -> Plan:
     statement = model.backward(backward_id).statement
     if statement is None:
         raise NotReorderable("the backward's own scope could not be located")
+    owner, _ = model.block_of(statement)
+    if _flattens(context, owner) and id(owner) in model.parents:
+        statement = owner  # a backward guarded by an `if`: plan in the block around it
     try:
         return _plan_block(context, statement, drop_repeated)
     except NotReorderable as own_reason:
@@ -100,6 +106,7 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     if units is None:
         raise NotReorderable("a statement of the iteration shares its lines with another")
     _classify(context, units)
+    _check_guards(units)
     dropped = _drop_repeated_steps(units) if drop_repeated else []
     _refuse_repeated_steps(units)
     _attach(units)
@@ -111,19 +118,21 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     _refuse_forwards_across_steps(context, units, order)
     text, newline = context.text, context.layout.newline
     pieces = [apply_edits(text[u.start : u.end], _shift(u.edits, -u.start)) for u in units]
-    region = "".join(
-        p if p.endswith(("\n", "\r")) else p + newline for p in (pieces[i] for i in order)
-    )
-    if not pieces[-1].endswith(("\n", "\r")):  # the file had no final newline: keep it so
+    pieces = [p if p.endswith(("\n", "\r")) else p + newline for p in pieces]
+    region = "".join(_guarded(context, units, pieces, order))
+    if not text[: units[-1].end].endswith(("\n", "\r")):  # no final newline: keep it so
         region = region[: -len(newline)]
     described = [
         f"`{ast.unparse(units[i].statement)}` (line {units[i].statement.lineno})" for i in dropped
     ]
-    return Plan([Edit(units[0].start, units[-1].end, region)], described)
+    start = units[0].outer_start if units[0].guard is not None else units[0].start
+    return Plan([Edit(start, units[-1].end, region)], described)
 
 
 # ---------------------------------------------------------------------------- units
 def _units(context: FileContext, block: list[ast.stmt]) -> list[Unit] | None:
+    """The block's statements; the body of an `if` without `else` that holds updates is
+    flattened into units guarded by it (each keeps its own, deeper, indentation)."""
     layout = context.layout
     units, cursor = [], None
     for statement in block:
@@ -133,11 +142,102 @@ def _units(context: FileContext, block: list[ast.stmt]) -> list[Unit] | None:
         if cursor is not None:
             start = cursor  # blank and comment lines above travel with the statement
         end = layout.line_end(statement.end_lineno)
-        units.append(Unit(statement, start, end))
+        if _flattens(context, statement):
+            body = _units(context, statement.body)
+            if body is None or any(u.guard is not None for u in body):
+                return None
+            for unit in body:
+                unit.guard = statement
+            if cursor is None:
+                start = layout.leading_start(statement)
+            body[0].preamble = context.text[start : layout.line_start(statement.lineno)]
+            body[0].outer_start = start
+            units += body
+        else:
+            units.append(Unit(statement, start, end))
         cursor = end
-    if units:
+    if units and units[0].guard is None:
         units[0].start = layout.leading_start(units[0].statement)
     return units
+
+
+def _flattens(context: FileContext, statement: ast.stmt) -> bool:
+    """An `if` without `else` whose body runs an update or a backward, whose condition has no
+    call (it reads the same wherever it is evaluated again) and whose header line holds
+    nothing after the colon."""
+    if not isinstance(statement, ast.If) or statement.orelse or not statement.body:
+        return False
+    if any(isinstance(n, ast.Call | ast.NamedExpr | ast.Await) for n in ast.walk(statement.test)):
+        return False
+    layout = context.layout
+    header_end = layout.line_end(statement.test.end_lineno)
+    after = context.text[layout.node_range(statement.test)[1] : header_end].strip()
+    if after != ":" or statement.body[0].lineno == statement.test.end_lineno:
+        return False
+    model = context.model
+    sites = {id(u.statement) for u in model.updates()}
+    sites |= {id(b.statement) for b in model.backwards()}
+    return any(id(s) in sites for s in statement.body)
+
+
+def _check_guards(units: list[Unit]) -> None:
+    """Guarded units may be re-emitted under copies of their `if` only when every path keeps
+    the order: each optimizer's zero_grad and step share one guard, every backward inside a
+    window shares it too, and nothing in the block rebinds a name the condition reads."""
+    guards = {id(u.guard): u.guard for u in units if u.guard is not None}
+    if not guards:
+        return
+    for guard in guards.values():
+        read = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
+        for unit in units:
+            if _assigns(unit.statement, read):
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} changes what the `if` on line "
+                    f"{guard.lineno} tests, so its condition cannot be evaluated again"
+                )
+    for index, unit in enumerate(units):
+        if unit.kind != "step":
+            continue
+        opening = [
+            i
+            for i in range(index)
+            if units[i].kind == "zero" and covers(units[i].update.modules, _modules(unit))
+        ]
+        start = opening[-1] if opening else 0
+        inside = [u for u in units[start : index + 1] if u.kind in ("zero", "backward", "step")]
+        if any(u.guard is not unit.guard for u in inside):
+            raise NotReorderable(
+                f"an update inside the `if` on line {_guard_line(unit, inside)} shares an "
+                "optimizer's zero_grad()..step() window with updates outside it"
+            )
+
+
+def _guard_line(unit: Unit, inside: list[Unit]) -> int:
+    guard = unit.guard or next(u.guard for u in inside if u.guard is not None)
+    return guard.lineno
+
+
+def _guarded(context: FileContext, units: list[Unit], pieces: list[str], order: list[int]):
+    """The pieces in the new order; consecutive units of one guard under a copy of its `if`
+    header (the first copy keeps the comments that were above the `if`)."""
+    layout, newline, started = context.layout, context.layout.newline, set()
+    index = 0
+    while index < len(order):
+        guard = units[order[index]].guard
+        if guard is None:
+            yield pieces[order[index]]
+            index += 1
+            continue
+        run = []
+        while index < len(order) and units[order[index]].guard is guard:
+            run.append(order[index])
+            index += 1
+        if id(guard) not in started:
+            started.add(id(guard))
+            yield next(u.preamble for u in units if u.guard is guard)
+        condition = context.text[slice(*layout.node_range(guard.test))]
+        yield f"{layout.indent(guard)}if {condition}:{newline}"
+        yield from (pieces[i] for i in run)
 
 
 def _classify(context: FileContext, units: list[Unit]) -> None:
@@ -166,7 +266,7 @@ def _classify(context: FileContext, units: list[Unit]) -> None:
     for unit in units:
         if unit.kind == "step" and unit.update.modules is None:
             raise NotReorderable(
-                f"the parameters `{unit.update.target}` steps are not known from how it was built"
+                f"the parameters `{_optimizer(unit)}` steps are not known from how it was built"
             )
 
 
@@ -215,9 +315,18 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
             if any(path is None or _owner(path, step.update.modules) for path in called):
                 raise NotReorderable(
                     f"line {unit.statement.lineno} runs a forward of weights that "
-                    f"`{step.update.target}` (line {step.statement.lineno}) has just stepped; "
+                    f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving it before the step would change what it computes"
                 )
+
+
+def _optimizer(unit: Unit) -> str:
+    """How the code names the optimizer a step or zero_grad unit updates (`optimizers[k]`)."""
+    call = unit.update.call
+    known = unit.update.target is not None
+    if not known and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        return ast.unparse(call.args[0] if call.args else call.func.value)
+    return str(unit.update.target)
 
 
 def _keyword_of(statement: ast.stmt) -> str:
@@ -238,7 +347,7 @@ def _refuse_repeated_steps(units: list[Unit]) -> None:
                 for m in modules
                 for o in other_modules
             ):
-                first, second = other.update.target, unit.update.target
+                first, second = _optimizer(other), _optimizer(unit)
                 who = f"`{first}` steps" if first == second else f"`{first}` and `{second}` step"
                 raise RepeatedStep(
                     f"{who} the same parameters twice in one iteration (lines "
@@ -258,9 +367,7 @@ def _drop_repeated_steps(units: list[Unit]) -> list[int]:
     for index, unit in enumerate(units):
         if unit.kind == "zero":
             last = {
-                t: i
-                for t, i in last.items()
-                if not _covers(unit.update.modules, _modules(units[i]))
+                t: i for t, i in last.items() if not covers(unit.update.modules, _modules(units[i]))
             }
         if unit.kind != "step" or unit.called:
             continue
@@ -341,18 +448,18 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]]:
         opening = [
             i
             for i in range(index)
-            if units[i].kind == "zero" and _covers(units[i].update.modules, modules)
+            if units[i].kind == "zero" and covers(units[i].update.modules, modules)
         ]
         if not opening:  # gradients accumulate across iterations: not this fix's business
             raise NotReorderable(
-                f"`{unit.update.target}` steps without a zero_grad() before it in the same "
+                f"`{_optimizer(unit)}` steps without a zero_grad() before it in the same "
                 "block (gradients accumulate across iterations)"
             )
         windows[index] = (opening[-1], modules)
     return windows
 
 
-def _covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
+def covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
     if zeroed is None:
         return False
     return all(any(shapes.within(m, z) for z in zeroed) for m in modules)
@@ -408,7 +515,7 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
                     f"line {units[i].statement.lineno}, would need retain_graph or inputs"
                 )
             continue
-        edits, added = _retain_edits(layout, site, needs_retain)
+        edits, added = retain_edits(layout, site, needs_retain)
         if edits is None:
             raise NotReorderable(
                 f"the retain_graph argument on line {site.call.lineno} cannot be removed alone"
@@ -416,7 +523,7 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
         if foreign:
             added.append(f"inputs={inputs}")
         if added:
-            edits.append(_append_keywords(layout, site.call, added))
+            edits.append(append_keywords(layout, site.call, added))
         units[i].edits = edits
 
 
@@ -454,7 +561,7 @@ def _autograd_grad_form(
     return Edit(statement_start, statement_end, text)
 
 
-def _retain_edits(
+def retain_edits(
     layout, site: BackwardSite, needs_retain: bool
 ) -> tuple[list[Edit] | None, list[str]]:
     """(edits to the existing retain_graph keyword, keywords to append)."""
@@ -472,7 +579,7 @@ def _retain_edits(
     return (None, []) if removal is None else ([removal], [])
 
 
-def _append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
+def append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
     """Insert keyword arguments at the end of `call`, before its closing parenthesis."""
     _, end = layout.node_range(call)
     close = end - 1
@@ -502,10 +609,16 @@ def _new_order(units: list[Unit]) -> list[int]:
     # Statements before the first zero_grad stay where they are: the zero_grads only have to
     # come before the first backward.
     lead = [i for i in range(zeros[0]) if kinds[i] == "other"] if zeros else []
+    # A guarded zero_grad stays with its guard's statements, before its window's backwards
+    # (the other windows' backwards are restricted with inputs= and cannot leak into it).
+    guarded_zeros = [i for i in zeros if units[i].guard is not None]
+    zeros = [i for i in zeros if i not in guarded_zeros]
     middle = [
         i
         for i, kind in enumerate(kinds)
-        if kind in ("other", "backward") and i < last_update and i not in lead
+        if (kind in ("other", "backward") or i in guarded_zeros)
+        and i < last_update
+        and i not in lead
     ]
     tail = [i for i, kind in enumerate(kinds) if kind == "other" and i > last_update]
     updates = []
@@ -526,65 +639,95 @@ def _shift(edits: list[Edit], delta: int) -> list[Edit]:
 
 
 # ---------------------------------------------------------------------------- recompute
-def plan_recompute(context: FileContext, backward_id: int, step_id: int) -> Plan | NotReorderable:
-    """The DCGAN idiom, an unsafe fix: run again, just after the step, each forward of the
-    stepped weights whose result the failing backward's loss reads after the step, so that the
-    later loss is built from the updated weights. Only whole assignments in the step's own
-    block are copied, and only when nothing between them and the step rebinds what they read."""
-    model = context.model
-    step, backward = model.update(step_id), model.backward(backward_id)
-    if step.statement is None or backward.statement is None or step.modules is None:
-        return NotReorderable("the step or the backward could not be located")
-    _, block = model.block_of(step.statement)
-    if backward.statement not in block:
-        return NotReorderable("the backward is not in the step's own block")
-    at_step, at_backward = block.index(step.statement), block.index(backward.statement)
-    if at_backward < at_step:
-        return NotReorderable("the backward runs before the step")
-    later = block[at_step + 1 : at_backward + 1]
-    copies = [
-        statement
-        for statement in block[:at_step]
-        if _recomputable(context, statement, step.modules, later, block[:at_step])
-    ]
-    if not copies or not all(context.layout.stands_alone(s) for s in copies):
-        return NotReorderable("no forward of the stepped weights can be run again after it")
-    layout, newline = context.layout, context.layout.newline
-    indent = layout.indent(step.statement)
-    text = "".join(
-        indent + layout.text[slice(*layout.node_range(s))].strip() + newline for s in copies
-    )
-    insert_at = layout.line_end(step.statement.end_lineno)
-    if not layout.text[:insert_at].endswith(("\n", "\r")):
-        text = newline + text.rstrip("\r\n")
-    described = [f"`{ast.unparse(s)}` (line {s.lineno})" for s in copies]
-    return Plan([Edit(insert_at, insert_at, text)], described)
-
-
-def _recomputable(
+def plan_recompute(
     context: FileContext,
-    statement: ast.stmt,
-    stepped: frozenset[str],
-    later: list[ast.stmt],
-    before_step: list[ast.stmt],
-) -> bool:
-    """A single-target assignment of a forward of `stepped` weights, read after the step, whose
-    inputs no later statement before the step rebinds."""
+    backward_id: int,
+    event: ast.stmt,
+    modules: frozenset[str] | None,
+) -> Plan | NotReorderable:
+    """An unsafe fix: build again, after `event` (the step that changed `modules`, or the
+    backward that freed the graph) and just before its first reader, everything the failing
+    backward's loss reads that was built before the event from a forward of those modules
+    (by default, the modules the backward reaches): the DCGAN idiom of recomputing the
+    discriminator's output after its step, StyleGAN2's lazy regulariser recomputing its forward,
+    a multi-task loss recomputing the shared encoder's features. Only whole assignments in the
+    event's own block are copied, and only when nothing else between them and the event
+    rebinds what they read or write."""
+    model = context.model
+    backward = model.backward(backward_id)
+    if backward.statement is None or id(event) not in model.parents:
+        return NotReorderable("the backward or the event could not be located")
+    _, block = model.block_of(event)
+    anchor = next((s for s in model.enclosing_statements(backward.statement) if s in block), None)
+    if anchor is None or block.index(anchor) <= block.index(event):
+        return NotReorderable("the backward does not follow the event in its block")
+    at = block.index(event)
+    later = block[at + 1 : block.index(anchor) + 1]
+    reached = modules or frozenset(p for p in model.modules_reached_by(backward_id) if p)
+    copies = _recomputed(context, block[:at], later, reached)
+    if not copies or not all(context.layout.stands_alone(s) for s in copies):
+        return NotReorderable("no forward the backward needs can be run again after it")
+    names = {t for s in copies for t in _targets(s)}
+    reader = _first_reader(context, later, names)
+    layout = context.layout
+    lines = [layout.text[slice(*layout.node_range(s))] for s in copies]
+    described = [f"`{ast.unparse(s)}` (line {s.lineno})" for s in copies]
+    return Plan([layout.insert_before(reader, lines)], described)
+
+
+def _targets(statement: ast.stmt) -> list[str]:
+    """The names a single-target assignment binds (`x = ...`, `a, b = ...`), else none."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-        return False
+        return []
     target = statement.targets[0]
     elements = target.elts if isinstance(target, ast.Tuple) else [target]
     if not all(isinstance(e, ast.Name) for e in elements):
-        return False
-    names = [e.id for e in elements]
-    called = context.model.modules_called_by(statement)
-    if not called or not any(_owner(path, stepped) for path in called):
-        return False
-    if not any(context.model.reads(s, name) for s in later for name in names):
-        return False
-    inputs = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
-    following = before_step[before_step.index(statement) + 1 :]
-    return not any(_assigns(s, inputs | set(names)) for s in following)
+        return []
+    return [e.id for e in elements]
+
+
+def _recomputed(
+    context: FileContext, before: list[ast.stmt], later: list[ast.stmt], reached: frozenset
+) -> list[ast.stmt]:
+    """The assignments before the event that `later` needs rebuilt: those running a forward
+    of `reached` modules or reading what such an assignment bound, which `later` (or another
+    rebuilt one) reads; none when something else in between rebinds their names."""
+    model = context.model
+    tainted: list[ast.stmt] = []
+    names: set[str] = set()
+    for statement in before:
+        targets = _targets(statement)
+        called = model.modules_called_by(statement)
+        forward = any(_owner(path, reached) for path in called)
+        if targets and (forward or any(model.reads(statement, n) for n in names)):
+            tainted.append(statement)
+            names |= set(targets)
+    needed = {n for n in names if any(model.reads(s, n) for s in later)}
+    chosen: list[ast.stmt] = []
+    for statement in reversed(tainted):
+        if needed & set(_targets(statement)):
+            chosen.insert(0, statement)
+            needed |= {n for n in names if model.reads(statement.value, n)}
+    for statement in chosen:
+        guarded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+        rest = before[before.index(statement) + 1 :]
+        if any(s not in chosen and _assigns(s, guarded) for s in rest):
+            return []
+    return chosen
+
+
+def _first_reader(context: FileContext, later: list[ast.stmt], names: set[str]) -> ast.stmt:
+    """The first statement of `later` that reads one of `names`; inside an `if` body when
+    only the body reads them (the lazy regulariser recomputes under its own `if`)."""
+    model = context.model
+    for statement in later:
+        if not any(model.reads(statement, n) for n in names):
+            continue
+        guard = isinstance(statement, ast.If) and not statement.orelse
+        if guard and not any(model.reads(statement.test, n) for n in names):
+            return _first_reader(context, statement.body, names)
+        return statement
+    return later[-1]
 
 
 def _assigns(statement: ast.stmt, names: set[str]) -> bool:

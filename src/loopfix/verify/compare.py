@@ -37,6 +37,25 @@ def first_steps(events: list) -> dict[int, list]:
     return steps
 
 
+def step_order_difference(reference: list, patched: list) -> str | None:
+    """Whether the optimizers step in the same sequence over the whole capped run (which
+    optimizer, how often, in which order): a rewrite that moved a step into or out of an `if`
+    changes it from the first iteration where the condition differs, where the gradients of
+    later iterations (run on other weights) are not comparable."""
+    expected = [event[3] for event in reference if event[0] == "step"]
+    actual = [event[3] for event in patched if event[0] == "step"]
+    if expected == actual:
+        return None
+    common = next(
+        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+        min(len(expected), len(actual)),
+    )
+    return (
+        f"the optimizers stepped in another order or number of times from step {common} "
+        f"(reference: {expected[common : common + 4]}, patched: {actual[common : common + 4]})"
+    )
+
+
 def step_difference(reference: dict[int, list], patched: dict[int, list]) -> str | None:
     if reference.keys() != patched.keys():
         return f"optimizers {sorted(reference)} stepped in the reference, {sorted(patched)} here"

@@ -68,6 +68,7 @@ def run_script(
     settings: RunSettings,
     *,
     defer_steps: bool = False,
+    retain_graphs: bool = False,
     call: str | None = None,
     fixture: Path | None = None,
     synthetic_loop: int | None = None,
@@ -79,6 +80,7 @@ def run_script(
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
         argv = ["--defer-steps"] if defer_steps else []
+        argv += ["--retain-graphs"] if retain_graphs else []
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
         if call is not None:
             argv += ["--call", call]

@@ -1,6 +1,6 @@
 """Run a training script in this (child) process and record what autograd computed.
 
-    python -m loopfix.verify.trace [--defer-steps] [--iterations N] [--device D]
+    python -m loopfix.verify.trace [--defer-steps | --retain-graphs] [--iterations N] [--device D]
                                    TRACE_FILE SCRIPT [ARGS...]
 
 Records, in order, every backward pass (the loss value, the gradient of every parameter of
@@ -35,6 +35,9 @@ gradients it would step with and then leaves the parameters alone, and every bac
 graph. The first step of each optimizer then shows exactly the gradients it would have stepped
 with "if no parameter had changed during the iteration": the reference LF002/LF003 fixes are
 judged against. Step events name their optimizer by the order in which optimizers first step.
+With `--retain-graphs` every backward keeps its graph and the steps run: the original as it
+would run had every backward been given `retain_graph=True` (what LF003's retain fix is judged
+against).
 This module imports torch and runs user code: it is only ever run in a child process.
 """
 
@@ -67,8 +70,11 @@ class IterationCap(BaseException):
 
 
 class Recorder:
-    def __init__(self, defer_steps: bool = False, iterations: int | None = None) -> None:
+    def __init__(
+        self, defer_steps: bool = False, iterations: int | None = None, retain_graphs: bool = False
+    ) -> None:
         self.defer_steps = defer_steps
+        self.retain_graphs = retain_graphs or defer_steps
         self.iterations = iterations
         self.backwards = 0
         self.first_optimizer_steps = 0
@@ -103,7 +109,7 @@ class Recorder:
             cap = recorder.iterations
             if cap is not None and not recorder.optimizers and recorder.backwards > cap:
                 raise IterationCap
-            if recorder.defer_steps:
+            if recorder.retain_graphs:
                 kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
             before = recorder.parameter_grads()
@@ -236,12 +242,15 @@ def pick_device(requested: str) -> str:
 
 def _options(argv: list[str]) -> tuple[dict, list[str]]:
     options = {"defer_steps": False, "iterations": None, "device": "cpu", "call": None}
+    options["retain_graphs"] = False
     options["fixture"] = None
     options["synthetic_loop"] = None
     while argv and argv[0].startswith("--"):
         flag = argv.pop(0)
         if flag == "--defer-steps":
             options["defer_steps"] = True
+        elif flag == "--retain-graphs":
+            options["retain_graphs"] = True
         elif flag == "--iterations":
             options["iterations"] = int(argv.pop(0))
         elif flag == "--device":
@@ -311,7 +320,7 @@ def main(argv: list[str]) -> int:
     device = pick_device(options["device"])
     if device != "cpu":
         torch.set_default_device(device)
-    recorder = Recorder(options["defer_steps"], options["iterations"])
+    recorder = Recorder(options["defer_steps"], options["iterations"], options["retain_graphs"])
     recorder.install()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]

@@ -34,7 +34,6 @@ from loopfix.verify.units import (
     stand_in_plan,
 )
 
-REFERENCE_RULES = {"LF002", "LF003"}
 INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that did its change
 
 
@@ -42,8 +41,9 @@ INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that d
 class Runs:
     original: ChildRun
     patched: ChildRun
-    reference: ChildRun | None
+    reference: ChildRun | None  # the original with every step deferred and graph kept
     iterations: int
+    retained: ChildRun | None = None  # the original with every graph kept, steps run
 
 
 @dataclass
@@ -131,7 +131,7 @@ def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
             continue
-        made = (runs.original, runs.patched, runs.reference)
+        made = (runs.original, runs.patched, runs.reference, runs.retained)
         seconds = sum(r.seconds for r in made if r is not None)
         verdicts.append(_verdict(result, finding, runs, seconds))
     return verdicts
@@ -168,10 +168,15 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
         original = run_script(result.source.data, name, home, settings, **run)
     patched = run_script(result.fixed_bytes, name, home, settings, **run)
-    reference = None
-    if any(f.rule in REFERENCE_RULES for f in result.findings if f.applied):
+    needed = set().union(
+        *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
+    )
+    reference = retained = None
+    if "deferred" in needed:
         reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
-    return Runs(original, patched, reference, settings.iterations)
+    if "retained" in needed:
+        retained = run_script(result.source.data, name, home, settings, retain_graphs=True, **run)
+    return Runs(original, patched, reference, settings.iterations, retained)
 
 
 def _needs_synthetic_data(run: ChildRun) -> bool:
