@@ -107,7 +107,9 @@ async def test_a_quick_fix_is_attached_to_its_diagnostic(client: LanguageClient,
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert "hidden-state-not-detached" in diagnostic.message
     actions = await actions_for(client, uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
-    (quick_fix,) = actions
+    quick_fix, reset = actions  # the detach (a stream's batches), then the reset alternative
+    assert reset.title.startswith("loopfix: Reset `h` at the start of each batch (LF001; unsafe")
+    assert not reset.is_preferred
     assert quick_fix.kind == types.CodeActionKind.QuickFix and quick_fix.is_preferred
     assert quick_fix.diagnostics[0].code == "LF001"
     fixed = apply_text_edits(text, quick_fix.edit.changes[uri])
@@ -365,3 +367,22 @@ async def test_a_safe_fix_comes_with_the_unsafe_alternative_an_expert_might_pref
     assert "unsafe fix: the later loss is built by a new forward" in recompute.title
     recomputed = apply_text_edits(text, recompute.edit.changes[uri])
     assert "optimizerG.zero_grad()\n    output_fake = netD(fake)\n    errG = " in recomputed
+
+
+async def test_independent_batches_get_the_reset_first_and_the_detach_second(
+    client: LanguageClient, tmp_path
+):
+    case = next(c for c in UNSAFE if c.name == "lf001_shuffled_loader_state_reset")
+    text = case.before.read_text()
+    uri = open_document(client, tmp_path / "classify.py", text)
+    (diagnostic,) = await diagnostics_for(client, uri)
+    assert "the batches are independent (`loader` is a DataLoader with shuffle=True)" in (
+        diagnostic.message
+    )
+    reset, detach = await actions_for(client, uri, [diagnostic], only=["quickfix"])
+    assert "unsafe fix: `state` starts every batch from its initial value" in reset.title
+    assert apply_text_edits(text, reset.edit.changes[uri]) == case.after.read_text()
+    assert detach.title.startswith("loopfix: Detach `state`") and "unsafe" not in detach.title
+    assert "state = tuple(s.detach() for s in state)" in apply_text_edits(
+        text, detach.edit.changes[uri]
+    )

@@ -348,12 +348,13 @@ def check(
 
 def _fix_counts(rows: list[dict], unsafe_enabled: bool) -> str:
     """ "; 2 fixable with `loopfix apply` (1 hidden fix can be enabled with `--unsafe-fixes`)"."""
-    safe = sum(row["fix_applicability"] == "safe" for row in rows)
-    unsafe = sum(row["fix_applicability"] == "unsafe" for row in rows)
+    fixable = sum(row["fixable"] for row in rows)
     if unsafe_enabled:
-        return f"; {safe + unsafe} fixable with `loopfix apply --unsafe-fixes` ({unsafe} unsafe)"
-    hidden = f" ({unsafe} hidden fix(es) can be enabled with `--unsafe-fixes`)" if unsafe else ""
-    return f"; {safe} fixable with `loopfix apply`{hidden}"
+        unsafe = sum(row["fixable"] and row["fix_applicability"] == "unsafe" for row in rows)
+        return f"; {fixable} fixable with `loopfix apply --unsafe-fixes` ({unsafe} unsafe)"
+    hidden = sum(not row["fixable"] and row["fix_applicability"] == "unsafe" for row in rows)
+    note = f" ({hidden} hidden fix(es) can be enabled with `--unsafe-fixes`)" if hidden else ""
+    return f"; {fixable} fixable with `loopfix apply`{note}"
 
 
 @app.command()
@@ -469,8 +470,8 @@ def apply(
                 run.not_written(f"{_display(result.source.path)}: not written: {verdict.summary()}")
     accepted = [r for r in results if all(r is not x for x in rejected)]
     rows = [row for report in reports for row in report.findings]
-    no_fix = sum(not row["fixable"] for row in rows)
-    hidden = sum(row["fixable"] and not row["fix_applied"] for row in rows)
+    no_fix = sum(row["fix_applicability"] is None for row in rows)
+    hidden = sum(row["fix_applicability"] is not None and not row["fixable"] for row in rows)
     judged = [v for result in rejected for v in verdicts[id(result)] if not v.writable]
     wrong = sum(v.verdict.startswith("not equivalent") for v in judged)
     unverified = len(judged) - wrong

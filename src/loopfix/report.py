@@ -2,9 +2,10 @@
 
 Every format takes the same rows: one dict per finding with `path` (as shown to the user),
 `line`, `column`, `end_line`, `end_column` (1-based; columns count characters), `rule`,
-`name`, `message`, `fixable`, `fix_applicability` ("safe", "unsafe" or None: Ruff's fix
-safety) and `fix_title`. `[*]` marks a finding with a safe fix, `[-]` one whose fix is unsafe
-(it changes what the code computes; `apply --unsafe-fixes` writes it).
+`name`, `message`, `fixable` (`apply` fixes it with the run's settings), `fix_applicability`
+("safe", "unsafe" or None: Ruff's fix safety) and `fix_title`. `[*]` marks a finding `apply`
+fixes, `[-]` one whose only fix is unsafe and not enabled (it changes what the code computes;
+`apply --unsafe-fixes` writes it).
 """
 
 from __future__ import annotations
@@ -38,11 +39,10 @@ def render(rows: list[dict], output_format: OutputFormat, base: Path) -> str:
     return "".join(text_line(row) + "\n" for row in rows)
 
 
-MARKERS = {"safe": " [*]", "unsafe": " [-]"}
-
-
 def text_line(row: dict) -> str:
-    marker = MARKERS.get(row.get("fix_applicability") or "", "")
+    marker = " [*]" if row["fixable"] else ""
+    if not row["fixable"] and row.get("fix_applicability") == "unsafe":
+        marker = " [-]"
     where = f"{row['path']}:{row['line']}:{row['column']}"
     return f"{where}: {row['rule']}{marker} {row['message']}"
 
@@ -50,13 +50,17 @@ def text_line(row: dict) -> str:
 def statistics(rows: list[dict]) -> str:
     """One line per rule: count, code, name and how many of them `apply` can fix."""
     counts = Counter(row["rule"] for row in rows)
-    fixable = Counter(row["rule"] for row in rows if row.get("fix_applicability") == "safe")
-    unsafe = Counter(row["rule"] for row in rows if row.get("fix_applicability") == "unsafe")
+    fixable = Counter(row["rule"] for row in rows if row["fixable"])
+    unsafe = Counter(
+        row["rule"]
+        for row in rows
+        if not row["fixable"] and row.get("fix_applicability") == "unsafe"
+    )
     lines = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = rule_by_code(code)
         fixes = f"  [*] {fixable[code]} fixable" if fixable[code] else ""
-        fixes += f"  [-] {unsafe[code]} unsafe fix(es)" if unsafe[code] else ""
+        fixes += f"  [-] {unsafe[code]} hidden unsafe fix(es)" if unsafe[code] else ""
         lines.append(f"{count:>5}  {code}  {rule.name}{fixes}\n")
     return "".join(lines)
 

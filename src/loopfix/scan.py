@@ -68,7 +68,9 @@ def finding_rows(result) -> list[dict]:
                 "rule": finding.rule,
                 "name": finding.name,
                 "message": finding.message,
-                "fixable": finding.fixable,
+                # as Ruff counts it: fixed by `apply` with these settings (an unsafe fix only
+                # with --unsafe-fixes); `fix_applicability` tells a hidden unsafe fix apart
+                "fixable": finding.applied,
                 "fix_applicability": finding.fix.applicability.value if finding.fix else None,
                 "fix_applied": finding.applied,
                 "fix_title": finding.fix.title if finding.fix else None,

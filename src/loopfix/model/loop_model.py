@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
+from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
@@ -97,6 +98,20 @@ class LoopModel:
         which it went through a freed or stale graph (where the helper is called)."""
         anchors = self.observations.reach_anchors.get(backward_id)
         return min(anchors, key=lambda s: (s.lineno, s.col_offset)) if anchors else None
+
+    def batch_source(self, loop_id: int) -> BatchSource | None:
+        """Whether the loop's batches continue one stream or are independent, and the
+        evidence (see `batches.py`); None when the code does not say. The loader is looked
+        for in the innermost function around the loop (else the module)."""
+        loop = self.loop(loop_id)
+        functions = [
+            node
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= loop.lineno <= node.end_lineno
+        ]
+        scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
+        return batch_source(loop, scope)
 
     def peer_reads_within(self, node: ast.AST) -> list[ast.expr]:
         """Reads inside `node` of another element of a per-element list than the loop's own

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from loopfix.edits import Edit
 from loopfix.model import shapes
 from loopfix.model.symbols import dotted_name
-from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
 DOCS = """\
 ## What it does
@@ -73,9 +73,22 @@ containers are detached in place of the original structure; a state whose struct
 known statically goes through a small `detach_state` helper (or the file's own
 `repackage_hidden`). A `retain_graph=True` that only served the carried state is removed.
 
+## Detach or reset
+Detaching keeps the state's values across batches: right when the batches continue one stream
+(truncated BPTT over `data[i : i + bptt]`, `get_batch(source, i)`, the pieces of
+`x.split(k)`). When the batches are independent (a `DataLoader(..., shuffle=True)`), carrying
+the state at all is the bug, and the fix resets it at the start of each batch by running its
+initialisation (the last assignment before the loop) again before its first reader. The
+finding says which one the code's evidence points to and why; the other one is the editor's
+second code action.
+
 ## Fix safety
-Safe by the criterion above. Gradients of later iterations no longer flow into earlier batches:
-that is the intent of truncated BPTT, and the original code could not compute them anyway.
+The detach is safe by the criterion above. The reset is **unsafe** (`[-]`, applied only with
+`--unsafe-fixes`): later batches start from the initial state instead of the previous batch's
+values, on purpose; verification checks that the original fails and the patched code runs
+every capped iteration, and reports the first forward that differs. With the detach,
+gradients of later iterations no longer flow into earlier batches: that is the intent of
+truncated BPTT, and the original code could not compute them anyway.
 `loopfix verify` runs the original and the patched loop and compares the first iteration's loss
 and gradients. A finding without a statically safe placement is reported without a fix.
 
@@ -161,6 +174,15 @@ class HiddenStateNotDetached(Rule):
         return list(states.values())
 
     def _finding(self, context: FileContext, state: CarriedState) -> Finding:
+        finding = self._described(context, state)
+        source = context.model.batch_source(state.loop_id)
+        if source is not None and source.kind == "independent":
+            finding.message += f"; the batches are independent ({source.evidence}): reset it"
+        elif source is not None:
+            finding.message += f"; the batches continue one stream ({source.evidence}): detach it"
+        return finding
+
+    def _described(self, context: FileContext, state: CarriedState) -> Finding:
         start, end = context.layout.node_range(_reported_node(state))
         message = (
             f"{state.carries} the previous iteration's autograd graph into the next "
@@ -176,7 +198,52 @@ class HiddenStateNotDetached(Rule):
 
     # ------------------------------------------------------------------ fix
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        """Detach or reset, as the batches' evidence says (`LoopModel.batch_source`): for
+        independent batches the reset (unsafe: the state's values change) comes first and
+        the detach is the editor's second code action; otherwise the other way round."""
         state: CarriedState = finding.detail
+        detach, reset = self._detach_fix(context, state), self._reset_fix(context, state)
+        source = context.model.batch_source(state.loop_id)
+        if source is not None and source.kind == "independent" and reset is not None:
+            finding.alternatives = (detach,) if detach is not None else ()
+            return reset
+        finding.alternatives = (reset,) if reset is not None else ()
+        return detach
+
+    def _reset_fix(self, context: FileContext, state: CarriedState) -> Fix | None:
+        """Run the state's initialisation (the last assignment before the loop) again at the
+        top of each batch, before the state's first reader."""
+        model, layout = context.model, context.layout
+        loop = model.loop(state.loop_id)
+        before = _statements_before(model, loop)
+        inits: list[ast.stmt] = []
+        for var in state.variables:
+            init = next((s for s in before if _initialises(s, var)), None)
+            if init is None or not layout.stands_alone(init):
+                return None
+            read = {n.id for n in ast.walk(init.value) if isinstance(n, ast.Name)}
+            if any(model.writers(state.loop_id, name) for name in read):
+                return None  # what it is built from changes inside the loop
+            if init not in inits:
+                inits.append(init)
+        reader = model.first_reader(loop, state.variables)
+        if reader is None or not layout.stands_alone(reader):
+            return None
+        lines = [layout.text[slice(*layout.node_range(i))] for i in inits]
+        edits = [layout.insert_before(reader, lines)]
+        patched = context.with_edits(edits)
+        if patched is None or not self._is_safe(context, patched, [state]):
+            return None
+        edits += self._needless_retains(context, state, edits)
+        return Fix(
+            f"Reset {state.names} at the start of each batch",
+            tuple(edits),
+            Applicability.unsafe,
+            f"{state.names} starts every batch from its initial value instead of the previous "
+            "batch's final one (right for independent batches; detaching keeps the values)",
+        )
+
+    def _detach_fix(self, context: FileContext, state: CarriedState) -> Fix | None:
         placements = (
             ("after the call that produces it", self._after_producer),
             ("before it is fed back", self._before_feed_back),
@@ -469,3 +536,27 @@ def _last_leading_import(tree: ast.Module) -> ast.stmt | None:
         else:
             break
     return anchor
+
+
+def _initialises(statement: ast.stmt, var: str) -> bool:
+    """`var = ...` with `var` the single target."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == var
+    )
+
+
+def _statements_before(model, node: ast.stmt) -> list[ast.stmt]:
+    """The statements that run before `node` in its block and in the blocks around it, nearest
+    first (where a state is initialised before the epoch loop around the batch loop)."""
+    found: list[ast.stmt] = []
+    current = node
+    while id(current) in model.parents:
+        owner, block = model.block_of(current)
+        found += reversed(block[: block.index(current)])
+        if not isinstance(owner, ast.stmt) or isinstance(owner, ast.FunctionDef | ast.ClassDef):
+            break
+        current = owner
+    return found

@@ -61,7 +61,34 @@ equivalent in general), then the steps in their original order. Gradient clippin
 window's parameters, accumulated into `.grad` the way backward would, for code bases that
 avoid `inputs=`.
 
+## Other fixes
+- **Deep mutual learning** (`for k in range(n)`: peer k's loss reads the other peers' outputs
+  as targets, then `optimizers[k].step()`): the peers' outputs are detached where the loss
+  reads them (`outputs[j].detach()`). Safe when each peer's `zero_grad` runs before its own
+  backward in the loop: the gradient a peer's output received from another peer's loss was
+  zeroed before that peer stepped, so every optimizer steps with the gradients of the
+  reference run above.
+- **Updates under an `if`** (`if i % n_critic == 0:` around the generator's update): the
+  reorder runs inside the guarded structure, each guarded part under a copy of its `if`, when
+  the condition has no call, nothing in the iteration rebinds what it reads, and every
+  optimizer's `zero_grad`, backwards and `step` share one guard.
+
 ## Fix safety
+The reorder and the detached peers are **safe** (`[*]`): verification must find every forward,
+loss and first step equal to the criterion's, and the whole run's sequence of steps equal to
+the reference's. Two well-known repairs change what the code computes on purpose; they are
+**unsafe** (`[-]`), applied only with `--unsafe-fixes` (or chosen in the editor, where each is
+its own code action), and verification reports what they change ("changed as intended: ...")
+after the patched code ran every capped iteration:
+- *Recompute after the step* (the PyTorch DCGAN example's idiom): the assignments that built
+  what the failing loss reads from a forward of the stepped network run again just before
+  their first reader after the step, so the later loss uses the updated weights. Offered as
+  the fix when no reorder is exact (a forward that must see the step, one optimizer stepping
+  twice), and otherwise as the editor's second code action.
+- *Step once*: an optimizer stepped twice with only backwards between (no `zero_grad`) steps
+  once, after every backward, with the gradients of all its losses summed (the editor's other
+  code action for "backward, step, backward, step").
+
 Forwards that ran after a step in the original now see the weights from before the step: that
 is the criterion above, and the reason the original failed. Verification writes the rewrite
 only when the original really raises the in-place version error within the capped iterations

@@ -48,11 +48,21 @@ backwards whose graph a later backward needs keep their graph (`retain_graph=Tru
 iteration has no step between the two backwards, the fix only adds `retain_graph=True` where
 it is needed.
 
+When nothing between the backward that freed the graph and the one that needs it changes
+what that graph saved (no step, or a step of weights it does not hold), the fix is only
+`retain_graph=True` on the backward that freed it; it is judged against the original run with
+every graph kept (`--retain-graphs` in the tracer): every loss, gradient and step of the whole
+capped run must be equal.
+
 ## Fix safety
-As LF002: verification writes the rewrite only when the original really raises "Trying to
-backward through the graph a second time" within the capped iterations. A finding whose
-updates are not all directly in one block, or whose optimizers' parameters cannot be
-resolved, is reported without a fix (the message says why).
+`retain_graph=True` and the reorder are **safe**. Where neither is exact (a regulariser applied
+every few iterations after the main step of the same optimizer, as StyleGAN2's lazy R1), the
+**unsafe** fix recomputes what the failing backward needs with a new forward just before its
+first reader (inside the regulariser's `if`), as StyleGAN2 does: applied only with
+`--unsafe-fixes`, verified by reporting what changes. As LF002: verification writes the rewrite only when
+the original really raises "Trying to backward through the graph a second time" within the
+capped iterations. A finding whose updates are not all directly in one block, or whose
+optimizers' parameters cannot be resolved, is reported without a fix (the message says why).
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)

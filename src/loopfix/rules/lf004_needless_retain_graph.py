@@ -46,9 +46,10 @@ Before proposing it, loopfix re-analyses the patched code: no backward may then 
 freed graph.
 
 ## Fix safety
-Safe when the analysis sees every use of the graph. A graph passed to a function defined in
-another module and backwarded there is invisible; loopfix stays silent when the graph is
-returned or stored on `self`, but not when it is handed to an unknown callee.
+Safe (`[*]`; this rule has no unsafe fix) when the analysis sees every use of the graph. A
+graph passed to a function defined in another module and backwarded there is invisible;
+loopfix stays silent when the graph is returned or stored on `self`, but not when it is handed
+to an unknown callee.
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
