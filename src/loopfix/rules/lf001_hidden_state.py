@@ -66,7 +66,10 @@ its own iteration would show there). The detach is placed where this holds:
 - otherwise where the state is fed back, before its first use in the iteration (guarded when
   the state may still be `None`);
 - otherwise right after the `backward()` that consumed its graph (truncated BPTT every K steps,
-  where the state must keep its graph inside the window).
+  where the state must keep its graph inside the window);
+- only before it is fed back when the iteration writes the state again after that backward
+  (an evaluation forward without `no_grad` inside the training loop): the one place every
+  path to the next training backward passes.
 Each candidate is checked by re-analysing the patched code: the carried graph must be gone and
 every backward must reach exactly the same graph as before. Tensors, tuples, lists and nested
 containers are detached in place of the original structure; a state whose structure cannot be
@@ -132,6 +135,9 @@ class CarriedState:
     variables: list[str] = field(default_factory=list)
     consumers: set[int] = field(default_factory=set)
     retained: bool = False
+    # a statement after the consuming backward writes the state again (an evaluation in the
+    # training loop, without no_grad): the cut must be where every path passes
+    reattached: bool = False
 
     @property
     def names(self) -> str:
@@ -171,6 +177,7 @@ class HiddenStateNotDetached(Rule):
             state.variables.sort(key=lambda v: order.index(v) if v in order else len(order))
             state.consumers |= record.consumers
             state.retained |= record.retained
+            state.reattached = _written_after_backward(model, state)
         return list(states.values())
 
     def _finding(self, context: FileContext, state: CarriedState) -> Finding:
@@ -249,6 +256,8 @@ class HiddenStateNotDetached(Rule):
             ("before it is fed back", self._before_feed_back),
             ("after the backward() that consumed its graph", self._after_backward),
         )
+        if state.reattached:  # only the top of the iteration is on every path
+            placements = (("before it is fed back", self._before_feed_back),)
         for where, placement in placements:
             edits = placement(context, state)
             if edits is None:
@@ -274,7 +283,14 @@ class HiddenStateNotDetached(Rule):
         fixed = {(s.loop_id, v) for s in states for v in s.variables}
         if remaining & fixed or not remaining <= original:
             return False
-        return before.model.backward_signatures() == after.model.backward_signatures()
+        old, new = before.model.backward_signatures(), after.model.backward_signatures()
+        if any(state.reattached for state in states):
+            # the cut also removes what an evaluation after the update re-attached in the
+            # previous iteration: routes across the back-edge may go, the iteration's stay
+            return old.keys() == new.keys() and all(
+                _this_iteration(old[b]) == _this_iteration(new[b]) and new[b] <= old[b] for b in old
+            )
+        return old == new
 
     # ------------------------------------------------------------------ verification
     def oracle(self, finding: Finding, runs) -> str:
@@ -560,3 +576,27 @@ def _statements_before(model, node: ast.stmt) -> list[ast.stmt]:
             break
         current = owner
     return found
+
+
+def _this_iteration(routes: frozenset) -> frozenset:
+    """The routes of graph pieces built in the backward's own iteration (none crossed)."""
+    return frozenset(route for route in routes if route[1] is None)
+
+
+def _written_after_backward(model, state: CarriedState) -> bool:
+    """Whether the loop writes the state after a backward that consumed its graph, with
+    the writer in the loop's own body order (an evaluation forward after the update)."""
+    loop = model.loop(state.loop_id)
+
+    def in_loop(statement) -> bool:  # not in a function the loop calls
+        return statement is not None and loop in model.enclosing_statements(statement)
+
+    lines = [
+        model.backward(c).statement.lineno
+        for c in state.consumers
+        if in_loop(model.backward(c).statement)
+    ]
+    if not lines:
+        return False
+    writers = [w for v in state.variables for w in model.writers(state.loop_id, v)]
+    return any(in_loop(w) and w.lineno > max(lines) for w in writers)

@@ -59,10 +59,11 @@ capped run must be equal.
 every few iterations after the main step of the same optimizer, as StyleGAN2's lazy R1), the
 **unsafe** fix recomputes what the failing backward needs with a new forward just before its
 first reader (inside the regulariser's `if`), as StyleGAN2 does: applied only with
-`--unsafe-fixes`, verified by reporting what changes. As LF002: verification writes the rewrite only when
-the original really raises "Trying to backward through the graph a second time" within the
-capped iterations. A finding whose updates are not all directly in one block, or whose
-optimizers' parameters cannot be resolved, is reported without a fix (the message says why).
+`--unsafe-fixes`, verified by reporting what changes. As LF002: verification writes the
+rewrite only when the original really raises "Trying to backward through the graph a second
+time" within the capped iterations. A finding whose updates are not all directly in one block,
+or whose optimizers' parameters cannot be resolved, is reported without a fix (the message
+says why).
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
