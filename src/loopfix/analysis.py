@@ -112,9 +112,13 @@ def analyse_source(
 
 
 def _explain_missing_fix(finding: Finding, rules: list[Rule]) -> None:
-    """A finding without a fix says why, in its message and in `fix_unavailable`."""
+    """A finding without a fix says why, in its message and in `fix_unavailable`; so does one
+    whose only fix is unsafe (why no safe fix exists)."""
     if finding.fix is not None:
-        finding.fix_unavailable = None
+        if finding.fix.safe or not finding.fix_unavailable:
+            finding.fix_unavailable = None
+        else:  # only an unsafe fix: say why there is no safe one
+            finding.message += f" (no safe fix: {finding.fix_unavailable})"
         return
     if finding.fix_unavailable is None:
         rule = next((r for r in rules if r.code == finding.rule), None)

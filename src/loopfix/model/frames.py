@@ -34,6 +34,7 @@ class Observations:
     # reads of other elements of a per-element list inside the loop over its elements
     # (`outputs[j]` in deep mutual learning): expression nodes, by id
     peer_reads: dict[int, ast.expr] = field(default_factory=dict)
+    peer_owners: dict[int, str | None] = field(default_factory=dict)  # the loop's own index
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
     # id of a statement of the scope being run -> the backwards and updates that calls in it

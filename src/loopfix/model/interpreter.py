@@ -389,6 +389,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return None  # this iteration's own element
         if env[key + PEERS].graphs:
             self.obs.peer_reads[id(node)] = node
+            self.obs.peer_owners[id(node)] = own
         return env[key + PEERS]
 
     def iterate_elements(self, target: ast.expr, iterated: ast.expr, env: Env) -> None:

@@ -113,6 +113,71 @@ class LoopModel:
         scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
         return batch_source(loop, scope)
 
+    def changes_condition(self, test: ast.expr, statements: list[ast.stmt]) -> ast.stmt | None:
+        """The first of `statements` that may change what `test` evaluates to: it binds,
+        deletes or stores into a name the test reads (`counts["d"] += 1`, `self.k = ...`), or
+        hands such a name to a call (`budget.pop()`, `sched.step()`, `f(state)`); when the
+        test reads more than the counters of the loops around the statements, any call of a
+        function of the file (it may change a global)."""
+        roots = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        counters = self._loop_counters(statements[0]) if statements else set()
+        own_functions = set(self.symbols.functions)
+        for statement in statements:
+            for node in ast.walk(statement):
+                if _inside(node, test):
+                    continue
+                if _stores_into(node, roots) or _hands_to_call(node, roots - counters):
+                    return statement
+                calls_own = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                if calls_own and node.func.id in own_functions and roots - counters:
+                    return statement
+        return None
+
+    def _loop_counters(self, statement: ast.stmt) -> set[str]:
+        return {
+            name.id
+            for owner in self.enclosing_statements(statement)
+            if isinstance(owner, ast.For | ast.AsyncFor)
+            for name in ast.walk(owner.target)
+            if isinstance(name, ast.Name)
+        }
+
+    def may_leave_iteration(self, statement: ast.stmt) -> bool:
+        """`continue` or `break` of the loop around `statement` (not of a loop inside it), or
+        a `return` / `raise` anywhere in it (not in a function it defines)."""
+
+        def visit(node: ast.AST, in_loop: bool) -> bool:
+            if isinstance(node, ast.Continue | ast.Break):
+                return not in_loop
+            if isinstance(node, ast.Return | ast.Raise):
+                return True
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                return False
+            inner = in_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+            return any(visit(child, inner) for child in ast.iter_child_nodes(node))
+
+        return visit(statement, False)
+
+    def updates_weights_by_hand(self, statement: ast.stmt) -> bool:
+        """Whether `statement` changes tensors in place the way a hand-written optimizer does:
+        an augmented assignment or an in-place method (`add_`, `copy_`, `mul_`, ...) on
+        `x.data`, on the loop variable of a loop over `parameters()`, or inside
+        `with torch.no_grad():`."""
+        for node in ast.walk(statement):
+            over_parameters = isinstance(node, ast.For | ast.AsyncFor) and (
+                "parameters(" in ast.unparse(node.iter)
+            )
+            without_grad = isinstance(node, ast.With) and any(
+                "no_grad" in ast.unparse(item.context_expr) for item in node.items
+            )
+            if (over_parameters or without_grad) and any(map(_in_place, ast.walk(node))):
+                return True
+            if _in_place(node) and ".data" in ast.unparse(
+                node.target if isinstance(node, ast.AugAssign) else node.func
+            ):
+                return True
+        return False
+
     def peer_reads_within(self, node: ast.AST) -> list[ast.expr]:
         """Reads inside `node` of another element of a per-element list than the loop's own
         (`outputs[j]` or the whole `outputs` while `for k in range(n)` steps one element per
@@ -122,6 +187,30 @@ class LoopModel:
             (r for r in self.observations.peer_reads.values() if first <= r.lineno <= last),
             key=lambda r: (r.lineno, r.col_offset),
         )
+
+    def reads_another_element(self, read: ast.expr, statement: ast.stmt) -> bool:
+        """Whether a peer read (`peer_reads_within`) inside `statement` provably takes another
+        element than the iteration's own: an index computed from the own index
+        (`outputs[1 - k]`, `outputs[(k + 1) % n]`), or a variable the code compares unequal to
+        it around the read (`if j != k:`, `[... for j in range(n) if j != k]`). Not the whole
+        list, a constant, or `outputs[j]` over every `j` (which includes the own element)."""
+        own = self.observations.peer_owners.get(id(read))
+        if own is None or not isinstance(read, ast.Subscript):
+            return False
+        index = read.slice
+        names = {n.id for n in ast.walk(index) if isinstance(n, ast.Name)}
+        if own in names:
+            return not (isinstance(index, ast.Name) and index.id == own)
+        if not isinstance(index, ast.Name):
+            return False
+        tests = [s.test for s in self.enclosing_statements(statement) if isinstance(s, ast.If)]
+        tests += [
+            condition
+            for node in ast.walk(statement)
+            if isinstance(node, ast.comprehension)
+            for condition in node.ifs
+        ]
+        return any(_unequal(test, index.id, own) for test in tests)
 
     def update(self, update_id: int):
         return self.observations.updates[update_id]
@@ -358,3 +447,88 @@ def _returns_detached(function, symbols: Symbols) -> bool:
     flow = interpreter.exec_block(function.body, env)
     returned = flow.returned
     return returned is not None and not returned.graphs and flow.normal is None
+
+
+def _root(node: ast.expr) -> str | None:
+    """`state` for `state.d_iters`, `counts["d"]`, `budget.pop`."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _inside(node: ast.AST, container: ast.AST) -> bool:
+    return any(node is n for n in ast.walk(container))
+
+
+def _stores_into(node: ast.AST, roots: set[str]) -> bool:
+    if isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and isinstance(
+        node.ctx, ast.Store | ast.Del
+    ):
+        return _root(node) in roots
+    return False
+
+
+# builtins that never change their arguments
+PURE_BUILTINS = frozenset(
+    {
+        "print",
+        "len",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "repr",
+        "format",
+        "abs",
+        "min",
+        "max",
+        "round",
+        "sum",
+        "isinstance",
+        "range",
+        "enumerate",
+        "zip",
+        "sorted",
+    }
+)
+
+
+def _hands_to_call(node: ast.AST, roots: set[str]) -> bool:
+    """A call that may change an object a root names: a method of it, or a function it is
+    passed to (ints are not objects a call can change: loop counters are left out by the
+    caller; builtins that only read are left out here)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS:
+        return False
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    arguments = [*node.args, *(k.value for k in node.keywords)]
+    candidates = [receiver, *arguments] if receiver is not None else arguments
+    return any(c is not None and _root(c) in roots for c in candidates)
+
+
+IN_PLACE_SAFE = {"requires_grad_", "zero_", "detach_", "retain_grad", "share_memory_"}
+
+
+def _in_place(node: ast.AST) -> bool:
+    if isinstance(node, ast.AugAssign):
+        return True
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr.endswith("_")
+        and not node.func.attr.startswith("_")
+        and node.func.attr not in IN_PLACE_SAFE
+    )
+
+
+def _unequal(test: ast.expr, a: str, b: str) -> bool:
+    """`a != b` (either way round), alone or among the terms of an `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_unequal(value, a, b) for value in test.values)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.NotEq | ast.IsNot):
+        return False
+    sides = {ast.unparse(test.left), ast.unparse(test.comparators[0])}
+    return sides == {a, b}

@@ -145,6 +145,10 @@ class CarriedState:
         return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
     @property
+    def pronoun(self) -> str:
+        return "it" if len(self.variables) == 1 else "them"
+
+    @property
     def carries(self) -> str:
         return f"{self.names} {'carries' if len(self.variables) == 1 else 'carry'}"
 
@@ -184,9 +188,9 @@ class HiddenStateNotDetached(Rule):
         finding = self._described(context, state)
         source = context.model.batch_source(state.loop_id)
         if source is not None and source.kind == "independent":
-            finding.message += f"; the batches are independent ({source.evidence}): reset it"
+            finding.message += f"; the batches are independent ({source.evidence})"
         elif source is not None:
-            finding.message += f"; the batches continue one stream ({source.evidence}): detach it"
+            finding.message += f"; the batches continue one stream ({source.evidence})"
         return finding
 
     def _described(self, context: FileContext, state: CarriedState) -> Finding:
@@ -211,9 +215,18 @@ class HiddenStateNotDetached(Rule):
         state: CarriedState = finding.detail
         detach, reset = self._detach_fix(context, state), self._reset_fix(context, state)
         source = context.model.batch_source(state.loop_id)
-        if source is not None and source.kind == "independent" and reset is not None:
+        independent = source is not None and source.kind == "independent"
+        if independent and reset is not None:
+            finding.message += f": reset {state.pronoun} at each batch"
             finding.alternatives = (detach,) if detach is not None else ()
             return reset
+        if independent and detach is not None:
+            finding.message += (
+                f", but no initialisation to reset {state.pronoun} to was found: "
+                f"detach {state.pronoun}"
+            )
+        elif source is not None and detach is not None:
+            finding.message += f": detach {state.pronoun}"
         finding.alternatives = (reset,) if reset is not None else ()
         return detach
 

@@ -136,6 +136,8 @@ class BackwardThroughFreedGraph(ReorderRule):
         over the losses) keeps its graph every time it runs: memory, not gradients."""
         model, edits = context.model, []
         freeing = sorted(model.freed_graph_reused_by(finding.detail.id))
+        if _changed_by_hand_between(model, freeing, finding.detail):
+            return super()._exact_fix(context, finding)
         for backward_id in freeing:
             site = model.backward(backward_id)
             retain, added = update_order.retain_edits(context.layout, site, True)
@@ -151,3 +153,20 @@ class BackwardThroughFreedGraph(ReorderRule):
                     f"Keep the shared graph: retain_graph=True on line {lines}", tuple(edits)
                 )
         return super()._exact_fix(context, finding)
+
+
+def _changed_by_hand_between(model, freeing: list[int], site) -> bool:
+    """Whether a statement between the first freeing backward and the failing one (in the
+    failing backward's block) changes weights in place outside an optimizer: the kept graph
+    would then mix old and new weights."""
+    if site.statement is None or id(site.statement) not in model.parents:
+        return True
+    _, block = model.block_of(site.statement)
+    end = block.index(site.statement)
+    starts = [
+        block.index(model.backward(b).statement)
+        for b in freeing
+        if model.backward(b).statement in block
+    ]
+    between = block[min(starts) + 1 : end] if starts else block[:end]
+    return any(model.updates_weights_by_hand(statement) for statement in between)

@@ -159,15 +159,22 @@ def reorder_is_safe(
     return before.model.backward_signatures() == model.backward_signatures()
 
 
+def _first(steps: dict, expected: dict) -> dict:
+    """The patched run's first steps of the optimizers the reference compares."""
+    return {index: grads for index, grads in steps.items() if index in expected}
+
+
 def reorder_oracle(runs) -> str:
     """The patched code computes every forward and every loss the original computed before
     it failed, bit for bit, in the same order (moving a step past a forward that reads its
-    weights would change them); and the original, run with every optimizer update deferred
-    and every graph kept (an instrumentation, not a change of the code), gives each optimizer
-    the gradients it should step with: the patched code must step each optimizer with exactly
-    those, run all capped iterations, and step the optimizers in the sequence the reference
-    run did over all of them (a step moved into or out of an `if` changes that sequence)."""
+    weights would change them). The original, run with every optimizer update deferred and
+    every graph kept (an instrumentation, not a change of the code), gives each optimizer that
+    steps in the first iteration the gradients it should step with: the patched code must step
+    it with exactly those. It must run all capped iterations, and step the optimizers in the
+    sequence the reference run did over all of them (a step moved into or out of an `if`
+    changes that sequence)."""
     from loopfix.verify.compare import (
+        first_iteration_steps,
         first_steps,
         forward_difference,
         loss_difference,
@@ -179,7 +186,7 @@ def reorder_oracle(runs) -> str:
     if reference is None or reference.trace is None or reference.error:
         reason = "was not made" if reference is None else reference.error
         return f"unverified: the reference run of the original {reason}"
-    expected = first_steps(reference.events)
+    expected = first_iteration_steps(reference.events)
     if not expected:
         return "unverified: no optimizer stepped in the reference run"
     if patched.error:
@@ -188,7 +195,7 @@ def reorder_oracle(runs) -> str:
     difference = (
         forward_difference(original.trace.get("forwards", []), patched.trace.get("forwards", []))
         or loss_difference(original.events, patched.events)
-        or step_difference(expected, first_steps(patched.events))
+        or step_difference(expected, _first(first_steps(patched.events), expected))
         or step_order_difference(reference.events, patched.events)
     )
     return "equivalent" if difference is None else f"not equivalent: {difference}"
@@ -220,6 +227,12 @@ def detach_peers(context: FileContext, finding: Finding) -> Fix | str | None:
         return None
     if not all(isinstance(r, ast.Subscript) for r in reads):
         return "the loss reads the whole list of the peers' outputs"
+    statements = {id(r): _statement_of(model, r, site) for r in reads}
+    if not all(model.reads_another_element(r, statements[id(r)]) for r in reads):
+        return (
+            "the loss reads the outputs with an index that may be the peer's own "
+            "(detaching it there would cut the peer's own gradient)"
+        )
     if not _zeroes_before_backward(model, site):
         return (
             "the peers' gradients are not zeroed before each peer's backward, so detaching "
@@ -256,3 +269,14 @@ def _needless_retains(context: FileContext) -> list[Finding]:
     for finding in findings:
         finding.fix = rule.fix(context, finding)
     return [f for f in findings if f.fix is not None]
+
+
+def _statement_of(model, read: ast.expr, site: BackwardSite) -> ast.stmt:
+    """The innermost statement of the backward's loop that holds `read`."""
+    loop = model.loop(site.loops[-1])
+    best = loop
+    for node in ast.walk(loop):  # breadth first: later matches are deeper
+        spans = isinstance(node, ast.stmt) and node.lineno <= read.lineno <= node.end_lineno
+        if spans and any(read is n for n in ast.walk(node)):
+            best = node
+    return best

@@ -106,7 +106,8 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     if units is None:
         raise NotReorderable("a statement of the iteration shares its lines with another")
     _classify(context, units)
-    _check_guards(units)
+    _check_guards(context.model, units)
+    _refuse_hand_updates(context.model, units)
     dropped = _drop_repeated_steps(units) if drop_repeated else []
     _refuse_repeated_steps(units)
     _attach(units)
@@ -116,6 +117,7 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     if order == list(range(len(units))) and not any(u.edits for u in units):
         raise NotReorderable("no reorder of this block changes what the backwards reach")
     _refuse_forwards_across_steps(context, units, order)
+    _refuse_jumps_across_updates(context.model, units, order)
     text, newline = context.text, context.layout.newline
     pieces = [apply_edits(text[u.start : u.end], _shift(u.edits, -u.start)) for u in units]
     pieces = [p if p.endswith(("\n", "\r")) else p + newline for p in pieces]
@@ -172,7 +174,9 @@ def _flattens(context: FileContext, statement: ast.stmt) -> bool:
     layout = context.layout
     header_end = layout.line_end(statement.test.end_lineno)
     after = context.text[layout.node_range(statement.test)[1] : header_end].strip()
-    if after != ":" or statement.body[0].lineno == statement.test.end_lineno:
+    if not after.startswith(":") or after[1:].strip()[:1] not in ("", "#"):
+        return False
+    if statement.body[0].lineno == statement.test.end_lineno:
         return False
     model = context.model
     sites = {id(u.statement) for u in model.updates()}
@@ -180,7 +184,7 @@ def _flattens(context: FileContext, statement: ast.stmt) -> bool:
     return any(id(s) in sites for s in statement.body)
 
 
-def _check_guards(units: list[Unit]) -> None:
+def _check_guards(model, units: list[Unit]) -> None:
     """Guarded units may be re-emitted under copies of their `if` only when every path keeps
     the order: each optimizer's zero_grad and step share one guard, every backward inside a
     window shares it too, and nothing in the block rebinds a name the condition reads."""
@@ -188,13 +192,12 @@ def _check_guards(units: list[Unit]) -> None:
     if not guards:
         return
     for guard in guards.values():
-        read = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
-        for unit in units:
-            if _assigns(unit.statement, read):
-                raise NotReorderable(
-                    f"line {unit.statement.lineno} changes what the `if` on line "
-                    f"{guard.lineno} tests, so its condition cannot be evaluated again"
-                )
+        changer = model.changes_condition(guard.test, [u.statement for u in units])
+        if changer is not None:
+            raise NotReorderable(
+                f"line {changer.lineno} may change what the `if` on line {guard.lineno} "
+                "tests, so its condition cannot be evaluated again"
+            )
     for index, unit in enumerate(units):
         if unit.kind != "step":
             continue
@@ -235,8 +238,9 @@ def _guarded(context: FileContext, units: list[Unit], pieces: list[str], order: 
         if id(guard) not in started:
             started.add(id(guard))
             yield next(u.preamble for u in units if u.guard is guard)
-        condition = context.text[slice(*layout.node_range(guard.test))]
-        yield f"{layout.indent(guard)}if {condition}:{newline}"
+        start, end = layout.line_start(guard.lineno), layout.line_end(guard.test.end_lineno)
+        header = context.text[start:end]
+        yield header if header.endswith(("\n", "\r")) else header + newline
         yield from (pieces[i] for i in run)
 
 
@@ -318,6 +322,33 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving it before the step would change what it computes"
                 )
+
+
+def _refuse_jumps_across_updates(model, units: list[Unit], order: list[int]) -> None:
+    """A statement that may leave the iteration early (`continue`, `break`, `return`, `raise`)
+    must keep its place relative to every update: a step moved below `if ...: continue`
+    would be skipped on the iterations that continue."""
+    position = {index: place for place, index in enumerate(order)}
+    updates = [i for i, u in enumerate(units) if u.kind in ("zero", "backward", "step")]
+    for i, unit in enumerate(units):
+        if not model.may_leave_iteration(unit.statement):
+            continue
+        for j in updates:
+            if (i < j) != (position[i] < position[j]):
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} may leave the iteration early; moving "
+                    f"line {units[j].statement.lineno} across it would change when it runs"
+                )
+
+
+def _refuse_hand_updates(model, units: list[Unit]) -> None:
+    """Weights changed in place outside an optimizer (`p.data -= lr * p.grad`, an update
+    under `torch.no_grad()`) are a step the model does not see: no reorder is planned."""
+    for unit in units:
+        if model.updates_weights_by_hand(unit.statement):
+            raise NotReorderable(
+                f"line {unit.statement.lineno} changes weights in place outside an optimizer"
+            )
 
 
 def _optimizer(unit: Unit) -> str:

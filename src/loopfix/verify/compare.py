@@ -37,6 +37,21 @@ def first_steps(events: list) -> dict[int, list]:
     return steps
 
 
+def first_iteration_steps(events: list) -> dict[int, list]:
+    """The gradients each optimizer stepped with in the first iteration: its first step, for
+    the optimizers that step before any optimizer steps a second time. A later first step (an
+    update every n iterations) ran on weights that earlier iterations changed, which a
+    reference run with deferred steps never changes: not comparable."""
+    steps: dict[int, list] = {}
+    for event in events:
+        if event[0] != "step":
+            continue
+        if event[3] in steps:
+            break
+        steps[event[3]] = event[2]
+    return steps
+
+
 def step_order_difference(reference: list, patched: list) -> str | None:
     """Whether the optimizers step in the same sequence over the whole capped run (which
     optimizer, how often, in which order): a rewrite that moved a step into or out of an `if`

@@ -1,0 +1,85 @@
+"""Which Python runs a project's code for verification, and how it reaches loopfix's tracer.
+
+loopfix may be installed apart from the project (pipx, a pre-commit environment, an editor's
+own environment) while the code it verifies needs the project's packages. The interpreter is,
+in order: the one given (`--python`, `python = ...` in `[tool.loopfix]`, the editor's
+`python` setting); the active virtual environment (`VIRTUAL_ENV`); a `.venv` or `venv`
+folder at the project's root; loopfix's own. Nothing is installed into it: its children import
+the tracer from a folder that holds only the `loopfix` package (a link to it), put first on
+their import path. It must have torch; when it does not, every verdict says so in one line.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+VENV_FOLDERS = (".venv", "venv")
+
+
+def choose(explicit: str | None, root: Path | None) -> str:
+    """The interpreter's path (see the module's docstring for the order)."""
+    if explicit:
+        return explicit
+    active = os.environ.get("VIRTUAL_ENV")
+    if active and (found := _python_in(Path(active))) is not None:
+        return str(found)
+    for folder in VENV_FOLDERS if root is not None else ():
+        if (found := _python_in(root / folder)) is not None:
+            return str(found)
+    return sys.executable
+
+
+def _python_in(environment: Path) -> Path | None:
+    for candidate in (environment / "bin" / "python", environment / "Scripts" / "python.exe"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def is_own(python: str) -> bool:
+    try:
+        return Path(python).resolve() == Path(sys.executable).resolve()
+    except OSError:
+        return False
+
+
+@functools.cache
+def missing_torch(python: str) -> str | None:
+    """Why `python` cannot run verification (it does not start, or has no torch), or None."""
+    if is_own(python):
+        try:
+            import torch  # noqa: F401 - only whether it imports
+        except ImportError:
+            return f"{python} has no torch (pip install 'loopfix[verify]', or pass --python)"
+        return None
+    try:
+        done = subprocess.run(
+            [python, "-c", "import torch"],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": ""},
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{python} cannot be run: {error}"
+    if done.returncode != 0:
+        return f"{python} has no torch (install the project's dependencies there)"
+    return None
+
+
+@functools.cache
+def tracer_path() -> str:
+    """A folder holding only a link to the `loopfix` package, for another interpreter's import
+    path: the tracer is found without loopfix's other dependencies shadowing the project's."""
+    package = Path(__file__).resolve().parent.parent
+    folder = Path(tempfile.mkdtemp(prefix="loopfix-tracer-"))
+    link = folder / "loopfix"
+    try:
+        link.symlink_to(package, target_is_directory=True)
+    except OSError:  # no symlinks (some Windows setups): the package's own parent
+        return str(package.parent)
+    return str(folder)

@@ -1,0 +1,196 @@
+"""Fixes that look right and are not: each shape here once got a safe fix (or a verdict) it
+did not deserve, found by trying to break the guarded reorder, the retain fix and the
+mutual-learning detach with correct-looking code. The specification: no safe fix where the
+rewrite would change what the code computes, and a safe, verified fix where it would not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+from loopfix.verify.harness import RunSettings
+from loopfix.verify.verifier import verify_file
+
+VERIFY = RunSettings(device="cpu", iterations=3, timeout=180)
+
+# A WGAN-style loop: the generator's update under a guard reuses the critic's output after
+# the critic's step (LF002). `{setup}`, `{guard}`, `{before_guard}` and `{inside}` vary.
+GAN = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+netG = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+netD = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+optD = torch.optim.Adam(netD.parameters(), lr=1e-4)
+optG = torch.optim.Adam(netG.parameters(), lr=1e-4)
+schedD = torch.optim.lr_scheduler.StepLR(optD, step_size=1000)
+n_critic = 2
+{setup}
+for i in range(6):
+    d_real = netD(torch.randn(16, 4))
+    d_fake = netD(netG(torch.randn(16, 8)))
+    optD.zero_grad()
+    errD = d_fake.mean() - d_real.mean()
+    errD.backward(retain_graph=True)
+    optD.step()
+{before_guard}
+    if {guard}:{comment}
+        optG.zero_grad()
+        errG = -d_fake.mean()
+        errG.backward()
+{inside}
+        optG.step()
+"""
+
+
+def gan(
+    guard: str, setup: str = "", before_guard: str = "", inside: str = "", comment: str = ""
+) -> str:
+    def indented(code: str, depth: int) -> str:
+        return textwrap.indent(code, " " * depth) if code else ""
+
+    return GAN.format(
+        guard=guard,
+        setup=setup,
+        before_guard=indented(before_guard, 4),
+        inside=indented(inside, 8),
+        comment=comment,
+    ).replace("\n\n    if", "\n    if")
+
+
+def analyse(tmp_path, text: str):
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    return analyse_source(SourceFile.read(path), project=None)
+
+
+CHANGED_CONDITIONS = {
+    # the scheduler's counter, stepped between the two copies of the `if`
+    "scheduler counter": dict(
+        guard="schedD.last_epoch % n_critic == 0", before_guard="schedD.step()"
+    ),
+    # the guarded body pops the list the condition tests
+    "list popped inside": dict(guard="budget", setup="budget = [1, 2]", inside="budget.pop()"),
+    # counters kept in a dict or on an object, incremented in the iteration
+    "dict counter": dict(
+        guard='counts["d"] % n_critic == 0',
+        setup='counts = {"d": 0}',
+        before_guard='counts["d"] += 1',
+    ),
+    "attribute counter": dict(
+        guard="state.d % n_critic == 0",
+        setup="class State:\n    d = 0\n\n\nstate = State()",
+        before_guard="state.d += 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED_CONDITIONS))
+def test_a_guard_whose_condition_may_change_gets_no_safe_reorder(tmp_path, name):
+    result = analyse(tmp_path, gan(**CHANGED_CONDITIONS[name]))
+    (finding,) = result.findings
+    assert finding.fix is None or not finding.fix.safe
+    assert "cannot be evaluated again" in finding.fix_unavailable
+
+
+def test_a_step_is_never_moved_across_a_continue(tmp_path):
+    text = gan("True", before_guard="if i % n_critic != 0:\n    continue")
+    (finding,) = analyse(tmp_path, text).findings
+    assert finding.fix is None or not finding.fix.safe
+    assert "may leave the iteration early" in finding.fix_unavailable
+
+
+@pytest.mark.parametrize(
+    "guard, comment", [("(i + 1) % n_critic == 0", ""), ("i % n_critic == 0", "  # train G")]
+)
+def test_a_counter_guard_gets_the_guarded_reorder_and_it_verifies(tmp_path, guard, comment):
+    """`(i + 1) % n` starts the generator in the second iteration: its first step ran on a
+    critic the first iteration had stepped, which only a comparison of the first iteration's
+    steps (not every optimizer's first step) judges rightly. A comment after the `if` header
+    travels with each copy of the header."""
+    text = gan(guard, comment=comment)
+    result = analyse(tmp_path, text)
+    (finding,) = result.findings
+    assert finding.fix is not None and finding.fix.safe, finding.fix_unavailable
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.verdict == "equivalent", verdict.verdict
+
+
+SHARED_ENCODER = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+encoder = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16))
+head_a, head_b = nn.Linear(16, 1), nn.Linear(16, 1)
+for step in range(3):
+    features = encoder(torch.randn(4, 8))
+    head_a(features).pow(2).mean().backward()
+{between}
+    head_b(features).abs().mean().backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "for p in encoder.parameters():\n    p.data -= 0.1 * p.grad",
+        "with torch.no_grad():\n    for p in encoder.parameters():\n        p -= 0.1 * p.grad",
+    ],
+)
+def test_no_retain_fix_across_weights_changed_by_hand(tmp_path, between):
+    text = SHARED_ENCODER.format(between=textwrap.indent(between, "    "))
+    (finding,) = analyse(tmp_path, text).findings
+    assert finding.rule == "LF003"
+    assert finding.fix is None or not finding.fix.safe
+
+
+def test_the_retain_fix_without_anything_between_is_safe(tmp_path):
+    (finding,) = analyse(tmp_path, SHARED_ENCODER.format(between="")).findings
+    assert finding.fix.safe and finding.fix.title.startswith("Keep the shared graph")
+
+
+MUTUAL = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+n = 2
+models = [nn.Sequential(nn.Linear(10, 16), nn.Tanh(), nn.Linear(16, 5)) for _ in range(n)]
+optimizers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]
+for it in range(3):
+    x, y = torch.randn(8, 10), torch.randint(0, 5, (8,))
+    outputs = [m(x) for m in models]
+    for k in range(n):
+        {target}
+        loss = F.cross_entropy(outputs[k], y) + F.mse_loss(outputs[k], teacher)
+        optimizers[k].zero_grad()
+        loss.backward(retain_graph=True)
+        optimizers[k].step()
+"""
+
+
+def test_a_teacher_that_includes_the_peer_itself_is_not_detached(tmp_path):
+    text = MUTUAL.format(target="teacher = sum(outputs[j] for j in range(n)) / n")
+    (finding,) = analyse(tmp_path, text).findings
+    assert finding.fix is None
+    assert "may be the peer's own" in finding.fix_unavailable
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "teacher = outputs[1 - k]",
+        "teacher = sum(outputs[j] for j in range(n) if j != k) / (n - 1)",
+    ],
+)
+def test_a_teacher_of_the_other_peers_is_detached(tmp_path, target):
+    result = analyse(tmp_path, MUTUAL.format(target=target))
+    (finding,) = result.findings
+    assert finding.fix is not None and finding.fix.safe
+    assert ".detach()" in result.fixed_text
