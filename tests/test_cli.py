@@ -314,3 +314,42 @@ def test_unsafe_fixes_can_be_set_in_pyproject_and_turned_off_by_a_flag(unsafe_pr
     bad = invoke("check", "train.py")
     assert bad.exit_code == 2
     assert "[tool.loopfix] unsafe-fixes: must be true or false" in bad.stderr
+
+
+def test_check_and_apply_need_no_torch_and_verify_says_in_one_line_that_it_does(project):
+    """torch is only the `verify` extra: with it unimportable, `check` and `apply --no-verify`
+    work, and `verify` names the interpreter without torch in each verdict."""
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # importing torch now raises ImportError\n"
+        "from typer.testing import CliRunner\n"
+        "from loopfix.cli import app\n"
+        "runner = CliRunner()\n"
+        "check = runner.invoke(app, ['check', '--no-cache', 'train.py'])\n"
+        "verify = runner.invoke(app, ['verify', '--no-cache', '--python', sys.executable, "
+        "'train.py'])\n"
+        "apply = runner.invoke(app, ['apply', '--no-cache', '--no-verify', 'train.py'])\n"
+        "print(check.exit_code, verify.exit_code, apply.exit_code)\n"
+        "print(verify.stdout)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    codes, verdict = done.stdout.splitlines()[:2]
+    assert codes == "1 1 0"
+    assert "LF001 unverified: " in verdict and "has no torch (pip install 'loopfix[verify]'" in (
+        verdict
+    )
+    assert (project / "train.py").read_text() == FIXED
+
+
+def test_apply_names_each_file_it_wrote_with_its_verdicts_and_verify_says_when_idle(project):
+    result = invoke("apply", "--device", "cpu", ".")
+    assert result.exit_code == 0, result.stderr
+    assert "loopfix: wrote train.py: LF001 line 16: equivalent (live, cpu, 3 iterations" in (
+        result.stderr
+    )
+    idle = invoke("verify", "--device", "cpu", "clean.py")
+    assert idle.exit_code == 0
+    assert idle.stdout.startswith("No planned rewrite to verify")
+    verified = invoke("verify", "--device", "cpu", "--format", "json", "train.py")
+    assert json.loads(verified.stdout) == []  # fixed by the apply above

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
@@ -181,3 +183,64 @@ def test_a_script_that_needs_a_command_line_is_verified_through_its_function(tmp
     assert (verdict.rule, verdict.verdict) == ("LF001", "equivalent"), verdict
     assert verdict.level == "live (synthetic data)"
     assert "Trying to backward through the graph a second time" in verdict.original
+
+
+SEGMENTATION = """\
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm import tqdm
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", required=True)
+parser.add_argument("--epochs", type=int, default=1)
+args = parser.parse_args()
+{check}
+loader = torch.load(os.path.join(args.data, "train_batches.pt"))
+encoder = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1))
+head = nn.Conv2d(8, 4, 1)
+optimizer = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+for epoch in range(args.epochs):
+    for step, (images, {target}) in enumerate(tqdm(loader, desc="train")):
+        features = encoder(images)
+        main = {loss}
+        smooth = features.abs().mean()
+        optimizer.zero_grad()
+        main.backward()
+        smooth.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "",
+        "assert os.path.isdir(args.data), 'no data'",
+        "if not os.path.exists(args.data):\n    sys.exit('download the data first')",
+    ],
+)
+def test_a_segmentation_loop_over_missing_data_verifies_with_per_pixel_labels(tmp_path, check):
+    """A required `--data` gets a made-up path; the script's own check for it (an assert, or
+    `sys.exit`) counts as missing data; `enumerate(tqdm(loader))` is fed batches (tqdm is a
+    stand-in when it is not installed); the labels are per pixel, as the output is."""
+    text = SEGMENTATION.format(
+        check=check, target="masks", loss="F.cross_entropy(head(features), masks)"
+    )
+    (verdict,) = verify(tmp_path, text)
+    assert verdict.verdict == "equivalent", verdict.verdict
+    assert verdict.level == "live (synthetic data)"
+
+
+def test_a_reconstruction_target_takes_the_shape_of_the_output(tmp_path):
+    text = SEGMENTATION.format(
+        check="",
+        target="clean",
+        loss="F.mse_loss(head(features), clean[:, :1].expand(-1, 4, -1, -1))",
+    )
+    (verdict,) = verify(tmp_path, text)
+    assert verdict.verdict == "equivalent", verdict.verdict

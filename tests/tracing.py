@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
+from loopfix.verify import portable
 
 
 @dataclass
@@ -37,5 +37,5 @@ def run_traced(script: Path, workdir: Path, timeout: float = 180, defer_steps=Fa
         text=True,
         timeout=timeout,
     )
-    trace = torch.load(trace_file, weights_only=True)
+    trace = portable.load(trace_file)
     return Run(completed.returncode, completed.stderr, trace["events"], trace["error"])

@@ -112,6 +112,15 @@ PassEnvOption = Annotated[
         "looks like a credential (repeatable).",
     ),
 ]
+PythonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="The interpreter that runs the project's code for verification (default: the "
+        "active virtual environment, a .venv or venv at the project root, or loopfix's own). "
+        "It needs torch; loopfix installs nothing into it.",
+    ),
+]
 ExitZeroOption = Annotated[
     bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (errors: 2).")
 ]
@@ -146,6 +155,7 @@ class Run:
             iterations=config.iterations,
             timeout=config.timeout,
             pass_env=config.pass_env,
+            python=config.interpreter(),
         )
 
     def cache_folder(self) -> str | None:
@@ -203,6 +213,7 @@ def _run(
     iterations: int | None = None,
     timeout: float | None = None,
     pass_env: list[str] | None = None,
+    python: str | None = None,
 ) -> Run:
     """Settings from `[tool.loopfix]` with the given flags over them; a bad setting is a
     one-line error and exit 2."""
@@ -215,6 +226,7 @@ def _run(
         "iterations": iterations,
         "timeout": timeout,
         "pass-env": pass_env or None,
+        "python": os.path.abspath(python) if python and os.sep in python else python,
         "cache-dir": str(cache_dir) if cache_dir else None,
     }
     try:
@@ -243,6 +255,7 @@ SHARED_OPTIONS = (
     "iterations",
     "timeout",
     "pass_env",
+    "python",
 )
 
 
@@ -374,6 +387,7 @@ def verify(
     iterations: IterationsOption = None,
     timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
+    python: PythonOption = None,
 ) -> None:
     """Run the original and the patched code of every planned fix, and judge each rewrite.
 
@@ -387,6 +401,8 @@ def verify(
     for result in results:
         for verdict in verify_file(result, run.run_settings):
             rows.append({"path": _display(result.source.path), **asdict(verdict)})
+    if not results and output_format is VerifyFormat.text:
+        typer.echo("No planned rewrite to verify (no finding has a fix that apply would write).")
     if output_format is VerifyFormat.json:
         typer.echo(json.dumps(rows, indent=2))
     else:
@@ -394,8 +410,8 @@ def verify(
             typer.echo(
                 f"{row['path']}:{row['line']}:{row['column']}: {row['rule']} {row['verdict']}"
                 f" | original: {row['original']} | patched: {row['patched']}"
-                f" | {row['level']}, {row['device']}, {row['iterations']} iterations,"
-                f" {row['seconds']:.1f} s"
+                f" | {row['level']}, {row['device']}, {row['sandbox']},"
+                f" {row['iterations']} iterations, {row['seconds']:.1f} s"
             )
     failed = any(
         not (row["verdict"] == "equivalent" or row["verdict"].startswith(INTENDED)) for row in rows
@@ -441,6 +457,7 @@ def apply(
     iterations: IterationsOption = None,
     timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
+    python: PythonOption = None,
     exit_zero: ExitZeroOption = False,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
@@ -484,6 +501,10 @@ def apply(
         for message in write_errors:
             run.error(message)
         written_paths = {c.path for c in written}
+        for result in (r for r in accepted if r.source.path in written_paths):
+            judged = verdicts.get(id(result)) or []
+            said = "; ".join(v.summary() for v in judged) or "not verified (--no-verify)"
+            typer.echo(f"loopfix: wrote {_display(result.source.path)}: {said}", err=True)
         fixed = sum(
             f.applied for r in accepted for f in r.findings if r.source.path in written_paths
         )

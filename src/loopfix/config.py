@@ -9,6 +9,7 @@ per-file-ignores = { "experiments/*" = ["LF002"] }
 restrict-style = "inputs"       # or "autograd-grad"
 unsafe-fixes = false            # also apply fixes that change what the code computes
 device = "auto"                 # verification: auto, cpu, cuda, mps
+python = ".venv/bin/python"     # the interpreter that runs the project's code (relative: here)
 iterations = 3
 timeout = 120
 pass-env = ["WANDB_API_KEY"]    # credential-looking variables verification may see
@@ -46,6 +47,7 @@ class Config:
     restrict_style: RestrictStyle = RestrictStyle.inputs
     unsafe_fixes: bool = False
     device: str = "auto"
+    python: str | None = None  # None: the active virtual environment, ./.venv, or loopfix's own
     iterations: int = 3
     timeout: float = 120.0
     pass_env: tuple[str, ...] = ()
@@ -81,6 +83,17 @@ class Config:
         if is_folder:
             relative += "/"  # so that `legacy/` and `src/gen` cover the folder itself
         return any(matches(relative, p) for p in self.exclude)
+
+    def interpreter(self) -> str:
+        """The interpreter verification runs the project's code with (see
+        `verify.interpreter.choose`); a relative `python` is relative to the config's folder."""
+        from loopfix.verify.interpreter import choose
+
+        explicit = self.python
+        relative = explicit and ("/" in explicit or "\\" in explicit)
+        if relative and self.root is not None and not Path(explicit).is_absolute():
+            explicit = str(self.root / explicit)
+        return choose(explicit, self.root)
 
     def key(self) -> str:
         """What a cached analysis depends on besides the file and loopfix's version."""
@@ -221,6 +234,7 @@ PARSERS = {
     "restrict-style": lambda v: RestrictStyle(_choice(tuple(s.value for s in RestrictStyle))(v)),
     "unsafe-fixes": _boolean,
     "device": _choice(DEVICES),
+    "python": _string,
     "iterations": _positive(int),
     "timeout": _positive(float),
     "pass-env": _strings,

@@ -81,6 +81,7 @@ def pylsp_execute_command(config, workspace, command, arguments):
             iterations=analysis.config.iterations,
             timeout=analysis.config.timeout,
             pass_env=analysis.config.pass_env,
+            python=analysis.config.interpreter(),
         )
         summary = "; ".join(v.summary() for v in verify_file(analysis.result, settings))
     workspace.show_message(f"loopfix: {summary}")

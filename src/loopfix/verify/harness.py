@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loopfix.verify import interpreter, portable, sandbox
+
 CREDENTIALS = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH", re.I)
 
 
@@ -37,6 +39,11 @@ class RunSettings:
     memory_limit: int = 8 << 30  # bytes of address space, applied on CPU-only machines
     warm: bool = True  # share one fork server where that is safe
     pass_env: tuple[str, ...] = ()  # credential-looking variables the user lets through
+    python: str = sys.executable  # the interpreter that runs the project's code
+
+    @property
+    def own_python(self) -> bool:
+        return interpreter.is_own(self.python)
 
 
 @dataclass
@@ -94,12 +101,12 @@ def run_script(
             if run is not None:
                 run.trace = _load(trace_file) if trace_file.exists() and not run.timed_out else None
                 return run
-        command = [sys.executable, "-m", "loopfix.verify.trace", *argv]
+        command = [settings.python, "-m", "loopfix.verify.trace", *argv]
         started = time.monotonic()
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env=_child_environment(home, settings),
+            env=_child_environment(home, settings, Path(workdir)),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -120,20 +127,21 @@ def run_script(
 
 
 def _load(trace_file: Path) -> dict | None:
-    import torch  # verification path only
-
-    try:
-        return torch.load(trace_file, weights_only=True)
-    except Exception:  # a half-written trace: the child died while saving
-        return None
+    return portable.load(trace_file)
 
 
-def _child_environment(home: Path, settings: RunSettings) -> dict[str, str]:
+def _child_environment(home: Path, settings: RunSettings, workdir: Path) -> dict[str, str]:
+    """The parent's variables less credentials, the sandbox's (home, caches and temporary
+    folder inside `workdir`, offline switches), and an import path with the project's folder
+    (and, for another interpreter, the folder that holds only the tracer)."""
     env = {
         k: v for k, v in os.environ.items() if not CREDENTIALS.search(k) or k in settings.pass_env
     }
-    paths = [str(home), *filter(None, [env.get("PYTHONPATH")])]
+    tracer = [] if settings.own_python else [interpreter.tracer_path()]
+    inherited = [] if not settings.own_python else [env.get("PYTHONPATH")]
+    paths = [*tracer, str(home), *filter(None, inherited)]
     env |= {"PYTHONPATH": os.pathsep.join(paths), "PYTHONHASHSEED": "0"}
+    env |= sandbox.environment(workdir)
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
@@ -165,6 +173,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self.process: subprocess.Popen | None = None
+        self.python: str | None = None
 
     def run(self, argv: list[str], workdir: Path, home: Path, settings: RunSettings):
         stderr_file = workdir / ".loopfix-stderr.txt"
@@ -172,13 +181,13 @@ class _Worker:
             "argv": argv,
             "cwd": str(workdir),
             "path": [str(home)],
-            "env": _child_environment(home, settings),
+            "env": _child_environment(home, settings, workdir),
             "timeout": settings.timeout,
             "memory_limit": settings.memory_limit if not _may_use_gpu(settings) else 0,
             "stderr": str(stderr_file),
         }
         try:
-            process = self._started()
+            process = self._started(settings)
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
             answer = json.loads(process.stdout.readline())
@@ -188,12 +197,17 @@ class _Worker:
         stderr = stderr_file.read_text(errors="replace")[-4000:] if stderr_file.exists() else ""
         return ChildRun(answer["returncode"], stderr, answer["seconds"], answer["timed_out"])
 
-    def _started(self) -> subprocess.Popen:
+    def _started(self, settings: RunSettings) -> subprocess.Popen:
+        if self.python != settings.python:
+            self.stop()  # one warm server per interpreter
         if self.process is None or self.process.poll() is not None:
             env = {k: v for k, v in os.environ.items() if not CREDENTIALS.search(k)}
             env.setdefault("OMP_NUM_THREADS", "1")
+            if not settings.own_python:
+                env["PYTHONPATH"] = interpreter.tracer_path()
+            self.python = settings.python
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "loopfix.verify.worker"],
+                [settings.python, "-m", "loopfix.verify.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,7 @@ VENV_FOLDERS = (".venv", "venv")
 def choose(explicit: str | None, root: Path | None) -> str:
     """The interpreter's path (see the module's docstring for the order)."""
     if explicit:
-        return explicit
+        return explicit if os.sep in explicit else shutil.which(explicit) or explicit
     active = os.environ.get("VIRTUAL_ENV")
     if active and (found := _python_in(Path(active))) is not None:
         return str(found)
@@ -42,10 +43,9 @@ def _python_in(environment: Path) -> Path | None:
 
 
 def is_own(python: str) -> bool:
-    try:
-        return Path(python).resolve() == Path(sys.executable).resolve()
-    except OSError:
-        return False
+    """The same interpreter *path* as loopfix's: two virtual environments link to one base
+    interpreter, so resolving the links would confuse them."""
+    return os.path.abspath(python) == os.path.abspath(sys.executable)
 
 
 @functools.cache

@@ -23,6 +23,7 @@ import importlib.machinery
 import os
 import socket
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def enter() -> str:
     """Cut the network for this process and its children; what was used."""
     kind = NETWORK_NAMESPACE if _new_network_namespace() else SOCKET_GUARD
     _guard_sockets()
+    tempfile.tempdir = None  # a fork keeps its parent's choice: take TMPDIR's again
     sys.meta_path.append(_OptionalPackages())
     return kind
 

@@ -40,8 +40,18 @@ class Unavailable:
         return f"<unavailable: {self.reason}>"
 
 
-def is_data_error(error: BaseException) -> bool:
+# a statement that checks for its data (`assert os.path.exists(path)`, `if not
+# os.path.isdir(root): sys.exit(...)`): its AssertionError or SystemExit means missing data
+PATH_CHECKS = re.compile(r"\b(exists|isfile|isdir|glob|listdir)\(")
+
+
+def is_data_error(error: BaseException, checks_data: bool = False) -> bool:
+    """Whether `error` means the data is not on this machine: a file or network error, a
+    "not found" / "download" error, or the AssertionError / SystemExit of a statement that
+    checks for its data (`checks_data`)."""
     if isinstance(error, DATA_ERRORS):
+        return True
+    if checks_data and isinstance(error, AssertionError | SystemExit):
         return True
     return isinstance(error, RuntimeError) and bool(
         re.search(r"not found|download|no such file", str(error), re.I)
@@ -87,6 +97,7 @@ def _guarded(statement: ast.stmt) -> ast.stmt:
             return "pass"
         return " = ".join(writes) + f" = __loopfix_synthetic__.Unavailable({reason})"
 
+    checks_data = bool(PATH_CHECKS.search(ast.unparse(statement)))
     code = (
         f"if __loopfix_synthetic__.blocked({{**globals(), **locals()}}, {reads!r}):\n"
         f"    {unavailable(repr('depends on unavailable data'))}\n"
@@ -94,7 +105,8 @@ def _guarded(statement: ast.stmt) -> ast.stmt:
         "    try:\n"
         "        pass\n"
         "    except BaseException as __loopfix_error__:\n"
-        "        if not __loopfix_synthetic__.is_data_error(__loopfix_error__):\n"
+        "        if not __loopfix_synthetic__.is_data_error(__loopfix_error__, "
+        f"{checks_data}):\n"
         "            raise\n"
         f"        {unavailable('repr(__loopfix_error__)')}\n"
     )
@@ -116,29 +128,53 @@ def _feed(loop: ast.For) -> None:
     # The module that takes the loop's input directly is the one to shape the batch for.
     feeds = [c for c in calls if any(isinstance(a, ast.Name) and a.id in targets for a in c.args)]
     callees = [ast.unparse(c.func) for c in feeds + calls]
-    unpack = len(loop.target.elts) if isinstance(loop.target, ast.Tuple) else 1
+    # `enumerate(tqdm(loader))`: feed the loader, keep the counting, drop the progress bar
+    iterable, target, counted = _peeled(loop.iter, loop.target)
+    unpack = len(target.elts) if isinstance(target, ast.Tuple) else 1
     text = ast.unparse(loop)
     classes = bool(re.search(r"cross_entropy|CrossEntropyLoss|nll_loss|NLLLoss", text))
     # class labels per token when the loop flattens its predictions, else one per example
     labels = None
     if classes:
         labels = "tokens" if re.search(r"(view|reshape)\(-1|flatten\(", text) else "examples"
-    arguments = f"lambda: None, {{**globals(), **locals()}}, {callees!r}, {unpack}, {labels!r}"
+    reads = sorted({n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)})
+    arguments = (
+        f"lambda: None, {{**globals(), **locals()}}, {callees!r}, {unpack}, {labels!r}, {reads!r}"
+    )
     call = ast.parse(f"__loopfix_synthetic__.batches({arguments})").body[0].value
-    call.args[0].body = loop.iter
-    loop.iter = call
+    call.args[0].body = iterable
+    loop.iter = ast.Call(ast.Name("enumerate", ast.Load()), [call], []) if counted else call
+
+
+def _peeled(iterable: ast.expr, target: ast.expr) -> tuple[ast.expr, ast.expr, bool]:
+    """The data inside progress bars and one `enumerate`, the loop target for one batch, and
+    whether the loop counts its batches."""
+    counted = False
+    while isinstance(iterable, ast.Call) and iterable.args:
+        name = ast.unparse(iterable.func).rpartition(".")[2]
+        if name in ("tqdm", "track", "iter"):
+            iterable = iterable.args[0]
+        elif name == "enumerate" and not counted and isinstance(target, ast.Tuple):
+            if len(target.elts) != 2:
+                break
+            iterable, target, counted = iterable.args[0], target.elts[1], True
+        else:
+            break
+    return iterable, target, counted
 
 
 def blocked(namespace: dict, names: list[str]) -> bool:
     return any(isinstance(namespace.get(name), Unavailable) for name in names)
 
 
-def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, labels):
-    """The loop's own iterable when it can be built, else synthetic batches."""
+def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, labels, reads=()):
+    """The loop's own iterable when it can be built, else synthetic batches. Failing on a
+    name that is `Unavailable` (`enumerate(tqdm(loader))` of a loader that could not be
+    built) counts as unavailable too."""
     try:
         iterable = make_iterable()
     except Exception as error:
-        if not is_data_error(error):
+        if not (is_data_error(error) or blocked(namespace, list(reads))):
             raise
         iterable = Unavailable(repr(error))
     if not isinstance(iterable, Unavailable):
@@ -172,7 +208,11 @@ def _synthetic(modules: list[torch.nn.Module], unpack: int, labels: str | None):
         if unpack == 1:
             yield x
             continue
-        width = last.out_features if last is not None else _output_width(modules[0], x)
+        if last is None:  # a convolutional model: the target takes the output's shape
+            y = _target_like(_chained_output(modules, x), labels, generator)
+            yield (x, y) if unpack == 2 else (x, y, *[None] * (unpack - 2))
+            continue
+        width = last.out_features
         per_step = x.shape[:2] if isinstance(first, torch.nn.Embedding | torch.nn.RNNBase) else None
         leading = per_step if labels == "tokens" and per_step is not None else (x.shape[0],)
         if isinstance(first, torch.nn.Embedding | torch.nn.RNNBase) and labels != "tokens":
@@ -190,11 +230,29 @@ def _last_linear(modules: list[torch.nn.Module]) -> torch.nn.Linear | None:
     return linears[-1] if linears else None
 
 
-def _output_width(module: torch.nn.Module, x: torch.Tensor) -> int:
+def _chained_output(modules: list[torch.nn.Module], x: torch.Tensor) -> torch.Tensor:
+    """The prediction: the loop's modules applied in the order it calls them, each to the
+    previous one's output, as far as the shapes allow (an encoder, then its head)."""
+    output = x
     with torch.no_grad():
-        output = module(x)
-    output = output[0] if isinstance(output, tuple | list) else output
-    return output.shape[-1]
+        for module in modules:
+            try:
+                result = module(output)
+            except Exception:  # not the next stage of this prediction
+                break
+            output = result[0] if isinstance(result, tuple | list) else result
+    return output
+
+
+def _target_like(output: torch.Tensor, labels: str | None, generator) -> torch.Tensor:
+    """A target the loss can compare with `output`: the same shape for a regression
+    (reconstruction, super-resolution, a depth map), else class indices per example or, for
+    an image-shaped output `[B, C, H, W]`, per pixel (segmentation)."""
+    if not labels:
+        return torch.randn(output.shape, generator=generator)
+    classes = output.shape[1] if output.dim() > 2 else output.shape[-1]
+    leading = (output.shape[0], *output.shape[2:]) if output.dim() > 2 else (output.shape[0],)
+    return torch.randint(0, classes, leading, generator=generator)
 
 
 def _input_for(layer: torch.nn.Module, generator: torch.Generator) -> torch.Tensor:
@@ -210,3 +268,116 @@ def _input_for(layer: torch.nn.Module, generator: torch.Generator) -> torch.Tens
     if isinstance(layer, torch.nn.Linear):
         return torch.randn((BATCH, layer.in_features), generator=generator)
     raise RuntimeError(f"loopfix: cannot shape synthetic input for {type(layer).__name__}")
+
+
+# ------------------------------------------------------------------ synthetic weights
+CHECKPOINT_WORDS = ("ckpt", "checkpoint", "weight", "pretrain", "model", "best", "last", "epoch")
+CHECKPOINT_SUFFIXES = (".pth", ".ckpt", ".bin", ".tar")
+
+
+class SyntheticState(dict):
+    """Stands for pretrained weights that are not on this machine, or must not be fetched:
+    loading it into a module or an optimizer keeps what it has (the seeded initialisation, the
+    same in the original and the patched run). Any key of it is another stand-in, so that
+    `checkpoint["model"]` loads as nothing too."""
+
+    def __missing__(self, key):
+        return SyntheticState()
+
+
+class SyntheticWeights:
+    """Installed in a verification child before user code: downloads of pretrained weights
+    (`torch.hub.load_state_dict_from_url`, `torch.utils.model_zoo.load_url`, and torchvision's
+    `pretrained=True` / `weights=...`, which go through it) and `torch.load` of a checkpoint
+    path that does not exist give a `SyntheticState`; `used` says whether any did (the verdict
+    then says "synthetic weights"). A missing path that does not look like a checkpoint (no
+    `.pth`/`.ckpt`/`.bin`/`.tar` suffix, no word such as "checkpoint", "model" or "best" in
+    its name) still raises, and counts as missing data."""
+
+    def __init__(self) -> None:
+        self.used = False
+
+    def install(self) -> None:
+        import torch.hub
+        import torch.utils.model_zoo
+
+        original_load = torch.load
+        module_load = torch.nn.Module.load_state_dict
+        optimizer_load = torch.optim.Optimizer.load_state_dict
+
+        def download(*args, **kwargs):
+            self.used = True
+            return SyntheticState()
+
+        def load(f, *args, **kwargs):
+            if _missing_checkpoint(f):
+                self.used = True
+                return SyntheticState()
+            return original_load(f, *args, **kwargs)
+
+        def load_into_module(module, state_dict, *args, **kwargs):
+            if isinstance(state_dict, SyntheticState):
+                return torch.nn.modules.module._IncompatibleKeys([], [])
+            return module_load(module, state_dict, *args, **kwargs)
+
+        def load_into_optimizer(optimizer, state_dict):
+            if isinstance(state_dict, SyntheticState):
+                return None
+            return optimizer_load(optimizer, state_dict)
+
+        torch.hub.load_state_dict_from_url = download
+        torch.utils.model_zoo.load_url = download
+        torch.load = load
+        torch.nn.Module.load_state_dict = load_into_module
+        torch.optim.Optimizer.load_state_dict = load_into_optimizer
+
+
+def _missing_checkpoint(f) -> bool:
+    import os
+
+    if not isinstance(f, str | os.PathLike) or os.path.exists(f):
+        return False
+    name = os.path.basename(os.fspath(f)).lower()
+    return name.endswith(CHECKPOINT_SUFFIXES) or any(w in name for w in CHECKPOINT_WORDS)
+
+
+# ------------------------------------------------------------------ the command line
+def install_made_up_arguments() -> None:
+    """A script run without its command line gets the defaults its parser declares, plus a
+    made-up value for each required argument: the first of its `choices`, `1` for a number,
+    else a path inside the run's temporary folder (so that what it writes there stays in the
+    run's sandbox). Applied to `parse_args()` / `parse_known_args()` on `sys.argv`."""
+    import argparse
+    import sys
+    import tempfile
+
+    original = argparse.ArgumentParser.parse_known_args
+
+    def parse_known_args(parser, args=None, namespace=None):
+        if args is None:
+            args = sys.argv[1:] + _made_up(parser, sys.argv[1:], tempfile.gettempdir())
+        return original(parser, args, namespace)
+
+    argparse.ArgumentParser.parse_known_args = parse_known_args
+
+
+def _made_up(parser, given: list[str], folder: str) -> list[str]:
+    values: list[str] = []
+    for action in parser._actions:
+        if not action.required or action.nargs == 0:
+            continue
+        if action.option_strings and any(o in given for o in action.option_strings):
+            continue
+        value = _value_for(action, folder)
+        values += [action.option_strings[0], value] if action.option_strings else [value]
+    return values
+
+
+def _value_for(action, folder: str) -> str:
+    import os
+
+    if action.choices:
+        return str(next(iter(action.choices)))
+    if action.type in (int, float):
+        return "1"
+    return os.path.join(folder, action.dest)

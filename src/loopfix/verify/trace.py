@@ -9,7 +9,7 @@ code that called it, and the indices of the parameters whose gradient it added t
 optimizer step (the gradient of every parameter the optimizer owns, just before it steps), up
 to `MAX_EVENTS`; the output of every outermost module forward (`trace["forwards"]`, up to
 `MAX_FORWARDS`); and the error the script raised if any. The trace is saved with
-`torch.save` even when the script fails, so the events before the failure can be compared
+`portable.save` (JSON) even when the script fails, so the events before the failure can be compared
 with a patched script's.
 `--call FUNCTION --fixture FIXTURES_FILE` runs a function unit instead of the script: the
 script is loaded as a module (its `__main__` block does not run), `fixture_FUNCTION(module)` (or
@@ -50,6 +50,7 @@ import runpy
 import sys
 import traceback
 import types
+from pathlib import Path
 
 import torch
 from torch.nn.modules.module import (
@@ -58,7 +59,7 @@ from torch.nn.modules.module import (
 )
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from loopfix.verify import replica, synthetic, units
+from loopfix.verify import portable, replica, sandbox, synthetic, units
 
 MAX_EVENTS = 64
 MAX_FORWARDS = 256
@@ -320,6 +321,10 @@ def main(argv: list[str]) -> int:
     device = pick_device(options["device"])
     if device != "cpu":
         torch.set_default_device(device)
+    network = sandbox.enter()
+    weights = synthetic.SyntheticWeights()
+    weights.install()
+    synthetic.install_made_up_arguments()
     recorder = Recorder(options["defer_steps"], options["iterations"], options["retain_graphs"])
     recorder.install()
     torch.manual_seed(0)
@@ -333,9 +338,12 @@ def main(argv: list[str]) -> int:
     except SystemExit as exit_:
         if exit_.code not in (None, 0):
             error = f"SystemExit: {exit_.code}"
+            data_error = recorder.backwards == 0  # exited before training: its data, often
     except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
         error = f"{type(raised).__name__}: {raised}"
-        data_error = synthetic.is_data_error(raised)
+        data_error = synthetic.is_data_error(raised) or (
+            isinstance(raised, AssertionError) and recorder.backwards == 0
+        )
         traceback.print_exc()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if device == "cuda":
@@ -344,9 +352,19 @@ def main(argv: list[str]) -> int:
     trace["forwards"] = recorder.forwards
     trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
     trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
-    trace |= {"iterations": _iterations(recorder)}
-    torch.save(trace, trace_file)
+    trace |= {"iterations": _iterations(recorder), "sandbox": network}
+    trace |= {"synthetic_weights": weights.used, "missing_package": _missing_package(error)}
+    portable.save(trace, Path(trace_file))
     return 1 if error else 0
+
+
+def _missing_package(error: str | None) -> str | None:
+    """The top-level name of a package the run could not import (stand-ins cover logging,
+    plotting and progress packages)."""
+    prefix = "ModuleNotFoundError: No module named '"
+    if error and error.startswith(prefix):
+        return error[len(prefix) :].split("'")[0].split(".")[0]
+    return None
 
 
 def _iterations(recorder: Recorder) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from loopfix.analysis import FileResult
 from loopfix.rules import Finding, rule_by_code
+from loopfix.verify import interpreter
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
 from loopfix.verify.units import (
     enclosing_function,
@@ -58,6 +59,7 @@ class Verdict:
     device: str
     iterations: int
     seconds: float
+    sandbox: str = "-"  # how the runs were cut from the network
 
     @property
     def equivalent(self) -> bool:
@@ -150,6 +152,9 @@ def unit_of(result: FileResult, finding: Finding) -> str:
 
 
 def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
+    unusable = interpreter.missing_torch(settings.python)
+    if unusable is not None:
+        return unusable
     path = result.source.path
     name, home = path.name, path.resolve().parent
     run: dict = dict(call=None if unit == SCRIPT else unit)
@@ -219,8 +224,22 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
     verdict = rule.judge(finding, runs)
     line, column = result.source.position(finding.start)
     trace = runs.patched.trace or runs.original.trace or {}
+    missing = (runs.original.trace or {}).get("missing_package")
+    if missing and not verdict.startswith("equivalent"):
+        verdict = (
+            f"unverified: missing package {missing} "
+            "(install the project's dependencies or pass --python)"
+        )
     unverified = verdict.startswith("unverified")
-    level = "live (synthetic data)" if trace.get("synthetic") else "live"
+    made_up = [
+        kind
+        for kind, fact in (
+            ("synthetic data", "synthetic"),
+            ("synthetic weights", "synthetic_weights"),
+        )
+        if trace.get(fact)
+    ]
+    level = f"live ({', '.join(made_up)})" if made_up else "live"
     level = "replica" if trace.get("replica") else level
     return Verdict(
         rule=finding.rule,
@@ -233,6 +252,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
         device=trace.get("device", "?"),
         iterations=(runs.patched.trace or {}).get("iterations", 0),
         seconds=seconds,
+        sandbox=trace.get("sandbox", "-"),
     )
 
 
