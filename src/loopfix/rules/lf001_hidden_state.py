@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from loopfix.edits import Edit
 from loopfix.model import shapes
@@ -188,9 +188,14 @@ class HiddenStateNotDetached(Rule):
         finding = self._described(context, state)
         source = context.model.batch_source(state.loop_id)
         if source is not None and source.kind == "independent":
-            finding.message += f"; the batches are independent ({source.evidence})"
+            finding.message += (
+                f"; the batches are independent ({source.evidence}): reset {state.pronoun} "
+                "at each batch"
+            )
         elif source is not None:
-            finding.message += f"; the batches continue one stream ({source.evidence})"
+            finding.message += (
+                f"; the batches continue one stream ({source.evidence}): detach {state.pronoun}"
+            )
         return finding
 
     def _described(self, context: FileContext, state: CarriedState) -> Finding:
@@ -217,16 +222,11 @@ class HiddenStateNotDetached(Rule):
         source = context.model.batch_source(state.loop_id)
         independent = source is not None and source.kind == "independent"
         if independent and reset is not None:
-            finding.message += f": reset {state.pronoun} at each batch"
             finding.alternatives = (detach,) if detach is not None else ()
             return reset
-        if independent and detach is not None:
-            finding.message += (
-                f", but no initialisation to reset {state.pronoun} to was found: "
-                f"detach {state.pronoun}"
-            )
-        elif source is not None and detach is not None:
-            finding.message += f": detach {state.pronoun}"
+        if independent and detach is not None:  # the title says why it is not the reset
+            title = f"{detach.title} (no initialisation to reset {state.pronoun} to was found)"
+            detach = replace(detach, title=title)
         finding.alternatives = (reset,) if reset is not None else ()
         return detach
 

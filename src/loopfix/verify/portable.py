@@ -11,6 +11,7 @@ not run code in loopfix's own process.
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import struct
 from dataclasses import dataclass
@@ -64,7 +65,9 @@ def encode(value):
 
     if isinstance(value, torch.Tensor):
         tensor = value.detach().to("cpu").contiguous().clone()
-        data = bytes(tensor.untyped_storage()) if tensor.numel() else b""
+        size = tensor.numel() * tensor.element_size()
+        # the bytes at once (iterating a storage goes element by element: seconds per MB)
+        data = ctypes.string_at(tensor.data_ptr(), size) if size else b""
         return {
             TENSOR: str(tensor.dtype),
             "shape": list(tensor.shape),
