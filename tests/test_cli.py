@@ -150,11 +150,12 @@ def test_rules_lists_every_rule():
         "LF002  step-before-backward",
         "LF003  backward-through-freed-graph",
         "LF004  needless-retain-graph",
+        "LF005  lr-scheduler-before-optimizer-step",
     ):
         assert line in result.stdout
 
 
-@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004"])
+@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005"])
 def test_explain_prints_the_documented_sections(code):
     result = invoke("explain", code)
     assert result.exit_code == 0

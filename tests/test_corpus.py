@@ -9,7 +9,9 @@ really runs, for LF004), and after.py really trains, with the gradients each rul
   parameter changed during the iteration"), optimizer by optimizer; LF003's retain fix (no
   reorder, only `retain_graph=True`): every loss, gradient and step of the whole run equals
   before.py's run with every graph kept;
-- LF004: every loss and gradient of the whole run unchanged.
+- LF004: every loss and gradient of the whole run unchanged;
+- LF005: before.py's first optimizer step already used a later learning rate than the
+  schedule's first value, after.py's uses it, with the same gradients.
 An unsafe case (`unsafe = true`) has only a fix that changes what the code computes on purpose:
 `apply` leaves it alone, `apply --unsafe-fixes` writes after.py, and verification says what
 changed ("changed as intended: ...") after the patched code ran every capped iteration.
@@ -99,6 +101,11 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         reference = first_steps(runs.reference.events)
         assert reference, "the reference must step"
         assert step_difference(reference, first_steps(patched.events)) is None
+    elif "LF005" in case.rules:  # the schedule: one step late before, on time after
+        (before_lr, start), (after_lr, after_start) = _first_rates(original), _first_rates(patched)
+        assert abs(before_lr - start) > 1e-12 * abs(start), "the original must skip a value"
+        assert abs(after_lr - after_start) <= 1e-9 * abs(after_start)
+        assert first_steps(original.events)[0] == first_steps(patched.events)[0]
     elif "LF001" in case.rules:
         assert any(e[0] == "backward" for e in original.events), "no iteration completed"
         assert first_difference(original.events, patched.events) is None
@@ -106,6 +113,12 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     else:
         assert first_difference(original.events, patched.events) is None
         assert len(patched.events) == len(original.events)
+
+
+def _first_rates(run) -> tuple[float, float]:
+    """(learning rate, the schedule's first value) of the first optimizer's first step."""
+    step = next(e for e in run.events if e[0] == "step" and e[3] == 0)
+    return step[4][0]
 
 
 UNSAFE_OPTIONS = Options(unsafe_fixes=True)

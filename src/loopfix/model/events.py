@@ -118,6 +118,10 @@ class EventsMixin:
             path = self.module_path(target)
             modules = frozenset({path}) if path else None
         else:
+            if _is_scheduler(shape) and func.attr == "step" and self.frame.is_top:
+                self.obs.scheduler_steps.append(
+                    (node, self.top_statement, shape[1], bool(node.args or node.keywords))
+                )
             return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None
         update_id = self._id("update", node)
         update = self.obs.updates.get(update_id)

@@ -33,6 +33,8 @@ class Observations:
     partly_unknown: set[int] = field(default_factory=set)
     # reads of other elements of a per-element list inside the loop over its elements
     # (`outputs[j]` in deep mutual learning): expression nodes, by id
+    # `scheduler.step()` calls: (call, statement, the optimizer's path, given arguments)
+    scheduler_steps: list[tuple] = field(default_factory=list)
     peer_reads: dict[int, ast.expr] = field(default_factory=dict)
     peer_owners: dict[int, str | None] = field(default_factory=dict)  # the loop's own index
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)

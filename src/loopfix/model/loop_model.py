@@ -113,6 +113,17 @@ class LoopModel:
         scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
         return batch_source(loop, scope)
 
+    def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
+        """Every `scheduler.step()` of this scope (once each): the call, its statement, the
+        path of the optimizer the scheduler was built on, and whether it was given arguments
+        (`ReduceLROnPlateau.step(val_loss)`)."""
+        seen, found = set(), []
+        for call, statement, optimizer, given in self.observations.scheduler_steps:
+            if id(call) not in seen and statement is not None:
+                seen.add(id(call))
+                found.append((call, statement, optimizer, given))
+        return found
+
     def changes_condition(self, test: ast.expr, statements: list[ast.stmt]) -> ast.stmt | None:
         """The first of `statements` that may change what `test` evaluates to: it binds,
         deletes or stores into a name the test reads (`counts["d"] += 1`, `self.k = ...`), or

@@ -5,12 +5,14 @@ from loopfix.rules.lf001_hidden_state import HiddenStateNotDetached
 from loopfix.rules.lf002_step_before_backward import StepBeforeBackward
 from loopfix.rules.lf003_backward_through_freed_graph import BackwardThroughFreedGraph
 from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
+from loopfix.rules.lf005_scheduler_before_step import SchedulerBeforeStep
 
 ALL_RULES: list[Rule] = [
     HiddenStateNotDetached(),
     StepBeforeBackward(),
     BackwardThroughFreedGraph(),
     NeedlessRetainGraph(),
+    SchedulerBeforeStep(),
 ]
 
 

@@ -85,6 +85,9 @@ class Recorder:
         self.inside_backward = False  # Tensor.backward calls torch.autograd.backward
         # outermost module forwards, in order: (module index, output summary)
         self.forwards: list[tuple[int, object]] = []
+        # parameter group (by id) -> its learning rate when an LR scheduler was built on it:
+        # the schedule's first value, which its first optimizer step should use
+        self.schedule_start: dict[int, float] = {}
         self.forward_depth = 0
 
     def parameter_grads(self) -> list[torch.Tensor | None]:
@@ -154,7 +157,11 @@ class Recorder:
                 cap = recorder.iterations
                 if cap is not None and recorder.first_optimizer_steps > cap:
                     raise IterationCap
-            recorder.record(("step", type(optimizer).__name__, grads, index))
+            rates = [
+                (float(group["lr"]), recorder.schedule_start.get(id(group), float(group["lr"])))
+                for group in optimizer.param_groups
+            ]
+            recorder.record(("step", type(optimizer).__name__, grads, index, rates))
 
         def deferred_step(optimizer, *args, **kwargs):
             before_step(optimizer, args, kwargs)
@@ -168,6 +175,14 @@ class Recorder:
                     optimizer_class.step = deferred_step
         else:
             register_optimizer_step_pre_hook(before_step)
+        scheduler_init = torch.optim.lr_scheduler.LRScheduler.__init__
+
+        def scheduler_built(scheduler, optimizer, *args, **kwargs):
+            scheduler_init(scheduler, optimizer, *args, **kwargs)
+            for group in optimizer.param_groups:
+                recorder.schedule_start.setdefault(id(group), float(group["lr"]))
+
+        torch.optim.lr_scheduler.LRScheduler.__init__ = scheduler_built
         register_module_forward_pre_hook(seen_module)
         register_module_forward_hook(forward_done)
 

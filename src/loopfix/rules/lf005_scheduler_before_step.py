@@ -1,0 +1,180 @@
+"""LF005 lr-scheduler-before-optimizer-step: the learning-rate schedule starts one step late."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from loopfix.edits import Edit
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+
+DOCS = """\
+## What it does
+Finds an `lr_scheduler.step()` that runs before the `step()` of the optimizer it schedules in
+the same loop iteration: earlier in the same block (a per-batch schedule such as `OneCycleLR`
+stepped first), or at the start of an epoch whose batch loop steps the optimizer (the
+convention of PyTorch before 1.1). Which optimizer a scheduler drives is resolved from how it
+was built (`StepLR(optimizer, ...)`).
+
+## Why is this bad?
+Since PyTorch 1.1 a scheduler's `step()` must follow the optimizer's: called first, it skips
+the first value of the schedule, so every optimizer step runs one schedule step (one batch,
+or one epoch) ahead: warm-up starts from its second value, a decay comes one epoch early, and
+the last value is never used. PyTorch warns at run time ("Detected call of
+`lr_scheduler.step()` before `optimizer.step()`"), once, and training goes on.
+
+## Example
+```python
+for epoch in range(epochs):
+    scheduler.step()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+```
+
+Use instead:
+```python
+for epoch in range(epochs):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    scheduler.step()
+```
+
+## What the fix preserves
+The fix moves the scheduler's `step()` (with the comment lines above it) to just after the
+statement that steps its optimizer: after `optimizer.step()` (or the `if` / `scaler.step()`
+holding it) for a per-iteration schedule, after the batch loop for a per-epoch one. The
+correctness criterion, checked by verification on the learning rates each optimizer step
+used: the patched run's first step uses the schedule's first value (the learning rate right
+after the scheduler was built), and the sequence of learning rates the original used
+(distinct values, in order) is the patched one's shifted by one schedule step; the first
+step's gradients are unchanged. The original must show the effect: its first step already
+uses a later value.
+
+## Fix safety
+Safe by the criterion above: the schedule becomes the documented one, and nothing else moves.
+Not reported: a scheduler stepped with arguments (`ReduceLROnPlateau.step(val_loss)`), one
+stepped under a condition (`if epoch > 0: scheduler.step()`, which does follow an optimizer
+step), and one whose optimizer is not known from how it was built.
+
+## References
+- PyTorch docs, "How to adjust learning rate" (`torch.optim.lr_scheduler`): the order of
+  `optimizer.step()` and `scheduler.step()` since 1.1.0
+"""
+
+WARNING = "Detected call of `lr_scheduler.step()` before `optimizer.step()`"
+
+
+class SchedulerBeforeStep(Rule):
+    code = "LF005"
+    name = "lr-scheduler-before-optimizer-step"
+    summary = "An LR scheduler steps before its optimizer, shifting the schedule by one step"
+    docs = DOCS
+    no_fix_reason = "the scheduler's step cannot be moved after its optimizer's alone"
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        model, findings = context.model, []
+        for call, statement, optimizer, given in model.scheduler_steps():
+            if given or optimizer is None:
+                continue
+            owner, block = model.block_of(statement)
+            if not isinstance(owner, ast.For | ast.While | ast.AsyncFor):
+                continue  # guarded, or outside a loop: it may well follow a step
+            anchor = self._stepping_statement(context, block, statement, optimizer)
+            if anchor is None:
+                continue
+            per_epoch = isinstance(anchor, ast.For | ast.While | ast.AsyncFor)
+            where = (
+                f"at the start of each epoch, before the batch loop on line {anchor.lineno} "
+                "steps its optimizer"
+                if per_epoch
+                else f"before its optimizer steps (line {anchor.lineno})"
+            )
+            message = (
+                f"`{ast.unparse(call)}` runs {where}: the learning-rate schedule skips its "
+                "first value and runs one step ahead"
+            )
+            start, end = context.layout.node_range(call)
+            detail = (statement, anchor)
+            findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
+        return findings
+
+    @staticmethod
+    def _stepping_statement(context: FileContext, block, statement, optimizer: str):
+        """The first later statement of `block` that steps `optimizer` (itself or inside)."""
+        model = context.model
+        steps = [
+            u.statement
+            for u in model.updates()
+            if u.kind == "step" and u.target == optimizer and u.statement is not None
+        ]
+        for later in block[block.index(statement) + 1 :]:
+            if any(later in model.enclosing_statements(s) for s in steps):
+                return later
+        return None
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        statement, anchor = finding.detail
+        layout = context.layout
+        if not (layout.stands_alone(statement) and layout.stands_alone(anchor)):
+            return None
+        start, end = layout.leading_start(statement), layout.line_end(statement.end_lineno)
+        moved = context.text[start:end].rstrip("\r\n").splitlines()
+        indent = layout.indent(statement)
+        lines = [line[len(indent) :] if line.startswith(indent) else line for line in moved]
+        edits = [Edit(start, end, ""), layout.insert_after(anchor, lines)]
+        patched = context.with_edits(edits)
+        if patched is None or self.detect(patched):
+            return None
+        return Fix("Step the scheduler after its optimizer", tuple(edits))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return len(self.detect(after)) < len(self.detect(before))
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """The original's first optimizer step already used a later learning rate than the
+        schedule's first value (the rate when the scheduler was built; the effect); the
+        patched run's first step uses that value (within 1e-9, as schedules compute it in
+        floating point), its first step's gradients are the original's, and the original's learning
+        rates (distinct values in order) are the patched run's shifted by one."""
+        original, patched = runs.original, runs.patched
+        if original.trace is None or original.error:
+            return f"unverified: the original {original.error}"
+        if patched.trace is None or patched.error:
+            return f"not equivalent: the patched code raised {patched.error}"
+        before, after = _rates(original.events), _rates(patched.events)
+        if not before or not after:
+            return "unverified: no optimizer step recorded a learning rate"
+        (first_lr, start), (patched_first, patched_start) = before[0], after[0]
+        if math.isclose(first_lr, start, rel_tol=1e-9):
+            return "not confirmed: the original's first step used the schedule's first value"
+        if not math.isclose(patched_first, patched_start, rel_tol=1e-9):
+            return (
+                f"not equivalent: the patched first step used {patched_first}, "
+                f"not the schedule's first value {patched_start}"
+            )
+        old, new = _distinct([lr for lr, _ in before]), _distinct([lr for lr, _ in after])
+        shared = min(len(old), len(new) - 1)
+        if old[:shared] != new[1 : shared + 1]:
+            return f"not equivalent: learning rates {new[:4]} are not {old[:4]} one step later"
+        from loopfix.verify.compare import first_steps, step_difference
+
+        difference = step_difference(first_steps(original.events), first_steps(patched.events))
+        return "equivalent" if difference is None else f"not equivalent: {difference}"
+
+
+def _rates(events: list) -> list[tuple[float, float]]:
+    """(learning rate, the schedule's first value) of the first parameter group, per step of
+    the first optimizer."""
+    rates = []
+    for event in events:
+        if event[0] == "step" and event[3] == 0 and len(event) > 4 and event[4]:
+            rates.append(tuple(event[4][0]))
+    return rates
+
+
+def _distinct(values: list) -> list:
+    return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
