@@ -244,3 +244,72 @@ def test_a_reconstruction_target_takes_the_shape_of_the_output(tmp_path):
     )
     (verdict,) = verify(tmp_path, text)
     assert verdict.verdict == "equivalent", verdict.verdict
+
+
+INDEXED = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+features = torch.from_numpy(np.load("data/features.npy")).float()
+labels = torch.from_numpy(np.load("data/labels.npy")).long()
+encoder = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 16))
+classifier = nn.Linear(16, 3)
+decoder = nn.Linear(16, 12)
+optimizer = torch.optim.Adam([*encoder.parameters(), *classifier.parameters()], lr=1e-3)
+batch_size = 8
+for epoch in range(2):
+    order = torch.randperm(len(features))
+    for start in range(0, len(features), batch_size):
+        {index}
+        z = encoder(xb)
+        main = nn.functional.cross_entropy(classifier(z), yb)
+        aux = nn.functional.mse_loss(decoder(z), xb)
+        optimizer.zero_grad()
+        main.backward()
+        aux.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        "idx = order[start : start + batch_size]\n        xb, yb = features[idx], labels[idx]",
+        "xb = features[start : start + batch_size]\n"
+        "        yb = labels[start : start + batch_size]",
+    ],
+)
+def test_batches_indexed_out_of_arrays_that_are_not_here(tmp_path, index):
+    """`X[idx]` and `data[i : i + bs]` inside the loop: the arrays themselves become synthetic
+    (inputs for the first model, class labels for the loss)."""
+    (verdict,) = verify(tmp_path, INDEXED.format(index=index))
+    assert verdict.verdict == "equivalent", verdict.verdict
+    assert verdict.level == "live (synthetic data)"
+
+
+NEXT_BATCH = """\
+import torch
+import torch.nn as nn
+
+loader = torch.load("data/loader.pt")
+batches = iter(loader)
+model = nn.Sequential(nn.Linear(10, 16), nn.Tanh(), nn.Linear(16, 4))
+head = nn.Linear(4, 2)
+optimizer = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)
+for step in range(4):
+    x, y = next(batches)
+    features = model(x)
+    main = nn.functional.mse_loss(head(features), y)
+    aux = features.pow(2).mean()
+    optimizer.zero_grad()
+    main.backward()
+    aux.backward()
+    optimizer.step()
+"""
+
+
+def test_batches_drawn_with_next_from_an_iterator_that_is_not_here(tmp_path):
+    (verdict,) = verify(tmp_path, NEXT_BATCH)
+    assert verdict.verdict == "equivalent", verdict.verdict
+    assert verdict.level == "live (synthetic data)"

@@ -69,12 +69,86 @@ def instrument(source: str, loop_line: int, filename: str):
     if block is None:
         raise ValueError(f"no loop at the top of a block at line {loop_line}")
     index = next(i for i, s in enumerate(block) if s.lineno <= loop_line <= s.end_lineno)
-    for node in ast.walk(block[index]):
+    loop = block[index]
+    arrays = _indexed_arrays(loop, block[:index])
+    for node in ast.walk(loop):
         if isinstance(node, ast.For):
             _feed(node)
-    block[:index] = [_guarded(s) for s in block[:index]]
+    streams = _next_streams(loop, block[:index])
+    guarded = [_guarded(s) for s in block[:index]]
+    made = [_materialised(loop, arrays)] if arrays else []
+    made += [_streamed(loop, name, unpack) for name, unpack in streams]
+    block[:index] = guarded + made
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec")
+
+
+def _indexed_arrays(loop: ast.stmt, before: list[ast.stmt]) -> list[str]:
+    """Names bound before the loop that its body indexes (`X[idx]`, `data[i : i + bs]`), in
+    order of first use: the data arrays a loop over indices reads its batches from."""
+    bound = {n.id for s in before for n in ast.walk(s) if isinstance(n, ast.Name)}
+    found: list[str] = []
+    for node in sorted(
+        (n for n in ast.walk(loop) if isinstance(n, ast.Subscript)),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        name = node.value.id if isinstance(node.value, ast.Name) else None
+        if name in bound and name not in found and isinstance(node.ctx, ast.Load):
+            found.append(name)
+    return found
+
+
+def _next_streams(loop: ast.stmt, before: list[ast.stmt]) -> list[tuple[str, int]]:
+    """Iterators bound before the loop that its body draws batches from with `next(it)`,
+    with how many values each batch unpacks into (`x, y = next(it)`: 2)."""
+    bound = {n.id for s in before for n in ast.walk(s) if isinstance(n, ast.Name)}
+    found: dict[str, int] = {}
+    for node in ast.walk(loop):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if not (isinstance(call.func, ast.Name) and call.func.id == "next" and call.args):
+            continue
+        source = call.args[0]
+        if isinstance(source, ast.Name) and source.id in bound:
+            target = node.targets[0]
+            found.setdefault(source.id, len(target.elts) if isinstance(target, ast.Tuple) else 1)
+    return list(found.items())
+
+
+def _streamed(loop: ast.stmt, name: str, unpack: int) -> ast.stmt:
+    """`it = __loopfix_synthetic__.stream(...)`, run only when `it` is unavailable."""
+    callees, labels = _callees_and_labels(loop)
+    code = (
+        f"if __loopfix_synthetic__.blocked({{**globals(), **locals()}}, [{name!r}]):\n"
+        f"    {name} = __loopfix_synthetic__.stream({{**globals(), **locals()}}, {callees!r}, "
+        f"{unpack}, {labels!r})\n"
+    )
+    return ast.copy_location(ast.parse(code).body[0], loop)
+
+
+def _callees_and_labels(loop: ast.stmt) -> tuple[list[str], str | None]:
+    text = ast.unparse(loop)
+    calls = sorted(
+        (n for n in ast.walk(loop) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    callees = [ast.unparse(c.func) for c in calls if isinstance(c.func, ast.Name | ast.Attribute)]
+    classes = bool(re.search(r"cross_entropy|CrossEntropyLoss|nll_loss|NLLLoss", text))
+    return callees, "examples" if classes else None
+
+
+def _materialised(loop: ast.stmt, names: list[str]) -> ast.stmt:
+    """`X, y = __loopfix_synthetic__.arrays(...)`, run only when those arrays are
+    unavailable: the first becomes inputs for the loop's first model, the others targets."""
+    callees, labels = _callees_and_labels(loop)
+    targets = ", ".join(names) + ("," if len(names) == 1 else "")
+    code = (
+        f"if __loopfix_synthetic__.blocked({{**globals(), **locals()}}, {names!r}):\n"
+        f"    {targets} = __loopfix_synthetic__.arrays({{**globals(), **locals()}}, "
+        f"{len(names)}, {callees!r}, {labels!r})\n"
+    )
+    return ast.copy_location(ast.parse(code).body[0], loop)
 
 
 def _guarded(statement: ast.stmt) -> ast.stmt:
@@ -185,6 +259,35 @@ def batches(make_iterable, namespace: dict, callees: list[str], unpack: int, lab
     return list(_synthetic(modules, unpack, labels))
 
 
+ROWS = BATCH * BATCHES  # rows of a synthetic data array
+
+
+def stream(namespace: dict, callees: list[str], unpack: int, labels):
+    """An endless iterator of synthetic batches for `next(it)` inside the loop."""
+    import itertools
+
+    modules = _modules(namespace, callees)
+    if not modules:
+        raise RuntimeError("loopfix: no model to shape synthetic data for")
+    return itertools.cycle(list(_synthetic(modules, unpack, labels)))
+
+
+def arrays(namespace: dict, count: int, callees: list[str], labels) -> tuple:
+    """Synthetic data arrays for a loop that indexes its batches out of them: `ROWS` inputs
+    shaped for the loop's first model, and targets for its prediction (class indices when the
+    loop's loss takes classes, else the prediction's shape)."""
+    modules = _modules(namespace, callees)
+    if not modules:
+        raise RuntimeError("loopfix: no model to shape synthetic data for")
+    generator = torch.Generator().manual_seed(0)
+    first = next(m for m in modules[0].modules() if not list(m.children()))
+    x = _input_for(first, generator, batch=ROWS)
+    if count == 1:
+        return (x,)
+    y = _target_like(_chained_output(modules, x), labels, generator)
+    return (x, *[y] * (count - 1))
+
+
 def _modules(namespace: dict, callees: list[str]) -> list[torch.nn.Module]:
     """The modules with parameters that the loop body calls: the input's first, in order."""
     found = []
@@ -255,18 +358,20 @@ def _target_like(output: torch.Tensor, labels: str | None, generator) -> torch.T
     return torch.randint(0, classes, leading, generator=generator)
 
 
-def _input_for(layer: torch.nn.Module, generator: torch.Generator) -> torch.Tensor:
+def _input_for(
+    layer: torch.nn.Module, generator: torch.Generator, batch: int = BATCH
+) -> torch.Tensor:
     if isinstance(layer, torch.nn.Embedding):
-        return torch.randint(0, layer.num_embeddings, (STEPS, BATCH), generator=generator)
+        return torch.randint(0, layer.num_embeddings, (STEPS, batch), generator=generator)
     if isinstance(layer, torch.nn.RNNBase):
-        shape = (BATCH, STEPS) if layer.batch_first else (STEPS, BATCH)
+        shape = (batch, STEPS) if layer.batch_first else (STEPS, batch)
         return torch.randn((*shape, layer.input_size), generator=generator)
     if isinstance(layer, torch.nn.Conv2d):
-        return torch.randn((BATCH, layer.in_channels, 16, 16), generator=generator)
+        return torch.randn((batch, layer.in_channels, 16, 16), generator=generator)
     if isinstance(layer, torch.nn.Conv1d):
-        return torch.randn((BATCH, layer.in_channels, 16), generator=generator)
+        return torch.randn((batch, layer.in_channels, 16), generator=generator)
     if isinstance(layer, torch.nn.Linear):
-        return torch.randn((BATCH, layer.in_features), generator=generator)
+        return torch.randn((batch, layer.in_features), generator=generator)
     raise RuntimeError(f"loopfix: cannot shape synthetic input for {type(layer).__name__}")
 
 
