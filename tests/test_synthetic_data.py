@@ -313,3 +313,31 @@ def test_batches_drawn_with_next_from_an_iterator_that_is_not_here(tmp_path):
     (verdict,) = verify(tmp_path, NEXT_BATCH)
     assert verdict.verdict == "equivalent", verdict.verdict
     assert verdict.level == "live (synthetic data)"
+
+
+ZIPPED = """\
+import torch
+import torch.nn as nn
+
+labeled = torch.load("data/labeled.pt")
+unlabeled = torch.load("data/unlabeled.pt")
+model = nn.Sequential(nn.Linear(10, 16), nn.Tanh(), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+hidden = torch.zeros(4, 3)
+for (x, y), u in zip(labeled, unlabeled):
+    logits = model(x) + hidden
+    consistency = (model(u) - hidden).pow(2).mean()
+    loss = nn.functional.cross_entropy(logits, y) + consistency
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    hidden = logits
+"""
+
+
+def test_two_loaders_zipped_are_each_fed(tmp_path):
+    """Semi-supervised training over `zip(labeled, unlabeled)` (here with a carried graph,
+    LF001): each loader gets its own batches, shaped for its part of the loop target."""
+    (verdict,) = verify(tmp_path, ZIPPED)
+    assert verdict.verdict == "equivalent", verdict.verdict
+    assert verdict.level == "live (synthetic data)"

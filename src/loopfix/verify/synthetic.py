@@ -204,20 +204,40 @@ def _feed(loop: ast.For) -> None:
     callees = [ast.unparse(c.func) for c in feeds + calls]
     # `enumerate(tqdm(loader))`: feed the loader, keep the counting, drop the progress bar
     iterable, target, counted = _peeled(loop.iter, loop.target)
-    unpack = len(target.elts) if isinstance(target, ast.Tuple) else 1
     text = ast.unparse(loop)
     classes = bool(re.search(r"cross_entropy|CrossEntropyLoss|nll_loss|NLLLoss", text))
     # class labels per token when the loop flattens its predictions, else one per example
     labels = None
     if classes:
         labels = "tokens" if re.search(r"(view|reshape)\(-1|flatten\(", text) else "examples"
-    reads = sorted({n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name)})
+    zipped = (
+        isinstance(iterable, ast.Call)
+        and ast.unparse(iterable.func) == "zip"
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == len(iterable.args)
+        and not iterable.keywords
+    )
+    if zipped:  # `zip(labeled, unlabeled)`: each loader fed for its own part of the target
+        iterable.args = [
+            _batches_call(arg, part, callees, labels)
+            for arg, part in zip(iterable.args, target.elts, strict=True)
+        ]
+        fed = iterable
+    else:
+        fed = _batches_call(iterable, target, callees, labels)
+    loop.iter = ast.Call(ast.Name("enumerate", ast.Load()), [fed], []) if counted else fed
+
+
+def _batches_call(iterable: ast.expr, target: ast.expr, callees: list[str], labels) -> ast.Call:
+    """`__loopfix_synthetic__.batches(lambda: <iterable>, ...)` for a loop target."""
+    unpack = len(target.elts) if isinstance(target, ast.Tuple) else 1
+    reads = sorted({n.id for n in ast.walk(iterable) if isinstance(n, ast.Name)})
     arguments = (
         f"lambda: None, {{**globals(), **locals()}}, {callees!r}, {unpack}, {labels!r}, {reads!r}"
     )
     call = ast.parse(f"__loopfix_synthetic__.batches({arguments})").body[0].value
     call.args[0].body = iterable
-    loop.iter = ast.Call(ast.Name("enumerate", ast.Load()), [call], []) if counted else call
+    return call
 
 
 def _peeled(iterable: ast.expr, target: ast.expr) -> tuple[ast.expr, ast.expr, bool]:
