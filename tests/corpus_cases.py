@@ -19,6 +19,7 @@ class Case:
     fixable: bool = True  # False: reported without a fix, for the reason in `no_fix`
     no_fix: str = ""
     unsafe: bool = False  # its fix is unsafe: after.py is what `apply --unsafe-fixes` writes
+    accumulates: str = ""  # LF006: the total that keeps (before) or drops (after) the graphs
     entry: str = ""  # a project case: the script in before/ (and after/) that is run
 
     @property
@@ -51,6 +52,7 @@ def load_cases() -> list[Case]:
                 fixable=meta.get("fixable", True),
                 no_fix=meta.get("no_fix", ""),
                 unsafe=meta.get("unsafe", False),
+                accumulates=meta.get("accumulates", ""),
                 entry=meta.get("entry", ""),
             )
         )

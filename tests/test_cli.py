@@ -151,11 +151,12 @@ def test_rules_lists_every_rule():
         "LF003  backward-through-freed-graph",
         "LF004  needless-retain-graph",
         "LF005  lr-scheduler-before-optimizer-step",
+        "LF006  loss-accumulated-with-graph",
     ):
         assert line in result.stdout
 
 
-@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005"])
+@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005", "LF006"])
 def test_explain_prints_the_documented_sections(code):
     result = invoke("explain", code)
     assert result.exit_code == 0

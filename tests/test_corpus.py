@@ -10,6 +10,8 @@ really runs, for LF004), and after.py really trains, with the gradients each rul
   reorder, only `retain_graph=True`): every loss, gradient and step of the whole run equals
   before.py's run with every graph kept;
 - LF004: every loss and gradient of the whole run unchanged;
+- LF006: every loss and gradient of the whole run unchanged, and the logged total keeps its
+  graphs in before.py and none in after.py;
 - LF005: before.py's first optimizer step already used a later learning rate than the
   schedule's first value, after.py's uses it, with the same gradients.
 An unsafe case (`unsafe = true`) has only a fix that changes what the code computes on purpose:
@@ -369,3 +371,33 @@ def test_a_step_moved_into_an_if_is_not_equivalent_but_the_guarded_reorder_is():
     assert step_difference(reference, first_steps(runs.patched.events)) is None  # ...first steps
     (verdict,) = judge(result, units)  # are exact, but the critic skips every other step
     assert verdict.verdict.startswith("not equivalent: the optimizers stepped"), verdict.verdict
+
+
+KEPT_GRAPH = """
+import runpy, sys
+namespace = runpy.run_path(sys.argv[1], run_name="__main__")
+total = namespace[sys.argv[2]]
+items = total if isinstance(total, list) else [total]
+print(any(getattr(item, "grad_fn", None) is not None for item in items))
+"""
+
+
+@pytest.mark.parametrize("case", [c for c in POSITIVE if c.accumulates], ids=str)
+def test_a_logged_total_really_keeps_the_graphs_and_the_fix_drops_them(case: Case):
+    """LF006's effect, measured: at the end of before.py the total (or the history's items)
+    still holds a graph (`grad_fn`); at the end of after.py it holds none."""
+    import subprocess
+    import sys
+
+    def keeps(path) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", KEPT_GRAPH, str(path), case.accumulates],
+            capture_output=True,
+            text=True,
+            cwd=path.parent,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    assert keeps(case.before) == "True"
+    assert keeps(case.after) == "False"

@@ -135,6 +135,8 @@ class CallsMixin:
             old = self.eval(func.value, env)
             positional, _ = self._args(node, env)
             added = [v for v, _ in positional[-1:]]
+            if attr == "append" and added and node.args:
+                self.note_accumulation(node.args[-1], added[0], func.value)
             item = added[0].shape if attr != "extend" and added else None
             env[key] = Value(old.graphs | union(added), ("seq", shapes.join(_seq_item(old), item)))
             self.note_write(key)

@@ -33,6 +33,9 @@ class Observations:
     partly_unknown: set[int] = field(default_factory=set)
     # reads of other elements of a per-element list inside the loop over its elements
     # (`outputs[j]` in deep mutual learning): expression nodes, by id
+    # values with graph added to a container or a total in a loop: (statement, the added
+    # expression, the container's key, the loop's id)
+    accumulations: list[tuple] = field(default_factory=list)
     # `scheduler.step()` calls: (call, statement, the optimizer's path, given arguments)
     scheduler_steps: list[tuple] = field(default_factory=list)
     peer_reads: dict[int, ast.expr] = field(default_factory=dict)

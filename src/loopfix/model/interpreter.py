@@ -179,6 +179,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.bind(element, value, env)
             return Flow(normal=env)
         value = self.eval(node.value, env)
+        if (
+            len(node.targets) == 1
+            and isinstance(source, ast.BinOp)
+            and isinstance(source.op, ast.Add)
+            and ast.unparse(source.left) == ast.unparse(target)
+        ):  # `total = total + loss`
+            self.note_accumulation(source.right, self.eval(source.right, env), target)
         for target in node.targets:
             self.bind(target, value, env)
         return Flow(normal=env)
@@ -188,8 +195,22 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.bind(node.target, self.eval(node.value, env), env)
         return Flow(normal=env)
 
+    def note_accumulation(self, added: ast.expr, value: Value, container: ast.expr) -> None:
+        """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
+        scope, adding a value with graph built by known code: what LF006 asks about."""
+        if not self.frame.is_top or not self.loop_stack or self.top_statement is None:
+            return
+        key = self.key_for(container)
+        if key is None or not any(not g.opaque for g in value.graphs):
+            return
+        record = (self.top_statement, added, key, self.loop_stack[-1])
+        if all(r[0] is not record[0] for r in self.obs.accumulations):
+            self.obs.accumulations.append(record)
+
     def stmt_AugAssign(self, node: ast.AugAssign, env: Env) -> Flow:
         value = self.eval(node.value, env)
+        if isinstance(node.op, ast.Add):
+            self.note_accumulation(node.value, value, node.target)
         old = self.eval(node.target, env) if not isinstance(node.target, ast.Subscript) else EMPTY
         shape = (
             TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)

@@ -113,6 +113,36 @@ class LoopModel:
         scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
         return batch_source(loop, scope)
 
+    def accumulations(self) -> list[tuple[ast.stmt, ast.expr, str, int]]:
+        """Statements of this scope's loops that add a value carrying autograd graph to a
+        total or a list (`total += loss`, `total = total + loss`, `losses.append(loss)`):
+        (statement, the added expression, the total's variable, the loop's id)."""
+        return list(self.observations.accumulations)
+
+    def only_logged(self, var: str, loop_id: int, skip: list[ast.stmt]) -> bool:
+        """Whether every read of `var` in the scope around the loop (the innermost function,
+        else the module), other than the statements in `skip`, only logs or averages it:
+        inside `print`, a logging or tracker call (`logger.info`, `writer.add_scalar`,
+        `wandb.log`, `set_postfix`, ...), an f-string, `float`/`int`/`round`/`str`/`format`,
+        `.item()` / `.tolist()`, `len`/`sum`/`mean`, or arithmetic on it inside one of these.
+        A read that reaches a backward, a return, an optimizer or anything else is not."""
+        loop = self.loop(loop_id)
+        functions = [
+            node
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= loop.lineno <= node.end_lineno
+        ]
+        scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
+        skipped = {id(n) for statement in skip for n in ast.walk(statement)}
+        parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(scope):
+            if id(node) in skipped or not (isinstance(node, ast.Name) and node.id == var):
+                continue
+            if isinstance(node.ctx, ast.Load) and not _logged(node, parents):
+                return False
+        return True
+
     def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
         """Every `scheduler.step()` of this scope (once each): the call, its statement, the
         path of the optimizer the scheduler was built on, and whether it was given arguments
@@ -543,3 +573,34 @@ def _unequal(test: ast.expr, a: str, b: str) -> bool:
         return False
     sides = {ast.unparse(test.left), ast.unparse(test.comparators[0])}
     return sides == {a, b}
+
+
+LOGGING_CALLS = frozenset(
+    {
+        "print", "float", "int", "round", "str", "format", "len", "sum", "repr",
+        "info", "debug", "warning", "log", "add_scalar", "add_scalars", "set_postfix",
+        "set_description", "write", "append_row", "mean", "item", "tolist", "numpy", "cpu",
+    }
+)  # fmt: skip
+
+
+def _logged(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` only feeds a logging call, a formatted string or a plain number."""
+    current = node
+    while id(current) in parents:
+        parent = parents[id(current)]
+        if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
+            return True
+        if isinstance(parent, ast.Call):
+            name = ast.unparse(parent.func).rpartition(".")[2]
+            if name in LOGGING_CALLS:
+                return True
+            if current is not parent.func:
+                return False  # handed to another call
+        elif isinstance(parent, ast.Attribute):
+            if parent.attr not in LOGGING_CALLS:
+                return False
+        elif not isinstance(parent, ast.BinOp | ast.UnaryOp | ast.Subscript | ast.Compare):
+            return False
+        current = parent
+    return False

@@ -6,6 +6,7 @@ from loopfix.rules.lf002_step_before_backward import StepBeforeBackward
 from loopfix.rules.lf003_backward_through_freed_graph import BackwardThroughFreedGraph
 from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
 from loopfix.rules.lf005_scheduler_before_step import SchedulerBeforeStep
+from loopfix.rules.lf006_loss_accumulated_with_graph import LossAccumulatedWithGraph
 
 ALL_RULES: list[Rule] = [
     HiddenStateNotDetached(),
@@ -13,6 +14,7 @@ ALL_RULES: list[Rule] = [
     BackwardThroughFreedGraph(),
     NeedlessRetainGraph(),
     SchedulerBeforeStep(),
+    LossAccumulatedWithGraph(),
 ]
 
 

@@ -1,0 +1,17 @@
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+criterion = nn.CrossEntropyLoss()
+batches = [(torch.randn(8, 10), torch.randint(0, 4, (8,))) for _ in range(5)]
+
+total_loss = 0.0
+for x, y in batches:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total_loss += loss
+print(f"mean loss {total_loss / len(batches):.4f}")

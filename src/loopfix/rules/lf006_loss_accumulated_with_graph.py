@@ -1,0 +1,119 @@
+"""LF006 loss-accumulated-with-graph: a running total for logging keeps every step's graph."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.edits import Edit
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+
+DOCS = """\
+## What it does
+Finds a loss (or any tensor carrying autograd graph) added, in a training loop, to a total or a
+list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss + loss`,
+`losses.append(loss)`) when that total is only logged or averaged afterwards: printed,
+formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`.
+
+## Why is this bad?
+Adding a tensor that requires grad builds a new graph node that keeps the loss's whole graph
+alive: the activations of every iteration stay in memory until the total is dropped, so memory
+and time grow with every step (the graph of the sum grows by one node per step), and a later
+`backward()` through the total goes through graphs the per-step backwards already freed
+("Trying to backward through the graph a second time").
+
+## Example
+```python
+total_loss = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total_loss += loss
+print(f"mean loss {total_loss / len(loader):.4f}")
+```
+
+Use instead:
+```python
+    total_loss += loss.detach()
+```
+
+## What the fix preserves
+The added value is detached where it is added (`loss.detach()`): the same tensor values, on
+the same device and of the same type, without the graph (`.item()` would also turn a tensor
+into a number and synchronise with the GPU every step; the detach changes neither). Every
+loss, gradient and step of the run is the same, and the total's values are the same; only the
+`grad_fn` in a printed tensor disappears. Verification checks every recorded event of the whole
+capped run, and that peak memory is not higher.
+
+## Fix safety
+Safe. Not reported when the total is read for anything else than logging or averaging (a
+`backward()` through it, as in full-batch training or gradient accumulation by summing losses;
+a return; a call loopfix cannot see into), or when the loop resets it in every iteration.
+
+## References
+- PyTorch FAQ, "My model reports CUDA runtime error(2): out of memory": "Don't accumulate
+  history across your training loop" (`total_loss += loss`)
+"""
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "LF006"
+    name = "loss-accumulated-with-graph"
+    summary = "A running total for logging keeps every iteration's autograd graph alive"
+    docs = DOCS
+    no_fix_reason = "the added value cannot be detached where it is added"
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        model, findings = context.model, []
+        records = model.accumulations()
+        for statement, added, key, loop_id in records:
+            if "." in key or "#" in key or loop_id not in model.observations.loops:
+                continue
+            same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
+            if any(w not in same for w in model.writers(loop_id, key)):
+                continue  # the loop starts it afresh in each iteration
+            if not model.only_logged(key, loop_id, same):
+                continue
+            start, end = context.layout.node_range(added)
+            message = (
+                f"`{key}` keeps the autograd graph of every iteration's "
+                f"`{ast.unparse(added)}` alive (memory grows each step), and it is only "
+                "logged: add the value detached"
+            )
+            detail = (statement, added)
+            findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
+        return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        _, added = finding.detail
+        start, end = context.layout.node_range(added)
+        simple = isinstance(added, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
+        text = context.text[start:end]
+        edit = Edit(end, end, ".detach()") if simple else Edit(start, end, f"({text}).detach()")
+        patched = context.with_edits([edit])
+        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+            return None
+        return Fix(f"Add `{text}` detached", (edit,))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """Every loss, gradient and step of the whole capped run is the same, and peak memory
+        is not higher (5% and 16 MiB of slack for noise)."""
+        from loopfix.verify.compare import first_difference
+
+        original, patched = runs.original, runs.patched
+        if original.error or patched.error:
+            which = "original" if original.error else "patched code"
+            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+        difference = first_difference(original.events, patched.events)
+        if difference is None and len(patched.events) != len(original.events):
+            difference = "the runs recorded different numbers of events"
+        if difference is not None:
+            return f"not equivalent: {difference}"
+        before, after = original.trace["peak_memory"], patched.trace["peak_memory"]
+        if after > before * 1.05 + (16 << 20):
+            return f"not equivalent: peak memory rose from {before >> 20} to {after >> 20} MiB"
+        return "equivalent"

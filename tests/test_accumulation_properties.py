@@ -1,0 +1,73 @@
+"""LF006 over generated loops: a total or a history that outlives the iteration is reported
+exactly when what is added still carries graph and the total is only logged afterwards; the
+fix parses, removes the finding, changes nothing the second time, and touches one line."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+
+HEADER = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+ADD = {
+    "augmented": ("total = 0.0", "total += {value}"),
+    "rebinding": ("total = 0", "total = total + {value}"),
+    "history": ("total = []", "total.append({value})"),
+}
+VALUES = {"loss": True, "loss.item()": False, "loss.detach()": False, "2 * loss": True}
+USES = {
+    "print(total)": True,
+    "print(f'{{total}}')": True,
+    "logger_value = float(len(str(total)))": True,
+    "result = total": False,
+    "torch.save(total, 'total.pt')": False,
+}
+
+
+@st.composite
+def loops(draw):
+    kind = draw(st.sampled_from(sorted(ADD)))
+    value = draw(st.sampled_from(sorted(VALUES)))
+    use = draw(st.sampled_from(sorted(USES)))
+    start, add = ADD[kind]
+    lines = [
+        start,
+        "for step in range(3):",
+        "    loss = model(torch.randn(2, 4)).pow(2).mean()",
+        "    optimizer.zero_grad()",
+        "    loss.backward()",
+        "    optimizer.step()",
+        "    " + add.format(value=value),
+        use.replace("{{", "{").replace("}}", "}"),
+    ]
+    return HEADER + "\n".join(lines) + "\n", VALUES[value] and USES[use]
+
+
+@settings(max_examples=60, deadline=None)
+@given(loops())
+def test_a_logged_total_is_reported_exactly_when_it_keeps_graph(case):
+    text, reported = case
+    result = analyse_source(SourceFile.from_text("train.py", text), project=None)
+    assert [f.rule for f in result.findings] == (["LF006"] if reported else []), text
+    if not reported:
+        return
+    fixed = analyse_source(SourceFile.from_text("train.py", result.fixed_text), project=None)
+    assert fixed.findings == [] and fixed.fixed_text == result.fixed_text
+    changed = [
+        (a, b)
+        for a, b in zip(text.splitlines(), result.fixed_text.splitlines(), strict=True)
+        if a != b
+    ]
+    assert (
+        len(changed) == 1
+        and changed[0][1].endswith(".detach())")
+        or (len(changed) == 1 and ".detach()" in changed[0][1])
+    )
