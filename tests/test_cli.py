@@ -152,11 +152,12 @@ def test_rules_lists_every_rule():
         "LF004  needless-retain-graph",
         "LF005  lr-scheduler-before-optimizer-step",
         "LF006  loss-accumulated-with-graph",
+        "LF007  zero-grad-misplaced",
     ):
         assert line in result.stdout
 
 
-@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005", "LF006"])
+@pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005", "LF006", "LF007"])
 def test_explain_prints_the_documented_sections(code):
     result = invoke("explain", code)
     assert result.exit_code == 0

@@ -12,6 +12,9 @@ really runs, for LF004), and after.py really trains, with the gradients each rul
 - LF004: every loss and gradient of the whole run unchanged;
 - LF006: every loss and gradient of the whole run unchanged, and the logged total keeps its
   graphs in before.py and none in after.py;
+- LF007: in before.py's run some step does not use exactly the gradients accumulated since the
+  previous step from zero (zero gradients, a piled-up sum, or only the last micro-batch); in
+  after.py's every step does;
 - LF005: before.py's first optimizer step already used a later learning rate than the
   schedule's first value, after.py's uses it, with the same gradients.
 An unsafe case (`unsafe = true`) has only a fix that changes what the code computes on purpose:
@@ -103,6 +106,11 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         reference = first_steps(runs.reference.events)
         assert reference, "the reference must step"
         assert step_difference(reference, first_steps(patched.events)) is None
+    elif "LF007" in case.rules:  # each step: its own gradients, accumulated from zero
+        from loopfix.rules.lf007_zero_grad_placement import _broken_window
+
+        assert _broken_window(original.events) is not None, "the original must break it"
+        assert _broken_window(patched.events) is None
     elif "LF005" in case.rules:  # the schedule: one step late before, on time after
         (before_lr, start), (after_lr, after_start) = _first_rates(original), _first_rates(patched)
         assert abs(before_lr - start) > 1e-12 * abs(start), "the original must skip a value"

@@ -143,6 +143,28 @@ class LoopModel:
                 return False
         return True
 
+    def clears_gradients_by_hand(self, loop_id: int) -> bool:
+        """Whether the loop clears or sets gradients other than by `zero_grad()` of an
+        optimizer or a module it knows: `p.grad = None`, `p.grad.zero_()`, `.grad.data.zero_()`,
+        a `zero_grad` of something else, or a function of the file doing it (its events)."""
+        loop = self.loop(loop_id)
+        known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
+        for node in ast.walk(loop):
+            stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
+            if stored and node.attr == "grad":
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                text = ast.unparse(node.func)
+                if ".grad" in text and node.func.attr.endswith("_"):
+                    return True
+                if node.func.attr == "zero_grad" and id(node) not in known:
+                    return True
+            if isinstance(node, ast.stmt) and any(
+                kind == "update" for kind, _, _ in self.events_within(node)
+            ):
+                return True
+        return False
+
     def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
         """Every `scheduler.step()` of this scope (once each): the call, its statement, the
         path of the optimizer the scheduler was built on, and whether it was given arguments

@@ -7,6 +7,7 @@ from loopfix.rules.lf003_backward_through_freed_graph import BackwardThroughFree
 from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
 from loopfix.rules.lf005_scheduler_before_step import SchedulerBeforeStep
 from loopfix.rules.lf006_loss_accumulated_with_graph import LossAccumulatedWithGraph
+from loopfix.rules.lf007_zero_grad_placement import ZeroGradMisplaced
 
 ALL_RULES: list[Rule] = [
     HiddenStateNotDetached(),
@@ -15,6 +16,7 @@ ALL_RULES: list[Rule] = [
     NeedlessRetainGraph(),
     SchedulerBeforeStep(),
     LossAccumulatedWithGraph(),
+    ZeroGradMisplaced(),
 ]
 
 

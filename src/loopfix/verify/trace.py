@@ -27,7 +27,8 @@ the module, of its `__main__` block, or of a function; see `synthetic.py`), for 
 is not on this machine.
 
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
-to step for the (N+1)th time, or at the (N+1)th backward when nothing steps. `--device auto`
+to step for the (N+1)th time, or at the (N+1)th backward when nothing steps (the (8N+1)th when an
+optimizer exists that has not stepped yet: gradient accumulation). `--device auto`
 picks CUDA, then MPS, then CPU, and makes it torch's default device for the script.
 
 With `--defer-steps` the run is instrumented, not changed: every optimizer step records the
@@ -62,6 +63,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from loopfix.verify import portable, replica, sandbox, synthetic, units
 
 MAX_EVENTS = 64
+ACCUMULATION = 8  # backwards a window of gradient accumulation may take before its step
 MAX_FORWARDS = 256
 LARGE_OUTPUT = 1 << 16  # elements: a larger forward output is kept as its shape and sum
 
@@ -88,6 +90,7 @@ class Recorder:
         # parameter group (by id) -> its learning rate when an LR scheduler was built on it:
         # the schedule's first value, which its first optimizer step should use
         self.schedule_start: dict[int, float] = {}
+        self.optimizer_built = False
         self.forward_depth = 0
 
     def parameter_grads(self) -> list[torch.Tensor | None]:
@@ -111,7 +114,10 @@ class Recorder:
                 return run(*args, **kwargs)
             recorder.backwards += 1
             cap = recorder.iterations
-            if cap is not None and not recorder.optimizers and recorder.backwards > cap:
+            # nothing has stepped: cap at N backwards, or N accumulation windows of up to 8
+            # backwards when an optimizer exists (gradient accumulation steps later)
+            limit = cap * ACCUMULATION if cap is not None and recorder.optimizer_built else cap
+            if cap is not None and not recorder.optimizers and recorder.backwards > limit:
                 raise IterationCap
             if recorder.retain_graphs:
                 kwargs["retain_graph"] = True
@@ -125,7 +131,10 @@ class Recorder:
             after = recorder.parameter_grads()
             pairs = enumerate(zip(before, after, strict=False))
             reached = [k for k, (a, b) in pairs if _changed(a, b)]  # (weights_only loads lists)
-            recorder.record(("backward", loss, after, _caller_line(), reached))
+            # whether every gradient this backward added to started from nothing (None or
+            # zeros): a window of accumulation begins here (LF007's oracle)
+            fresh = all(before[k] is None or not bool(before[k].any()) for k in reached)
+            recorder.record(("backward", loss, after, _caller_line(), reached, fresh))
             return result
 
         def traced_tensor_backward(tensor, *args, **kwargs):
@@ -175,6 +184,13 @@ class Recorder:
                     optimizer_class.step = deferred_step
         else:
             register_optimizer_step_pre_hook(before_step)
+        optimizer_init = torch.optim.Optimizer.__init__
+
+        def optimizer_built(optimizer, *args, **kwargs):
+            recorder.optimizer_built = True
+            optimizer_init(optimizer, *args, **kwargs)
+
+        torch.optim.Optimizer.__init__ = optimizer_built
         scheduler_init = torch.optim.lr_scheduler.LRScheduler.__init__
 
         def scheduler_built(scheduler, optimizer, *args, **kwargs):

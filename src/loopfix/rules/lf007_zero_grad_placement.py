@@ -1,0 +1,278 @@
+"""LF007 zero-grad-misplaced: gradients cleared where the step cannot use them, or never."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from loopfix.edits import Edit
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.update_order import covers
+
+DOCS = """\
+## What it does
+Finds an optimizer whose `zero_grad()` sits where its step cannot get the gradients meant for
+it, in one loop iteration:
+- **between the backward and the step**: `loss.backward(); optimizer.zero_grad();
+  optimizer.step()`, so every step sees zero gradients;
+- **every micro-batch of an accumulation**: `optimizer.zero_grad()` at the top of each
+  iteration while the step runs only under `if (i + 1) % accumulation == 0:`, so each step
+  uses the last micro-batch's gradient alone;
+- **never**: the optimizer steps in every iteration and nothing in the loop clears its
+  gradients, so they pile up across iterations (not reported when the step is guarded, as in
+  a deliberate accumulation, or when the loop clears gradients another way:
+  `p.grad = None`, a helper, a module's `zero_grad()`).
+
+## Why is this bad?
+`backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
+step does nothing useful (momentum and weight decay still move the weights). Cleared every
+micro-batch, gradient accumulation silently becomes training on the last micro-batch. Never
+cleared, every step uses the sum of all past gradients. None of these raises.
+
+## Example
+```python
+for i, (x, y) in enumerate(loader):
+    optimizer.zero_grad()
+    (criterion(model(x), y) / accumulation).backward()
+    if (i + 1) % accumulation == 0:
+        optimizer.step()
+```
+
+Use instead:
+```python
+for i, (x, y) in enumerate(loader):
+    (criterion(model(x), y) / accumulation).backward()
+    if (i + 1) % accumulation == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+```
+
+## What the fix preserves
+The fix moves (or adds) one `zero_grad()`: before the iteration's first backward when it sat
+between backward and step or was missing; right after the guarded step for an accumulation.
+The correctness criterion, checked by verification on the gradients of the patched run:
+every optimizer step uses the gradients accumulated since the previous step, starting from
+zero: the first backward after a step starts from cleared gradients, the later ones before
+the next step add to them, and the step sees non-zero gradients. The original must break
+that rule within the capped iterations, and the first loss must be the same.
+
+## Fix safety
+Safe by the criterion above (it is what an optimizer step means). Verification judges it only
+for a loop with one optimizer; with several, the verdict is "unverified".
+
+## References
+- PyTorch docs, `torch.optim.Optimizer.zero_grad` and "Zeroing out gradients in PyTorch"
+"""
+
+
+@dataclass
+class Misplaced:
+    kind: str  # "between" | "accumulation" | "missing"
+    step: object  # UpdateSite of the step
+    zero: object | None  # UpdateSite of the zero_grad (None: missing)
+    anchor: ast.stmt  # where the zero_grad goes
+
+
+class ZeroGradMisplaced(Rule):
+    code = "LF007"
+    name = "zero-grad-misplaced"
+    summary = "An optimizer's gradients are cleared where its step cannot use them, or never"
+    docs = DOCS
+    no_fix_reason = "the zero_grad() cannot be moved alone"
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        model, findings = context.model, []
+        updates = model.updates()
+        steps = [u for u in updates if u.kind == "step" and u.modules and u.statement]
+        for step in steps:
+            if not step.loops or step.loops[-1] not in model.observations.loops:
+                continue
+            loop_id = step.loops[-1]
+            if model.clears_gradients_by_hand(loop_id):
+                continue
+            found = self._misplaced(context, step, updates, loop_id)
+            if found is not None:
+                findings.append(self._finding(context, found))
+        return findings
+
+    def _misplaced(self, context: FileContext, step, updates, loop_id: int) -> Misplaced | None:
+        model = context.model
+        loop = model.loop(loop_id)
+        zeros = [
+            u
+            for u in updates
+            if u.kind == "zero_grad"
+            and u.statement is not None
+            and loop_id in u.loops
+            and covers(u.modules, step.modules)
+        ]
+        owner, block = model.block_of(step.statement)
+        backwards = [
+            b
+            for b in model.backwards()
+            if b.statement is not None
+            and loop_id in b.loops
+            and any(
+                p is not None and _owned(p, step.modules) for p in model.modules_reached_by(b.id)
+            )
+        ]
+        if not backwards:
+            return None
+        here = {id(s): i for i, s in enumerate(block)}
+        own_backs = [b for b in backwards if id(b.statement) in here]
+        own_zeros = [z for z in zeros if id(z.statement) in here]
+        at = here[id(step.statement)]
+        for zero in own_zeros:  # backward, zero_grad, step: no backward after the zero
+            z = here[id(zero.statement)]
+            before_zero = [b for b in own_backs if here[id(b.statement)] < z]
+            after_zero = [b for b in own_backs if z < here[id(b.statement)] < at]
+            earlier_steps = [
+                u
+                for u in updates
+                if u.kind == "step"
+                and id(u.statement) in here
+                and here[id(u.statement)] < z
+                and covers(u.modules, step.modules)
+            ]
+            if before_zero and z < at and not after_zero and not earlier_steps:
+                first = min(before_zero, key=lambda b: here[id(b.statement)])
+                return Misplaced("between", step, zero, first.statement)
+        anywhere = [
+            u
+            for u in updates
+            if u.kind == "zero_grad"
+            and any(loop in u.loops for loop in step.loops)
+            and covers(u.modules, step.modules)
+        ]
+        if owner is loop and not anywhere:
+            first = min(own_backs, key=lambda b: here[id(b.statement)], default=None)
+            if first is not None and here[id(first.statement)] < at:
+                return Misplaced("missing", step, None, first.statement)
+        guarded = isinstance(owner, ast.If) and not owner.orelse and owner in loop.body
+        if guarded and not any(owner in model.enclosing_statements(z.statement) for z in zeros):
+            body = {id(s): i for i, s in enumerate(loop.body)}
+            top_zeros = [z for z in zeros if id(z.statement) in body]
+            top_backs = [b for b in backwards if id(b.statement) in body]
+            for zero in top_zeros:
+                backs_after = [
+                    b for b in top_backs if body[id(zero.statement)] < body[id(b.statement)]
+                ]
+                if backs_after and body[id(zero.statement)] < body[id(owner)]:
+                    return Misplaced("accumulation", step, zero, step.statement)
+        return None
+
+    def _finding(self, context: FileContext, found: Misplaced) -> Finding:
+        step = ast.unparse(found.step.call)
+        if found.kind == "between":
+            node = found.zero.call
+            message = (
+                f"`{ast.unparse(node)}` runs between the backward (line "
+                f"{found.anchor.lineno}) and `{step}` (line {found.step.call.lineno}): every "
+                "step sees zero gradients"
+            )
+        elif found.kind == "accumulation":
+            node = found.zero.call
+            message = (
+                f"`{ast.unparse(node)}` clears the gradients of every micro-batch while "
+                f"`{step}` (line {found.step.call.lineno}) only runs under its `if`: each step "
+                "uses the last micro-batch's gradient alone"
+            )
+        else:
+            node = found.step.call
+            message = (
+                f"`{step}` steps every iteration, but nothing in the loop clears its "
+                "gradients: they pile up across iterations"
+            )
+        start, end = context.layout.node_range(node)
+        return Finding(self.code, self.name, message, start, end, detail=found)
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        found: Misplaced = finding.detail
+        layout = context.layout
+        if not layout.stands_alone(found.anchor):
+            return None
+        if found.kind == "missing":
+            line = f"{_optimizer_expression(found.step)}.zero_grad()"
+            edits = [layout.insert_before(found.anchor, [line])]
+            title = f"Clear the gradients before the backward: `{line}`"
+        else:
+            zero = found.zero.statement
+            if not layout.stands_alone(zero):
+                return None
+            start, end = layout.leading_start(zero), layout.line_end(zero.end_lineno)
+            indent = layout.indent(zero)
+            lines = [
+                line[len(indent) :] if line.startswith(indent) else line
+                for line in context.text[start:end].rstrip("\r\n").splitlines()
+            ]
+            if found.kind == "between":
+                moved = layout.insert_before(found.anchor, lines)
+                title = "Clear the gradients before the backward, not before the step"
+            else:
+                moved = layout.insert_after(found.anchor, lines)
+                title = "Clear the gradients after the accumulated step"
+            edits = [Edit(start, end, ""), moved]
+        patched = context.with_edits(edits)
+        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+            return None
+        return Fix(title, tuple(edits))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """One optimizer; the patched run keeps the accumulation rule (see the docs) over
+        every capped iteration; the original breaks it; the first loss is the same."""
+        original, patched = runs.original, runs.patched
+        if original.error or patched.error:
+            which = "original" if original.error else "patched code"
+            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+        if {e[3] for e in patched.events if e[0] == "step"} - {0}:
+            return "unverified: the loop steps more than one optimizer"
+        broken = _broken_window(patched.events)
+        if broken is not None:
+            return f"not equivalent: {broken}"
+        if _broken_window(original.events) is None:
+            return "not confirmed: the original's steps already used their own gradients"
+        first = [e[1] for e in original.events if e[0] == "backward"][:1]
+        if first != [e[1] for e in patched.events if e[0] == "backward"][:1]:
+            return "not equivalent: the first loss differs"
+        return "equivalent"
+
+
+def _broken_window(events: list) -> str | None:
+    """Where a run breaks "each step uses the gradients accumulated since the previous step,
+    starting from zero" (None: it keeps it)."""
+    window: list[bool] = []
+    steps = 0
+    for event in events:
+        if event[0] == "backward" and len(event) > 5:
+            window.append(bool(event[5]))
+        elif event[0] == "step":
+            steps += 1
+            if not window:
+                return f"step {steps} came without a backward since the previous step"
+            if not window[0]:
+                return f"step {steps}'s gradients did not start from zero (they piled up)"
+            if not all(not fresh for fresh in window[1:]):
+                return f"step {steps} used only the last of {len(window)} backwards"
+            grads = [g for g in event[2] if g is not None]
+            if all(g.data == bytes(len(g.data)) for g in grads):  # none, or all zeros
+                return f"step {steps} saw zero gradients"
+            window = []
+    return None
+
+
+def _owned(path: str, modules) -> bool:
+    from loopfix.model import shapes
+
+    return any(shapes.within(path, m) for m in modules)
+
+
+def _optimizer_expression(step) -> str:
+    """How the code names the stepped optimizer: `opt` in `opt.step()` or
+    `scaler.step(opt)`."""
+    func = step.call.func
+    if isinstance(func, ast.Attribute) and func.attr == "step" and step.call.args:
+        return ast.unparse(step.call.args[0])
+    return ast.unparse(func.value) if isinstance(func, ast.Attribute) else str(step.target)
