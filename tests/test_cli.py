@@ -356,3 +356,87 @@ def test_apply_names_each_file_it_wrote_with_its_verdicts_and_verify_says_when_i
     assert idle.stdout.startswith("No planned rewrite to verify")
     verified = invoke("verify", "--device", "cpu", "--format", "json", "train.py")
     assert json.loads(verified.stdout) == []  # fixed by the apply above
+
+
+def test_check_imports_neither_rope_nor_the_lsp_stack_nor_torch(project):
+    """`check` starts fast: what only `apply`, the language server or verification need is
+    imported when they run (bench/startup.py measures the wall time)."""
+    code = (
+        "import sys\n"
+        "from loopfix.cli import main\n"
+        "sys.argv = ['loopfix', 'check', '--no-cache', 'train.py', 'clean.py']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('rope', 'pygls', 'lsprotocol', 'torch', 'rich.progress')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+# -- Ruff's command-line habits ---------------------------------------------------------------
+
+
+def test_version_flags():
+    for flag in ("--version", "-V"):
+        result = invoke(flag)
+        assert result.exit_code == 0 and result.stdout.strip() == "loopfix 0.1.0"
+
+
+def test_check_without_a_path_checks_the_current_folder_and_says_when_all_passed(project):
+    result = invoke("check")
+    assert result.exit_code == 1 and "train.py:16:14: LF001" in result.stdout
+    (project / "train.py").write_text(FIXED)
+    clean = invoke("check", "--no-cache")
+    assert clean.exit_code == 0 and clean.stdout == "All checks passed!\n"
+
+
+def test_an_empty_folder_is_a_warning_not_a_pass(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("check")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "warning: No Python files found under the given path(s)" in result.stderr
+
+
+def test_output_format_alias_output_file_quiet_and_verbose(project):
+    (project / "notes.py").write_text("print('no training here')\n")
+    result = invoke("check", "--output-format", "json", "-o", "report.json", ".")
+    assert result.exit_code == 1 and result.stdout == ""
+    (row,) = json.loads((project / "report.json").read_text())
+    assert row["rule"] == "LF001"
+    quiet = invoke("check", "-q", ".")
+    assert quiet.stderr == "" and "LF001" in quiet.stdout
+    verbose = invoke("check", "-v", "--no-cache", ".")
+    assert "loopfix: skipped notes.py: no backward pass" in verbose.stderr
+
+
+def test_statistics_honour_json(project):
+    result = invoke("check", "--statistics", "--format", "json", ".")
+    assert json.loads(result.stdout) == [
+        {
+            "code": "LF001",
+            "name": "hidden-state-not-detached",
+            "count": 1,
+            "fixable": 1,
+            "unsafe": 0,
+        }
+    ]
+
+
+def test_stdin_is_checked_as_the_named_file_and_apply_prints_the_fixed_source(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.loopfix]\nper-file-ignores = { "legacy/*" = ["LF001"] }\n'
+    )
+    checked = runner.invoke(app, ["check", "--stdin-filename", "sub/train.py", "-"], input=BUGGY)
+    assert checked.exit_code == 1 and checked.stdout.startswith("sub/train.py:16:14: LF001")
+    ignored = runner.invoke(app, ["check", "--stdin-filename", "legacy/train.py", "-"], input=BUGGY)
+    assert ignored.exit_code == 0  # per-file-ignores apply by the given path
+    fixed = runner.invoke(
+        app, ["apply", "--device", "cpu", "--stdin-filename", "train.py", "-"], input=BUGGY
+    )
+    assert fixed.exit_code == 0 and fixed.stdout == FIXED
+    assert "LF001 line 16: equivalent" in fixed.stderr
+    missing = runner.invoke(app, ["check", "-"], input=BUGGY)
+    assert missing.exit_code == 2 and "needs --stdin-filename" in missing.stderr

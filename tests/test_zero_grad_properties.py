@@ -38,11 +38,10 @@ def loops(draw):
         *([zero] if place == "after_step" and not guarded else []),
     ]
     text = HEADER + "for i in range(4):\n" + "".join(f"    {line}\n" for line in body)
-    if guarded:  # cleared every micro-batch; a zero outside the `if` after the backward, or
-        # none at all, under a guarded step is left alone (not a shape this rule proves)
-        expected = place in ("top", "before_backward")
-    else:
-        expected = place in ("between", None)
+    # guarded: cleared every micro-batch; a zero outside the `if` after the backward, or none
+    # at all, under a guarded step is left alone (not a shape this rule proves)
+    reported = ("top", "before_backward") if guarded else ("between", None)
+    expected = place in reported
     return text, expected
 
 

@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,16 +26,17 @@ from loopfix.diff import unified_diff
 from loopfix.discover import python_files
 from loopfix.ignore import repository_root
 from loopfix.options import Options, RestrictStyle
-from loopfix.refactor import PlannedChange, apply_changes
 from loopfix.report import OutputFormat, render, statistics
 from loopfix.rules import ALL_RULES, rule_by_code
-from loopfix.scan import FileReport, ScanSettings, default_jobs, scan
+from loopfix.scan import FileReport, ScanSettings, default_jobs, finding_rows, scan
 from loopfix.source import SourceError, SourceFile
-from loopfix.verify.harness import RunSettings
-from loopfix.verify.verifier import INTENDED, Verdict, verify_file
+
+if TYPE_CHECKING:  # verification is imported by the commands that verify
+    from loopfix.verify.harness import RunSettings
+    from loopfix.verify.verifier import Verdict
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     help="Find and fix autograd bugs in PyTorch training loops.",
     pretty_exceptions_enable=False,
@@ -149,6 +150,8 @@ class Run:
 
     @property
     def run_settings(self) -> RunSettings:
+        from loopfix.verify.harness import RunSettings
+
         config = self.config
         return RunSettings(
             device=config.device,
@@ -318,12 +321,59 @@ def _rows(reports: list[FileReport]) -> list[dict]:
     return [{"path": report.path, **row} for report in reports for row in report.findings]
 
 
+OptionalPathsArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Files or folders to analyse (default: the current folder); `-` reads the source "
+        "from standard input (with --stdin-filename).",
+        show_default=False,
+    ),
+]
+StdinFilenameOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--stdin-filename",
+        help="The path the source read from standard input (`-`) stands for: settings, "
+        "noqa comments, per-file-ignores and the project's imports apply by it.",
+    ),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"loopfix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version_flag: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print loopfix's version.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Find and fix autograd bugs in PyTorch training loops."""
+
+
 @app.command()
 def check(
-    paths: PathsArgument,
+    paths: OptionalPathsArgument = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="Output format.")
+        OutputFormat, typer.Option("--format", "--output-format", help="Output format.")
     ] = OutputFormat.text,
+    output_file: Annotated[
+        Path | None,
+        typer.Option("--output-file", "-o", help="Write the report to this file, not stdout."),
+    ] = None,
+    stdin_filename: StdinFilenameOption = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only the findings: no summary on stderr.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also name each file skipped, and why.")
+    ] = False,
     select: SelectOption = None,
     ignore: IgnoreOption = None,
     exclude: ExcludeOption = None,
@@ -346,17 +396,59 @@ def check(
     ] = False,
 ) -> None:
     """Report autograd bugs; `[*]` marks findings that `loopfix apply` can fix."""
+    paths = paths or [Path(".")]
     run = _run_from(locals())
-    rows = _rows(run.reports(paths, output_format, plan_fixes=not findings_only))
+    if paths == [Path("-")]:
+        reports = [_stdin_report(run, stdin_filename, plan_fixes=not findings_only)]
+    else:
+        reports = run.reports(paths, output_format, plan_fixes=not findings_only)
+    rows = _rows(reports)
     if show_statistics:
-        sys.stdout.write(statistics(rows))
+        report = statistics(rows, output_format is OutputFormat.json)
     else:
         base = repository_root(Path.cwd()) or Path.cwd()
-        sys.stdout.write(render(rows, output_format, base))
-    if rows and output_format is OutputFormat.text:
+        report = render(rows, output_format, base)
+    if output_file is not None:
+        output_file.write_text(report, encoding="utf-8")
+    else:
+        sys.stdout.write(report)
+    text = output_format is OutputFormat.text and not quiet
+    if verbose:
+        for skipped in (r for r in reports if r.skipped):
+            typer.echo(f"loopfix: skipped {skipped.path}: {skipped.skipped}", err=True)
+    if text and not reports and not run.errors:
+        typer.echo("warning: No Python files found under the given path(s)", err=True)
+    if text and rows:
         fixes = "" if findings_only else _fix_counts(rows, run.config.unsafe_fixes)
         typer.echo(f"Found {len(rows)} finding(s){fixes}.", err=True)
+    elif text and reports and not run.errors and not show_statistics and output_file is None:
+        typer.echo("All checks passed!")
     raise typer.Exit(2 if run.errors else 1 if rows and not exit_zero else 0)
+
+
+def _stdin_report(run: Run, filename: Path | None, plan_fixes: bool) -> FileReport:
+    """The report of the source on standard input, as the file `filename` (settings, noqa and
+    the project's imports apply by that path)."""
+    source = _stdin_source(run, filename)
+    try:
+        result = analyse_source(source, run.config.rules_for(source.path), run.options, plan_fixes)
+    except SourceError as error:
+        run.error(_shown(str(error)))
+        return FileReport(_display(source.path))
+    for message in result.errors:
+        run.error(_shown(message))
+    return FileReport(_display(source.path), findings=finding_rows(result), changed=result.changed)
+
+
+def _stdin_source(run: Run, filename: Path | None) -> SourceFile:
+    if filename is None:
+        run.error("reading standard input (`-`) needs --stdin-filename PATH")
+        raise typer.Exit(2)
+    try:
+        return SourceFile.from_bytes(filename, sys.stdin.buffer.read())
+    except SourceError as error:
+        run.error(_shown(str(error)))
+        raise typer.Exit(2) from None
 
 
 def _fix_counts(rows: list[dict], unsafe_enabled: bool) -> str:
@@ -395,6 +487,8 @@ def verify(
     from temporary copies. Exit 0 when every rewrite is equivalent (or, for an unsafe fix,
     changed as intended), 1 otherwise.
     """
+    from loopfix.verify.verifier import INTENDED, verify_file
+
     run = _run_from(locals())
     results = _changed_results(run, run.reports(paths, OutputFormat.json))
     rows = []
@@ -432,7 +526,7 @@ def _changed_results(run: Run, reports: list[FileReport]) -> list[FileResult]:
 
 @app.command()
 def apply(
-    paths: PathsArgument,
+    paths: OptionalPathsArgument = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", "--diff", help="Print the diff; write nothing.")
     ] = False,
@@ -458,6 +552,7 @@ def apply(
     timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
     python: PythonOption = None,
+    stdin_filename: StdinFilenameOption = None,
     exit_zero: ExitZeroOption = False,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
@@ -466,7 +561,12 @@ def apply(
     applied with `--unsafe-fixes`: when it runs and changes what it says it changes);
     `--no-verify` skips verification (which runs the project's code in child processes).
     """
+    from loopfix.verify.verifier import verify_file
+
+    paths = paths or [Path(".")]
     run = _run_from(locals())
+    if paths == [Path("-")]:
+        _apply_stdin(run, stdin_filename, no_verify, exit_zero)
     reports = run.reports(paths, OutputFormat.text)
     results = _changed_results(run, reports)
     settings = run.run_settings
@@ -496,6 +596,8 @@ def apply(
     if dry_run:  # the diff shows what `apply` would write: rewrites that verified
         _print_diffs(accepted, verdicts)
     else:
+        from loopfix.refactor import PlannedChange, apply_changes  # rope: only when writing
+
         changes = [PlannedChange(r.source.path, r.source.data, r.fixed_bytes) for r in accepted]
         written, write_errors = apply_changes(changes)
         for message in write_errors:
@@ -525,6 +627,28 @@ def apply(
             "written (`--no-verify` writes them unverified).",
             err=True,
         )
+    raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)
+
+
+def _apply_stdin(run: Run, filename: Path | None, no_verify: bool, exit_zero: bool) -> None:
+    """The fixed source of standard input on standard output (as a formatter's fixer hook
+    expects): the rewrites that verified, else the source unchanged; the verdicts on stderr.
+    Exits."""
+    from loopfix.verify.verifier import verify_file
+
+    source = _stdin_source(run, filename)
+    try:
+        result = analyse_source(source, run.config.rules_for(source.path), run.options)
+    except SourceError as error:
+        run.error(_shown(str(error)))
+        sys.stdout.write(source.text)
+        raise typer.Exit(2) from None
+    verdicts = [] if no_verify or not result.changed else verify_file(result, run.run_settings)
+    for verdict in verdicts:
+        typer.echo(f"loopfix: {_display(source.path)}: {verdict.summary()}", err=True)
+    written = result.changed and all(v.writable for v in verdicts)
+    sys.stdout.write(result.fixed_text if written else source.text)
+    unfixed = [f for f in result.findings if not (written and f.applied)]
     raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)
 
 

@@ -47,8 +47,28 @@ def text_line(row: dict) -> str:
     return f"{where}: {row['rule']}{marker} {row['message']}"
 
 
-def statistics(rows: list[dict]) -> str:
-    """One line per rule: count, code, name and how many of them `apply` can fix."""
+def statistics(rows: list[dict], as_json: bool = False) -> str:
+    """One line per rule: count, code, name and how many of them `apply` can fix (or, as
+    JSON, one object per rule with `code`, `name`, `count`, `fixable` and `unsafe`)."""
+    if as_json:
+        codes = sorted({row["rule"] for row in rows})
+        table = [
+            {
+                "code": code,
+                "name": rule_by_code(code).name,
+                "count": sum(row["rule"] == code for row in rows),
+                "fixable": sum(row["rule"] == code and row["fixable"] for row in rows),
+                "unsafe": sum(
+                    row["rule"] == code
+                    and not row["fixable"]
+                    and row.get("fix_applicability") == "unsafe"
+                    for row in rows
+                ),
+            }
+            for code in codes
+        ]
+        table.sort(key=lambda entry: (-entry["count"], entry["code"]))
+        return json.dumps(table, indent=2) + "\n"
     counts = Counter(row["rule"] for row in rows)
     fixable = Counter(row["rule"] for row in rows if row["fixable"])
     unsafe = Counter(
