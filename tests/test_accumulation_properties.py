@@ -71,3 +71,25 @@ def test_a_logged_total_is_reported_exactly_when_it_keeps_graph(case):
         and changed[0][1].endswith(".detach())")
         or (len(changed) == 1 and ".detach()" in changed[0][1])
     )
+
+
+def test_a_loss_from_a_model_passed_in_counts_because_it_is_backwarded():
+    """`train_epoch(model, ...)` with no caller in the file: the loss comes from code loopfix
+    cannot see, but `loss.backward()` shows it carries a graph (the SR-GNN / GCE-GNN shape)."""
+    text = (
+        "def train_epoch(model, optimizer, loss_fn, loader):\n"
+        "    total_loss = 0.0\n"
+        "    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "        total_loss += loss\n"
+        "    print('loss %.3f' % total_loss)\n"
+    )
+    result = analyse_source(SourceFile.from_text("train.py", text), project=None)
+    assert [f.rule for f in result.findings] == ["LF006"]
+    assert "total_loss += loss.detach()" in result.fixed_text
+    unknown = text.replace("        loss.backward()\n", "        loss_fn.update(loss)\n")
+    quiet = analyse_source(SourceFile.from_text("train.py", unknown), project=None)
+    assert quiet.findings == []  # nothing shows that this loss carries a graph

@@ -440,3 +440,12 @@ def test_stdin_is_checked_as_the_named_file_and_apply_prints_the_fixed_source(pr
     assert "LF001 line 16: equivalent" in fixed.stderr
     missing = runner.invoke(app, ["check", "-"], input=BUGGY)
     assert missing.exit_code == 2 and "needs --stdin-filename" in missing.stderr
+
+
+def test_show_fixes_lists_each_fix_written(project):
+    result = invoke("apply", "--device", "cpu", "--show-fixes", "train.py")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "- train.py:",
+        "    LF001 line 16: Detach `h` after the call that produces it",
+    ]

@@ -363,3 +363,43 @@ def test_the_pre_commit_hooks_run_in_a_throw_away_repository(tmp_path):
     assert (tmp_path / "train.py").read_text() == FIXED
     git("add", ".")
     assert pre_commit("loopfix-check").returncode == 0
+
+
+def test_sarif_carries_fixes_notifications_help_and_the_what_it_does_text(repo):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "broken.py").write_text("def f(:\n    loss.backward()\n")
+    result = invoke("check", ".", "--format", "sarif", "--no-cache")
+    (run,) = json.loads(result.stdout)["runs"]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (notification,) = invocation["toolExecutionNotifications"]
+    location = notification["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "sub/broken.py"
+    assert "syntax error" in notification["message"]["text"]
+    (lf001,) = [r for r in run["results"] if r["ruleId"] == "LF001"]
+    (change,) = lf001["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "train.py"
+    (replacement,) = change["replacements"]
+    assert replacement["insertedContent"]["text"].strip() == "h = h.detach()"
+    rules = run["tool"]["driver"]["rules"]
+    assert rules[0]["fullDescription"]["text"].startswith("Finds a recurrent state")
+    assert rules[0]["helpUri"].endswith("docs/rules.md#lf001-hidden-state-not-detached")
+    assert "autograd" in rules[0]["properties"]["tags"]
+
+
+def test_the_shipped_rules_page_is_current():
+    from loopfix.report import rules_markdown
+
+    assert (ROOT / "docs" / "rules.md").read_text() == rules_markdown()
+
+
+def test_github_annotations_are_repository_relative_and_name_unparsable_files(repo, monkeypatch):
+    (repo / "sub").mkdir()
+    (repo / "sub" / "broken.py").write_text("def f(:\n    loss.backward()\n")
+    monkeypatch.chdir(repo / "sub")
+    result = invoke("check", "..", "--format", "github", "--no-cache")
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("::error file=train.py,line=16,col=14,") for line in lines)
+    assert any(
+        line.startswith("::error file=sub/broken.py,title=loopfix,line=1::") for line in lines
+    )

@@ -135,10 +135,12 @@ class Run:
     jobs: int
     cache: bool
     errors: int = 0
+    messages: list[str] = dataclasses.field(default_factory=list)  # the errors, one line each
 
     def error(self, message: str) -> None:
         typer.echo(f"loopfix: error: {message}", err=True)
         self.errors += 1
+        self.messages.append(message)
 
     def not_written(self, message: str) -> None:
         """A rewrite left out (it did not verify): an unfixed finding, not an error."""
@@ -407,7 +409,7 @@ def check(
         report = statistics(rows, output_format is OutputFormat.json)
     else:
         base = repository_root(Path.cwd()) or Path.cwd()
-        report = render(rows, output_format, base)
+        report = render(rows, output_format, base, run.messages)
     if output_file is not None:
         output_file.write_text(report, encoding="utf-8")
     else:
@@ -553,6 +555,9 @@ def apply(
     pass_env: PassEnvOption = None,
     python: PythonOption = None,
     stdin_filename: StdinFilenameOption = None,
+    show_fixes: Annotated[
+        bool, typer.Option("--show-fixes", help="List each fix written, per file, as Ruff does.")
+    ] = False,
     exit_zero: ExitZeroOption = False,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
@@ -607,6 +612,11 @@ def apply(
             judged = verdicts.get(id(result)) or []
             said = "; ".join(v.summary() for v in judged) or "not verified (--no-verify)"
             typer.echo(f"loopfix: wrote {_display(result.source.path)}: {said}", err=True)
+            if show_fixes:
+                typer.echo(f"- {_display(result.source.path)}:")
+                for finding in (f for f in result.findings if f.applied):
+                    line = result.source.position(finding.start)[0]
+                    typer.echo(f"    {finding.rule} line {line}: {finding.fix.title}")
         fixed = sum(
             f.applied for r in accepted for f in r.findings if r.source.path in written_paths
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
@@ -29,13 +30,23 @@ class OutputFormat(StrEnum):
     github = "github"
 
 
-def render(rows: list[dict], output_format: OutputFormat, base: Path) -> str:
+HELP_URI = "https://github.com/loopfix/loopfix/blob/main/docs/rules.md#{anchor}"
+
+
+def render(
+    rows: list[dict], output_format: OutputFormat, base: Path, errors: list[str] = ()
+) -> str:
+    """The report; `errors` (files that could not be read or parsed, one line each) become
+    SARIF tool notifications and `::error` annotations (the text and JSON formats leave them
+    to stderr)."""
     if output_format is OutputFormat.json:
         return json.dumps(rows, indent=2) + "\n"
     if output_format is OutputFormat.sarif:
-        return json.dumps(sarif(rows, base), indent=2) + "\n"
+        return json.dumps(sarif(rows, base, errors), indent=2) + "\n"
     if output_format is OutputFormat.github:
-        return "".join(github_annotation(row) + "\n" for row in rows)
+        lines = [github_annotation(row, base) for row in rows]
+        lines += [github_error(message, base) for message in errors]
+        return "".join(line + "\n" for line in lines)
     return "".join(text_line(row) + "\n" for row in rows)
 
 
@@ -89,11 +100,14 @@ def _level(code: str) -> str:
     return "error" if code in CRASHING_RULES else "warning"
 
 
-def sarif(rows: list[dict], base: Path) -> dict:
-    """A SARIF 2.1.0 log: rule metadata, and results whose URIs are relative to `base`."""
+def sarif(rows: list[dict], base: Path, errors: list[str] = ()) -> dict:
+    """A SARIF 2.1.0 log: rule metadata (with help URIs and tags), results whose URIs are
+    relative to `base` (with `fixes` for the findings `apply` fixes, as Ruff's SARIF has), and
+    an invocation whose notifications name the files that could not be read or parsed."""
     index = {rule.code: number for number, rule in enumerate(ALL_RULES)}
     results = []
     for row in rows:
+        uri = repo_relative(row["path"], base)
         results.append(
             {
                 "ruleId": row["rule"],
@@ -104,7 +118,7 @@ def sarif(rows: list[dict], base: Path) -> dict:
                     {
                         "physicalLocation": {
                             "artifactLocation": {
-                                "uri": repo_relative(row["path"], base),
+                                "uri": uri,
                                 "uriBaseId": "%SRCROOT%",
                             },
                             "region": {
@@ -120,6 +134,7 @@ def sarif(rows: list[dict], base: Path) -> dict:
                     "fixable": row["fixable"],
                     "fixApplicability": row.get("fix_applicability"),
                 },
+                **({"fixes": [_sarif_fix(row, uri)]} if row.get("fix_edits") else {}),
             }
         )
     rules = [
@@ -129,10 +144,16 @@ def sarif(rows: list[dict], base: Path) -> dict:
             "shortDescription": {"text": rule.summary},
             "fullDescription": {"text": _first_paragraph(rule.docs)},
             "help": {"text": rule.docs, "markdown": rule.docs},
+            "helpUri": HELP_URI.format(anchor=f"{rule.code.lower()}-{rule.name}"),
             "defaultConfiguration": {"level": _level(rule.code)},
+            "properties": {"tags": _tags(rule.code)},
         }
         for rule in ALL_RULES
     ]
+    invocation = {
+        "executionSuccessful": not errors,
+        "toolExecutionNotifications": [_notification(message, base) for message in errors],
+    }
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -148,6 +169,7 @@ def sarif(rows: list[dict], base: Path) -> dict:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": base.resolve().as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
+                "invocations": [invocation],
                 "results": results,
             }
         ],
@@ -163,15 +185,72 @@ def repo_relative(path: str, base: Path) -> str:
 
 
 def _first_paragraph(docs: str) -> str:
-    paragraphs = [p.strip() for p in docs.strip().split("\n\n") if p.strip()]
-    body = [p for p in paragraphs if not p.startswith("#")]
-    return " ".join((body[0] if body else "").split())
+    """The text of the "What it does" section (its paragraphs, lines joined)."""
+    section = docs.split("## What it does", 1)[-1].split("\n## ", 1)[0]
+    return " ".join(section.split())
 
 
-def github_annotation(row: dict) -> str:
-    """`::error file=...,line=...::message`, escaped as GitHub's workflow commands require."""
+def _tags(code: str) -> list[str]:
+    kind = "crash" if code in CRASHING_RULES else "silent-bug"
+    return ["pytorch", "autograd", "training-loop", kind]
+
+
+def _sarif_fix(row: dict, uri: str) -> dict:
+    replacements = [
+        {
+            "deletedRegion": {
+                "startLine": edit["line"],
+                "startColumn": edit["column"],
+                "endLine": edit["end_line"],
+                "endColumn": edit["end_column"],
+            },
+            "insertedContent": {"text": edit["text"]},
+        }
+        for edit in row["fix_edits"]
+    ]
+    return {
+        "description": {"text": row["fix_title"] or "loopfix fix"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                "replacements": replacements,
+            }
+        ],
+    }
+
+
+ERROR_LOCATION = re.compile(r"^(?P<path>[^:]+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?: ")
+
+
+def _notification(message: str, base: Path) -> dict:
+    """A file that could not be read or parsed, as SARIF's tool notification."""
+    notification = {"level": "error", "message": {"text": message}}
+    match = ERROR_LOCATION.match(message)
+    if match:
+        location = {"artifactLocation": {"uri": repo_relative(match["path"], base)}}
+        if match["line"]:
+            location["region"] = {"startLine": int(match["line"])}
+        notification["locations"] = [{"physicalLocation": location}]
+    return notification
+
+
+def github_error(message: str, base: Path) -> str:
+    """`::error file=...::` for a file loopfix could not read or parse."""
+    match = ERROR_LOCATION.match(message)
+    if not match:
+        return f"::error ::{_escape(message, False)}"
+    properties = {"file": repo_relative(match["path"], base), "title": "loopfix"}
+    if match["line"]:
+        properties["line"] = match["line"]
+    encoded = ",".join(f"{key}={_escape(str(value), True)}" for key, value in properties.items())
+    return f"::error {encoded}::{_escape(message, False)}"
+
+
+def github_annotation(row: dict, base: Path) -> str:
+    """`::error file=...,line=...::message`, escaped as GitHub's workflow commands require;
+    paths relative to the repository root, so annotations attach from any working folder."""
     properties = {
-        "file": row["path"],
+        "file": repo_relative(row["path"], base),
         "line": row["line"],
         "col": row["column"],
         "endLine": row["end_line"],
@@ -187,3 +266,13 @@ def _escape(value: str, is_property: bool) -> str:
     if is_property:
         value = value.replace(":", "%3A").replace(",", "%2C")
     return value
+
+
+def rules_markdown() -> str:
+    """`docs/rules.md`: every rule's documentation under an anchor `lf00n-name` (the SARIF
+    `helpUri` of each rule points there)."""
+    parts = ["# loopfix rules\n\nGenerated from `loopfix explain`; one section per rule.\n"]
+    for rule in ALL_RULES:
+        docs = ("\n" + rule.docs).replace("\n## ", "\n### ").lstrip("\n")
+        parts.append(f"\n## {rule.code} {rule.name}\n\n{rule.summary}.\n\n{docs}")
+    return "".join(parts)

@@ -36,7 +36,7 @@ from loopfix.project import read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
-CACHE_SCHEMA = "3"
+CACHE_SCHEMA = "4"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
 
 
@@ -75,9 +75,30 @@ def finding_rows(result) -> list[dict]:
                 "fix_applied": finding.applied,
                 "fix_title": finding.fix.title if finding.fix else None,
                 "fix_unavailable": finding.fix_unavailable,
+                "fix_edits": _edits(result, finding) if finding.applied else [],
             }
         )
     return rows
+
+
+def _edits(result, finding) -> list[dict]:
+    """The applied fix's edits as 1-based (line, column) ranges and their new text."""
+    edits = []
+    for edit in finding.fix.edits:
+        (line, column), (end_line, end_column) = (
+            result.source.position(edit.start),
+            result.source.position(edit.end),
+        )
+        edits.append(
+            {
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "text": edit.text,
+            }
+        )
+    return edits
 
 
 @functools.cache

@@ -201,9 +201,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if not self.frame.is_top or not self.loop_stack or self.top_statement is None:
             return
         key = self.key_for(container)
-        if key is None or not any(not g.opaque for g in value.graphs):
+        if key is None or not value.graphs:
             return
-        record = (self.top_statement, added, key, self.loop_stack[-1])
+        known = any(not g.opaque for g in value.graphs)  # else: of unknown origin
+        record = (self.top_statement, added, key, self.loop_stack[-1], known)
         if all(r[0] is not record[0] for r in self.obs.accumulations):
             self.obs.accumulations.append(record)
 

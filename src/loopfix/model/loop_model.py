@@ -116,8 +116,25 @@ class LoopModel:
     def accumulations(self) -> list[tuple[ast.stmt, ast.expr, str, int]]:
         """Statements of this scope's loops that add a value carrying autograd graph to a
         total or a list (`total += loss`, `total = total + loss`, `losses.append(loss)`):
-        (statement, the added expression, the total's variable, the loop's id)."""
-        return list(self.observations.accumulations)
+        (statement, the added expression, the total's variable, the loop's id). A value of
+        unknown origin counts when the loop calls `backward()` on the same name (a loss
+        computed by a model passed in as a parameter)."""
+        found = []
+        for statement, added, key, loop_id, known in self.observations.accumulations:
+            name = added.id if isinstance(added, ast.Name) else None
+            if known or (name is not None and name in self._backwarded(loop_id)):
+                found.append((statement, added, key, loop_id))
+        return found
+
+    def _backwarded(self, loop_id: int) -> set[str]:
+        """Names the loop calls `.backward()` on (`loss.backward()`)."""
+        names = set()
+        for site in self.backwards():
+            func = site.call.func if isinstance(site.call, ast.Call) else None
+            receiver = func.value if isinstance(func, ast.Attribute) else None
+            if isinstance(receiver, ast.Name) and loop_id in site.loops:
+                names.add(receiver.id)
+        return names
 
     def only_logged(self, var: str, loop_id: int, skip: list[ast.stmt]) -> bool:
         """Whether every read of `var` in the scope around the loop (the innermost function,

@@ -13,8 +13,9 @@ DOCS = """\
 Finds an `lr_scheduler.step()` that runs before the `step()` of the optimizer it schedules in
 the same loop iteration: earlier in the same block (a per-batch schedule such as `OneCycleLR`
 stepped first), or at the start of an epoch whose batch loop steps the optimizer (the
-convention of PyTorch before 1.1). Which optimizer a scheduler drives is resolved from how it
-was built (`StepLR(optimizer, ...)`).
+convention of PyTorch before 1.1), also at the top of a function that runs an epoch (`def
+train_epoch(...): scheduler.step(); for batch in loader: ...`). Which optimizer a scheduler
+drives is resolved from how it was built (`StepLR(optimizer, ...)`).
 
 ## Why is this bad?
 Since PyTorch 1.1 a scheduler's `step()` must follow the optimizer's: called first, it skips
@@ -66,6 +67,7 @@ step), and one whose optimizer is not known from how it was built.
 """
 
 WARNING = "Detected call of `lr_scheduler.step()` before `optimizer.step()`"
+LOOPS = ast.For | ast.While | ast.AsyncFor
 
 
 class SchedulerBeforeStep(Rule):
@@ -81,12 +83,12 @@ class SchedulerBeforeStep(Rule):
             if given or optimizer is None:
                 continue
             owner, block = model.block_of(statement)
-            if not isinstance(owner, ast.For | ast.While | ast.AsyncFor):
-                continue  # guarded, or outside a loop: it may well follow a step
+            if not isinstance(owner, LOOPS | ast.FunctionDef | ast.AsyncFunctionDef):
+                continue  # guarded, or at module level outside a loop: it may follow a step
             anchor = self._stepping_statement(context, block, statement, optimizer)
             if anchor is None:
                 continue
-            per_epoch = isinstance(anchor, ast.For | ast.While | ast.AsyncFor)
+            per_epoch = isinstance(anchor, LOOPS)
             where = (
                 f"at the start of each epoch, before the batch loop on line {anchor.lineno} "
                 "steps its optimizer"
@@ -135,11 +137,12 @@ class SchedulerBeforeStep(Rule):
         return len(self.detect(after)) < len(self.detect(before))
 
     def oracle(self, finding: Finding, runs) -> str:
-        """The original's first optimizer step already used a later learning rate than the
-        schedule's first value (the rate when the scheduler was built; the effect); the
-        patched run's first step uses that value (within 1e-9, as schedules compute it in
-        floating point), its first step's gradients are the original's, and the original's learning
-        rates (distinct values in order) are the patched run's shifted by one."""
+        """The original's first optimizer step ran after its scheduler had already stepped (or
+        used a later learning rate than the schedule's first value; the effect); the patched
+        run's first step runs with the scheduler where it was built and uses that value
+        (within 1e-9, as schedules compute it in floating point), its first step's gradients
+        are the original's, and the original's learning rates (distinct values in order) are
+        the patched run's shifted by one."""
         original, patched = runs.original, runs.patched
         if original.trace is None or original.error:
             return f"unverified: the original {original.error}"
@@ -148,15 +151,23 @@ class SchedulerBeforeStep(Rule):
         before, after = _rates(original.events), _rates(patched.events)
         if not before or not after:
             return "unverified: no optimizer step recorded a learning rate"
-        (first_lr, start), (patched_first, patched_start) = before[0], after[0]
-        if math.isclose(first_lr, start, rel_tol=1e-9):
+        (first_lr, start, ahead), (patched_first, patched_start, patched_ahead) = (
+            before[0],
+            after[0],
+        )
+        if ahead == 0 and math.isclose(first_lr, start, rel_tol=1e-9):
             return "not confirmed: the original's first step used the schedule's first value"
+        if patched_ahead != 0:
+            return (
+                f"not equivalent: the patched first step came {patched_ahead} scheduler "
+                "step(s) after the schedule's start"
+            )
         if not math.isclose(patched_first, patched_start, rel_tol=1e-9):
             return (
                 f"not equivalent: the patched first step used {patched_first}, "
                 f"not the schedule's first value {patched_start}"
             )
-        old, new = _distinct([lr for lr, _ in before]), _distinct([lr for lr, _ in after])
+        old, new = _distinct([r[0] for r in before]), _distinct([r[0] for r in after])
         shared = min(len(old), len(new) - 1)
         if old[:shared] != new[1 : shared + 1]:
             return f"not equivalent: learning rates {new[:4]} are not {old[:4]} one step later"
@@ -166,13 +177,15 @@ class SchedulerBeforeStep(Rule):
         return "equivalent" if difference is None else f"not equivalent: {difference}"
 
 
-def _rates(events: list) -> list[tuple[float, float]]:
-    """(learning rate, the schedule's first value) of the first parameter group, per step of
-    the first optimizer."""
+def _rates(events: list) -> list[tuple[float, float, int]]:
+    """(learning rate, the schedule's first value, how many scheduler steps had run beyond
+    its start) of the first parameter group, per step of the first optimizer (a `StepLR` that
+    decays every 3 epochs shows the shift in the count before it shows it in the rate)."""
     rates = []
     for event in events:
         if event[0] == "step" and event[3] == 0 and len(event) > 4 and event[4]:
-            rates.append(tuple(event[4][0]))
+            rate = tuple(event[4][0])
+            rates.append(rate if len(rate) == 3 else (*rate, 0))
     return rates
 
 

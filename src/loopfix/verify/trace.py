@@ -91,6 +91,8 @@ class Recorder:
         # the schedule's first value, which its first optimizer step should use
         self.schedule_start: dict[int, float] = {}
         self.optimizer_built = False
+        # optimizer (by id) -> [(scheduler, its last_epoch right after it was built)]
+        self.schedulers: dict[int, list] = {}
         self.forward_depth = 0
 
     def parameter_grads(self) -> list[torch.Tensor | None]:
@@ -166,8 +168,18 @@ class Recorder:
                 cap = recorder.iterations
                 if cap is not None and recorder.first_optimizer_steps > cap:
                     raise IterationCap
+            # per group: (lr, the schedule's first lr, how many times its scheduler had
+            # stepped beyond its start; 0 without a scheduler)
+            ahead = max(
+                (s.last_epoch - start for s, start in recorder.schedulers.get(id(optimizer), [])),
+                default=0,
+            )
             rates = [
-                (float(group["lr"]), recorder.schedule_start.get(id(group), float(group["lr"])))
+                (
+                    float(group["lr"]),
+                    recorder.schedule_start.get(id(group), float(group["lr"])),
+                    int(ahead),
+                )
                 for group in optimizer.param_groups
             ]
             recorder.record(("step", type(optimizer).__name__, grads, index, rates))
@@ -197,6 +209,8 @@ class Recorder:
             scheduler_init(scheduler, optimizer, *args, **kwargs)
             for group in optimizer.param_groups:
                 recorder.schedule_start.setdefault(id(group), float(group["lr"]))
+            started = getattr(scheduler, "last_epoch", 0)
+            recorder.schedulers.setdefault(id(optimizer), []).append((scheduler, started))
 
         torch.optim.lr_scheduler.LRScheduler.__init__ = scheduler_built
         register_module_forward_pre_hook(seen_module)
