@@ -194,3 +194,48 @@ def test_a_teacher_of_the_other_peers_is_detached(tmp_path, target):
     (finding,) = result.findings
     assert finding.fix is not None and finding.fix.safe
     assert ".detach()" in result.fixed_text
+
+
+WARM_UP_BRANCH = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+generator = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+optimizer_G = torch.optim.Adam(generator.parameters(), lr=1e-3)
+warmup = 2
+for i in range(5):
+    optimizer_G.zero_grad()
+    fake = generator(torch.randn(3, 4))
+    loss_pixel = fake.pow(2).mean()
+    if i < warmup:
+        loss_pixel.backward()
+        optimizer_G.step()
+        continue
+    loss_G = loss_pixel + fake.abs().mean()
+    loss_G.backward()
+    optimizer_G.step()
+"""
+
+TWO_MODULE_ZEROS = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+encoder, decoder = nn.Linear(4, 8), nn.Linear(8, 2)
+optimizer = torch.optim.Adam([*decoder.parameters(), *encoder.parameters()], lr=1e-3)
+for i in range(3):
+    decoder.zero_grad()
+    encoder.zero_grad()
+    loss = decoder(encoder(torch.randn(3, 4))).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("text", [WARM_UP_BRANCH, TWO_MODULE_ZEROS], ids=["warm-up", "modules"])
+def test_correct_zero_grad_shapes_from_real_repositories_are_left_alone(tmp_path, text):
+    """ESRGAN's warm-up branch (its own backward and step, then `continue`) is no gradient
+    accumulation; an optimizer over two modules cleared by each module's zero_grad() is
+    cleared (the image-captioning tutorial)."""
+    assert analyse(tmp_path, text).findings == []

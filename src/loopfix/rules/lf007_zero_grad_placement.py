@@ -137,25 +137,41 @@ class ZeroGradMisplaced(Rule):
             if before_zero and z < at and not after_zero and not earlier_steps:
                 first = min(before_zero, key=lambda b: here[id(b.statement)])
                 return Misplaced("between", step, zero, first.statement)
+        # any zero_grad in the loops around the step that clears some of its parameters
+        # (`decoder.zero_grad(); encoder.zero_grad()` for one optimizer over both)
         anywhere = [
             u
             for u in updates
             if u.kind == "zero_grad"
             and any(loop in u.loops for loop in step.loops)
-            and covers(u.modules, step.modules)
+            and (u.modules is None or _overlaps(u.modules, step.modules))
         ]
         if owner is loop and not anywhere:
             first = min(own_backs, key=lambda b: here[id(b.statement)], default=None)
             if first is not None and here[id(first.statement)] < at:
                 return Misplaced("missing", step, None, first.statement)
         guarded = isinstance(owner, ast.If) and not owner.orelse and owner in loop.body
+        inside = [b for b in backwards if owner in model.enclosing_statements(b.statement)]
+        other_steps = [
+            u
+            for u in updates
+            if u.kind == "step"
+            and u is not step
+            and u.statement is not None
+            and loop_id in u.loops
+            and _overlaps(u.modules or frozenset(), step.modules)
+        ]
+        if guarded and (inside or other_steps):
+            guarded = False  # a branch with its own update (a warm-up), not an accumulation
         if guarded and not any(owner in model.enclosing_statements(z.statement) for z in zeros):
             body = {id(s): i for i, s in enumerate(loop.body)}
             top_zeros = [z for z in zeros if id(z.statement) in body]
             top_backs = [b for b in backwards if id(b.statement) in body]
             for zero in top_zeros:
                 backs_after = [
-                    b for b in top_backs if body[id(zero.statement)] < body[id(b.statement)]
+                    b
+                    for b in top_backs
+                    if body[id(zero.statement)] < body[id(b.statement)] < body[id(owner)]
                 ]
                 if backs_after and body[id(zero.statement)] < body[id(owner)]:
                     return Misplaced("accumulation", step, zero, step.statement)
@@ -261,6 +277,11 @@ def _broken_window(events: list) -> str | None:
                 return f"step {steps} saw zero gradients"
             window = []
     return None
+
+
+def _overlaps(zeroed, modules) -> bool:
+    """Some of `modules` lie within what `zeroed` clears."""
+    return any(_owned(m, zeroed) for m in modules)
 
 
 def _owned(path: str, modules) -> bool:
