@@ -107,7 +107,11 @@ async def test_a_quick_fix_is_attached_to_its_diagnostic(client: LanguageClient,
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert "hidden-state-not-detached" in diagnostic.message
     actions = await actions_for(client, uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
-    quick_fix, reset = actions  # the detach (a stream's batches), then the reset alternative
+    quick_fix, reset, disable = actions  # the detach (a stream's batches), the reset, noqa
+    assert disable.title == "loopfix: Disable LF001 for this line"
+    assert diagnostic.code_description.href.endswith(
+        "docs/rules.md#lf001-hidden-state-not-detached"
+    )
     assert reset.title.startswith("loopfix: Reset `h` at the start of each batch (LF001; unsafe")
     assert not reset.is_preferred
     assert quick_fix.kind == types.CodeActionKind.QuickFix and quick_fix.is_preferred
@@ -344,6 +348,7 @@ async def test_an_unsafe_fix_is_its_own_titled_quick_fix_and_never_in_fix_all(
     uri = open_document(client, tmp_path / "train.py", text)
     found = await diagnostics_for(client, uri)
     actions = await actions_for(client, uri, found, only=[types.CodeActionKind.QuickFix])
+    actions = [a for a in actions if "Disable" not in a.title]
     titles = [a.title for a in actions]
     assert len(actions) == 2 and all("; unsafe fix: " in t for t in titles), titles
     assert not any(a.is_preferred for a in actions)
@@ -360,7 +365,7 @@ async def test_a_safe_fix_comes_with_the_unsafe_alternative_an_expert_might_pref
     text = case.before.read_text()
     uri = open_document(client, tmp_path / "gan.py", text)
     found = await diagnostics_for(client, uri)
-    safe, recompute = await actions_for(client, uri, found, only=[types.CodeActionKind.QuickFix])
+    safe, recompute, _ = await actions_for(client, uri, found, only=[types.CodeActionKind.QuickFix])
     assert safe.is_preferred and "unsafe" not in safe.title
     assert apply_text_edits(text, safe.edit.changes[uri]) == case.after.read_text()
     assert recompute.title.startswith("loopfix: Recompute `output_fake = ")
@@ -379,10 +384,22 @@ async def test_independent_batches_get_the_reset_first_and_the_detach_second(
     assert "the batches are independent (`loader` is a DataLoader with shuffle=True)" in (
         diagnostic.message
     )
-    reset, detach = await actions_for(client, uri, [diagnostic], only=["quickfix"])
+    reset, detach, _ = await actions_for(client, uri, [diagnostic], only=["quickfix"])
     assert "unsafe fix: `state` starts every batch from its initial value" in reset.title
     assert apply_text_edits(text, reset.edit.changes[uri]) == case.after.read_text()
     assert detach.title.startswith("loopfix: Detach `state`") and "unsafe" not in detach.title
     assert "state = tuple(s.detach() for s in state)" in apply_text_edits(
         text, detach.edit.changes[uri]
     )
+
+
+async def test_disable_for_this_line_adds_a_noqa_comment(client: LanguageClient, tmp_path):
+    case = CORPUS / "lf001_gru_state_init_once"
+    text = (case / "before.py").read_text()
+    uri = open_document(client, tmp_path / "train.py", text)
+    (diagnostic,) = await diagnostics_for(client, uri)
+    actions = await actions_for(client, uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
+    (disable,) = [a for a in actions if a.title == "loopfix: Disable LF001 for this line"]
+    disabled = apply_text_edits(text, disable.edit.changes[uri])
+    line = disabled.splitlines()[diagnostic.range.start.line]
+    assert line.endswith("  # noqa: LF001") and line.startswith(text.splitlines()[15])

@@ -10,6 +10,7 @@ Pure: no torch, no file writes (reading `pyproject.toml` for settings aside).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -26,6 +27,9 @@ from loopfix.rules import CRASHING_RULES, Finding, Fix, rule_by_code
 from loopfix.source import SourceError, SourceFile
 
 from .positions import PositionMap
+
+# a suppression comment already listing codes on the line
+NOQA_LIST = re.compile(r"#\s*noqa:\s*[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*", re.I)
 
 SOURCE = "loopfix"
 FIX_ALL = "source.fixAll.loopfix"
@@ -102,11 +106,38 @@ def diagnostics(analysis: BufferAnalysis, encoding: str) -> list[types.Diagnosti
                 f"`loopfix explain {finding.rule}` tells more)",
                 severity=severity,
                 code=finding.rule,
+                code_description=types.CodeDescription(href=rule_help_uri(rule)),
                 source=SOURCE,
                 data={"index": index},
             )
         )
     return found
+
+
+def rule_help_uri(rule) -> str:
+    """Where the rule's documentation lives (the SARIF `helpUri` too)."""
+    from loopfix.report import HELP_URI
+
+    return HELP_URI.format(anchor=f"{rule.code.lower()}-{rule.name}")
+
+
+def noqa_edit(analysis: BufferAnalysis, finding: Finding, positions: PositionMap) -> types.TextEdit:
+    """`# noqa: LF00x` at the end of the finding's first line (added to an existing `# noqa:`
+    list there), as Ruff's "Disable for this line" does."""
+    text = analysis.text
+    line_start = text.rfind("\n", 0, finding.start) + 1
+    line_end = text.find("\n", finding.start)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_end - 1 : line_end] == "\r":
+        line_end -= 1
+    line = text[line_start:line_end]
+    existing = NOQA_LIST.search(line)
+    if existing:
+        at = line_start + existing.end()
+        return types.TextEdit(range=positions.range(at, at), new_text=f", {finding.rule}")
+    stripped = len(line.rstrip())
+    at = line_start + stripped
+    return types.TextEdit(range=positions.range(at, line_end), new_text=f"  # noqa: {finding.rule}")
 
 
 def code_actions(
@@ -141,6 +172,19 @@ def code_actions(
                         is_preferred=number == 0 and fix.safe and finding.fix is fix,
                     )
                 )
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for index, finding in enumerate(analysis.findings):
+            if not (finding.start <= end and start <= finding.end):
+                continue
+            edit = noqa_edit(analysis, finding, positions)
+            actions.append(
+                types.CodeAction(
+                    title=f"loopfix: Disable {finding.rule} for this line",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostics_by_index[index]],
+                    edit=types.WorkspaceEdit(changes={analysis.uri: [edit]}),
+                )
+            )
     if analysis.result.changed and _wanted(FIX_ALL, only):
         actions.append(
             types.CodeAction(
