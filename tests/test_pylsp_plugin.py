@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
+import threading
+import time
 from importlib.metadata import entry_points
 
 import pytest
@@ -74,12 +79,114 @@ def test_only_the_verify_command_is_answered(pylsp, tmp_path):
         [],
         [None],
     )
-    summary = pylsp.execute_command("loopfix.verify", [uri])
-    summary = summary if isinstance(summary, str) else next(s for s in summary if s)
-    assert "LF001" in summary and "equivalent" in summary
+    shown: list[str] = []
+    pylsp.workspace.show_message = lambda message, *args: shown.append(message)
+    answer = pylsp.execute_command("loopfix.verify", [uri])
+    answer = answer if isinstance(answer, str) else next(s for s in answer if s)
+    assert answer == "verification started"  # at once: the runs go on in a worker thread
+    deadline = time.monotonic() + 120
+    while not any("LF001" in m for m in shown) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (summary,) = [m for m in shown if "LF001" in m]
+    assert "equivalent" in summary
+
+
+def test_a_settings_error_is_shown_once(pylsp, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.loopfix]\nselect = ["XX9"]\n')
+    shown: list[str] = []
+    pylsp.workspace.show_message = lambda message, *args: shown.append(message)
+    uri = open_document(pylsp, tmp_path / "train.py", BEFORE)
+    for _ in range(3):
+        pylsp._hook("pylsp_lint", uri, is_saved=False)
+    errors = [m for m in shown if "unknown rule code" in m]
+    assert len(errors) == 1 and "pyproject.toml" in errors[0]
 
 
 def test_a_syntax_error_buffer_gives_no_diagnostics_and_no_crash(pylsp, tmp_path):
     uri = open_document(pylsp, tmp_path / "broken.py", "def oops(:\n    pass\n")
     ours = [d for batch in pylsp._hook("pylsp_lint", uri, is_saved=False) for d in batch]
     assert [d for d in ours if d.get("source") == "loopfix"] == []
+
+
+class StdioClient:
+    """A bare JSON-RPC client for a real `pylsp` on stdio (pylsp's answers are not all strict
+    enough for lsprotocol's typed client)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pylsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.next_id = 0
+        self.inbox: list[dict] = []  # everything read, in order
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        while True:
+            length = None
+            while True:  # headers, up to the blank line
+                header = stream.readline()
+                if not header:
+                    return
+                if header.lower().startswith(b"content-length:"):
+                    length = int(header.split(b":")[1])
+                if header in (b"\r\n", b"\n"):
+                    break
+            self.inbox.append(json.loads(stream.read(length)))
+
+    def send(self, method: str, params: dict, request: bool = True) -> int | None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if request:
+            self.next_id += 1
+            message["id"] = self.next_id
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+        return message.get("id")
+
+    def wait(self, found, timeout: float = 120) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in list(self.inbox):
+                if found(message):
+                    return message
+            time.sleep(0.02)
+        raise AssertionError(f"nothing came; got {self.inbox[-5:]}")
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def test_pylsp_answers_while_loopfix_verifies(tmp_path):
+    """Through a real pylsp on stdio: `loopfix.verify` answers at once, and a hover sent right
+    after is answered before the verdicts arrive (as a message when the runs end)."""
+    client = StdioClient()
+    try:
+        client.send(
+            "initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}
+        )
+        client.wait(lambda m: m.get("id") == 1)
+        client.send("initialized", {}, request=False)
+        uri = (tmp_path / "train.py").as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": BEFORE}
+        client.send("textDocument/didOpen", {"textDocument": document}, request=False)
+        verify = client.send(
+            "workspace/executeCommand", {"command": "loopfix.verify", "arguments": [uri]}
+        )
+        answer = client.wait(lambda m: m.get("id") == verify)
+        assert answer["result"] == "verification started"
+        position = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 7}}
+        hover = client.send("textDocument/hover", position)
+        client.wait(lambda m: m.get("id") == hover)
+
+        def verdict(message: dict) -> bool:
+            text = message.get("params", {}).get("message", "")
+            return message.get("method") == "window/showMessage" and "LF001" in text
+
+        order = [m for m in client.inbox if m.get("id") == hover or verdict(m)]
+        assert "id" in order[0], "the hover must be answered before the verdicts arrive"
+        assert "equivalent" in client.wait(verdict)["params"]["message"]
+    finally:
+        client.close()
