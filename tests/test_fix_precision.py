@@ -239,3 +239,31 @@ def test_correct_zero_grad_shapes_from_real_repositories_are_left_alone(tmp_path
     accumulation; an optimizer over two modules cleared by each module's zero_grad() is
     cleared (the image-captioning tutorial)."""
     assert analyse(tmp_path, text).findings == []
+
+
+IGNITE_DETACH = """\
+import torch
+import torch.nn as nn
+
+
+def apply_to_tensor(x, f):
+    return f(x)
+
+
+torch.manual_seed(0)
+rnn = nn.GRU(3, 4)
+opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+h = torch.zeros(1, 1, 4)
+for x in torch.randn(3, 5, 1, 3):
+    h = apply_to_tensor(h, torch.Tensor.detach)
+    out, h = rnn(x, h)
+    opt.zero_grad()
+    out.sum().backward()
+    opt.step()
+"""
+
+
+def test_a_detach_handed_to_a_helper_as_a_value_detaches(tmp_path):
+    """ignite's truncated-BPTT engine detaches its state with
+    `apply_to_tensor(hidden, torch.Tensor.detach)`: no state is carried."""
+    assert analyse(tmp_path, IGNITE_DETACH).findings == []

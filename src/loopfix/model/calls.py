@@ -32,6 +32,8 @@ GRAPH_FREE_METHODS = {
 }
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
+# the detach as a value handed to a helper (`map`-like application to a state)
+DETACH_FUNCTIONS = {"torch.Tensor.detach", "torch.detach"}
 BUILTINS_WITHOUT_GRAPH = {
     "print", "len", "range", "isinstance", "issubclass", "hasattr", "int", "float", "str",
     "bool", "repr", "format", "id", "type", "open", "round", "callable", "getattr", "setattr",
@@ -75,6 +77,11 @@ class CallsMixin:
         qualified = self.symbols.qualify(func)
         if qualified in BACKWARD_FUNCTIONS:
             return self._functional_backward(node, qualified, env)
+        if any(self.symbols.qualify(a) in DETACH_FUNCTIONS for a in node.args):
+            # `apply_to_tensor(hidden, torch.Tensor.detach)` (ignite's `_detach_hidden`): a
+            # helper handed the detach itself applies it to what it returns
+            result = self._resolved_call(node, env)
+            return Value(frozenset(), result.shape)
         return self._resolved_call(node, env)
 
     def _args(self, node: ast.Call, env: Env) -> tuple[list[tuple[Value, str | None]], dict]:
