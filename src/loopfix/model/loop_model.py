@@ -103,6 +103,10 @@ class LoopModel:
         """Whether the loop's batches continue one stream or are independent, and the
         evidence (see `batches.py`); None when the code does not say. The loader is looked
         for in the innermost function around the loop (else the module)."""
+        return batch_source(self.loop(loop_id), self.scope_of(loop_id))
+
+    def scope_of(self, loop_id: int) -> ast.AST:
+        """The innermost function around the loop, else the module."""
         loop = self.loop(loop_id)
         functions = [
             node
@@ -110,8 +114,7 @@ class LoopModel:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             and node.lineno <= loop.lineno <= node.end_lineno
         ]
-        scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
-        return batch_source(loop, scope)
+        return max(functions, key=lambda f: f.lineno) if functions else self.tree
 
     def accumulations(self) -> list[tuple[ast.stmt, ast.expr, str, int]]:
         """Statements of this scope's loops that add a value carrying autograd graph to a
@@ -143,14 +146,7 @@ class LoopModel:
         `wandb.log`, `set_postfix`, ...), an f-string, `float`/`int`/`round`/`str`/`format`,
         `.item()` / `.tolist()`, `len`/`sum`/`mean`, or arithmetic on it inside one of these.
         A read that reaches a backward, a return, an optimizer or anything else is not."""
-        loop = self.loop(loop_id)
-        functions = [
-            node
-            for node in ast.walk(self.tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.lineno <= loop.lineno <= node.end_lineno
-        ]
-        scope = max(functions, key=lambda f: f.lineno) if functions else self.tree
+        scope = self.scope_of(loop_id)
         skipped = {id(n) for statement in skip for n in ast.walk(statement)}
         parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
         for node in ast.walk(scope):

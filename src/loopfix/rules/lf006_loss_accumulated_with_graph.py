@@ -102,18 +102,6 @@ class LossAccumulatedWithGraph(Rule):
     def oracle(self, finding: Finding, runs) -> str:
         """Every loss, gradient and step of the whole capped run is the same, and peak memory
         is not higher (5% and 16 MiB of slack for noise)."""
-        from loopfix.verify.compare import first_difference
+        from loopfix.verify.compare import same_whole_run
 
-        original, patched = runs.original, runs.patched
-        if original.error or patched.error:
-            which = "original" if original.error else "patched code"
-            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
-        difference = first_difference(original.events, patched.events)
-        if difference is None and len(patched.events) != len(original.events):
-            difference = "the runs recorded different numbers of events"
-        if difference is not None:
-            return f"not equivalent: {difference}"
-        before, after = original.trace["peak_memory"], patched.trace["peak_memory"]
-        if after > before * 1.05 + (16 << 20):
-            return f"not equivalent: peak memory rose from {before >> 20} to {after >> 20} MiB"
-        return "equivalent"
+        return same_whole_run(runs)
