@@ -403,3 +403,17 @@ async def test_disable_for_this_line_adds_a_noqa_comment(client: LanguageClient,
     disabled = apply_text_edits(text, disable.edit.changes[uri])
     line = disabled.splitlines()[diagnostic.range.start.line]
     assert line.endswith("  # noqa: LF001") and line.startswith(text.splitlines()[15])
+
+
+async def test_a_settings_error_is_shown_once_and_the_defaults_apply(
+    client: LanguageClient, tmp_path
+):
+    (tmp_path / "pyproject.toml").write_text('[tool.loopfix]\nselect = ["XX9"]\n')
+    text = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
+    for name in ("a.py", "b.py"):
+        uri = open_document(client, tmp_path / name, text)
+        (diagnostic,) = await diagnostics_for(client, uri)
+        assert diagnostic.code == "LF001"  # the defaults: every rule
+    shown = [m.message for m in client.messages if "unknown rule code" in m.message]
+    assert len(shown) == 1 and "pyproject.toml" in shown[0]
+    assert shown[0].endswith("(using the defaults)")

@@ -38,6 +38,7 @@ class LoopfixServer(LanguageServer):
         self.parsers: dict[str, ChunkParser] = {}  # per document: unchanged statements reused
         self.project_configs: dict[Path, tuple[Config, tuple]] = {}
         self.projects: dict[Path, Project] = {}  # by root; modules read from buffers first
+        self.shown: set[str] = set()  # settings errors already shown to the user
 
     # -- settings -----------------------------------------------------------------------
     def config_for(self, uri: str) -> Config:
@@ -50,7 +51,7 @@ class LoopfixServer(LanguageServer):
             try:
                 cached = (find_config(folder), stamp)
             except ConfigError as error:
-                self.log(types.MessageType.Error, str(error))
+                self.warn_once(str(error))
                 cached = (Config(), stamp)
             self.project_configs[folder] = cached
         config = cached[0]
@@ -59,7 +60,7 @@ class LoopfixServer(LanguageServer):
         try:
             return with_overrides(config, self.client_settings, "client settings")
         except ConfigError as error:
-            self.log(types.MessageType.Error, str(error))
+            self.warn_once(str(error))
             return config
 
     @property
@@ -137,6 +138,16 @@ class LoopfixServer(LanguageServer):
 
     def log(self, kind: types.MessageType, message: str) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=f"loopfix: {message}"))
+
+    def warn_once(self, message: str) -> None:
+        """A settings error: logged each time, shown to the user once (the defaults apply)."""
+        self.log(types.MessageType.Error, message)
+        if message not in self.shown:
+            self.shown.add(message)
+            text = f"loopfix: {message} (using the defaults)"
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=text)
+            )
 
 
 def _digest(text: str) -> str:
