@@ -403,3 +403,19 @@ def test_github_annotations_are_repository_relative_and_name_unparsable_files(re
     assert any(
         line.startswith("::error file=sub/broken.py,title=loopfix,line=1::") for line in lines
     )
+
+
+def test_sarif_validates_against_the_official_2_1_0_schema(repo):
+    """Findings with fixes, a file that does not parse (a tool notification): the whole log
+    against the OASIS schema (`tests/data`, with its notice)."""
+    import jsonschema
+
+    (repo / "sub").mkdir()
+    (repo / "sub" / "gan.py").write_text(GAN)
+    (repo / "sub" / "broken.py").write_text("def f(:\n    loss.backward()\n")
+    log = json.loads(invoke("check", ".", "--format", "sarif", "--no-cache").stdout)
+    assert (
+        log["runs"][0]["results"] and log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    )
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(log)
