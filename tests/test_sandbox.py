@@ -205,6 +205,8 @@ def test_the_default_interpreter_is_the_projects_virtual_environment(tmp_path, m
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").write_text("")
     assert choose(None, tmp_path) == str(tmp_path / ".venv" / "bin" / "python")
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # loopfix's own, as in a pre-commit hook
+    assert choose(None, tmp_path) == str(tmp_path / ".venv" / "bin" / "python")
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / ".venv"))
     assert choose("/usr/bin/python3", tmp_path) == "/usr/bin/python3"
     assert os.path.isabs(choose("python3", None))

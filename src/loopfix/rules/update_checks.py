@@ -55,7 +55,7 @@ class ReorderRule(Rule):
         released = [e for f in _needless_retains(patched) for e in f.fix.edits]
         if released and all(e.end <= insert.start for e in released):
             plan.edits += released
-        again = " and ".join(plan.dropped)
+        again = " and ".join(plan.moved)
         return Fix(
             f"Recompute {again} after {named}",
             tuple(plan.edits),
@@ -91,11 +91,11 @@ class ReorderRule(Rule):
         """The unsafe fix of "backward, step, backward, step" of one optimizer (the upstream
         answer): step it once, after every backward, with the gradients of all its losses."""
         plan = update_order.plan_reorder(context, finding.detail.id, drop_repeated=True)
-        if isinstance(plan, update_order.NotReorderable) or not plan.dropped:
+        if isinstance(plan, update_order.NotReorderable) or not plan.moved:
             return None
         if not reorder_is_safe(context, plan.edits):
             return None
-        dropped = " and ".join(plan.dropped)
+        dropped = " and ".join(plan.moved)
         return Fix(
             f"Step once, after every backward (drops {dropped})",
             tuple(plan.edits),

@@ -60,7 +60,9 @@ class RepeatedStep(NotReorderable):
 @dataclass
 class Plan:
     edits: list[Edit]
-    dropped: list[str] = field(default_factory=list)  # `opt.step()` (line n) no longer run
+    # the statements the plan drops (step once) or runs again (recompute), as shown to users:
+    # "`opt.step()` (line 18)"
+    moved: list[str] = field(default_factory=list)
 
 
 def plan_reorder(

@@ -3,8 +3,9 @@
 loopfix may be installed apart from the project (pipx, a pre-commit environment, an editor's
 own environment) while the code it verifies needs the project's packages. The interpreter is,
 in order: the one given (`--python`, `python = ...` in `[tool.loopfix]`, the editor's
-`python` setting); the active virtual environment (`VIRTUAL_ENV`); a `.venv` or `venv`
-folder at the project's root; loopfix's own. Nothing is installed into it: its children import
+`python` setting); the active virtual environment (`VIRTUAL_ENV`) unless it is loopfix's
+own (pre-commit activates the hook's); a `.venv` or `venv` folder at the project's root;
+loopfix's own. Nothing is installed into it: its children import
 the tracer from a folder that holds only the `loopfix` package (a link to it), put first on
 their import path. It must have torch; when it does not, every verdict says so in one line.
 """
@@ -27,7 +28,9 @@ def choose(explicit: str | None, root: Path | None) -> str:
     if explicit:
         return explicit if os.sep in explicit else shutil.which(explicit) or explicit
     active = os.environ.get("VIRTUAL_ENV")
-    if active and (found := _python_in(Path(active))) is not None:
+    own = os.path.abspath(sys.prefix)
+    # an environment that is loopfix's own (a pre-commit hook's, pipx's) is not the project's
+    if active and os.path.abspath(active) != own and (found := _python_in(Path(active))):
         return str(found)
     for folder in VENV_FOLDERS if root is not None else ():
         if (found := _python_in(root / folder)) is not None:
