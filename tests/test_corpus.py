@@ -53,6 +53,10 @@ def test_corpus_has_enough_cases():
     updates = [c for c in POSITIVE if {"LF002", "LF003", "LF004"} & set(c.rules)]
     updates_negative = [c for c in NEGATIVE if c.name.startswith("lf002_")]
     assert len(updates) >= 12 and len(updates_negative) >= 12
+    for code in ("LF005", "LF006", "LF007", "LF008"):
+        positive = [c for c in POSITIVE + UNSAFE if code in c.rules]
+        negative = [c for c in NEGATIVE if c.name.startswith(code.lower() + "_")]
+        assert len(positive) >= 4 and len(negative) >= 4, code
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -98,7 +102,11 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         assert case.error in (original.error or ""), original.stderr[-2000:]
     else:
         assert original.error is None, original.stderr[-2000:]
-    if runs.retained is not None:  # LF003's retain fix: the original with every graph kept
+    if runs.cloned is not None:  # LF008: against the original with every saved tensor copied
+        assert runs.cloned.error is None, runs.cloned.stderr[-2000:]
+        assert first_difference(runs.cloned.events, patched.events) is None
+        assert len(patched.events) == len(runs.cloned.events) > 0
+    elif runs.retained is not None:  # LF003's retain fix: the original with every graph kept
         assert runs.retained.error is None, runs.retained.stderr[-2000:]
         assert first_difference(runs.retained.events, patched.events) is None
         assert len(patched.events) == len(runs.retained.events)

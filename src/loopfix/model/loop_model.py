@@ -30,6 +30,8 @@ class LoopModel:
     symbols: Symbols
     observations: Observations
     parents: dict[int, tuple[ast.AST, Block]] = field(default_factory=dict)
+    index: TreeIndex | None = field(default=None, repr=False)
+    _saved_changes: list | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ questions for rules
     def carried_graphs(self) -> list[CarriedGraph]:
@@ -359,6 +361,18 @@ class LoopModel:
             current = owner
         return False
 
+    def saved_tensor_changes(self) -> list:
+        """In-place changes of tensors autograd saved whose backward will run (`saved.py`):
+        in the methods of the module's `nn.Module` classes and in its training code."""
+        if self._saved_changes is None:
+            from loopfix.model.saved import saved_tensor_changes
+
+            index = self.index
+            self._saved_changes = saved_tensor_changes(
+                self.tree, self.symbols, index.functions, index.words
+            )
+        return self._saved_changes
+
     def names_in_use(self) -> set[str]:
         return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | set(
             self.symbols.functions
@@ -400,6 +414,7 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
         interpreter.run_scope(function.body, frame, _scope_env(function, owner, instances))
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.parents = index.parents
+    model.index = index
     return model
 
 

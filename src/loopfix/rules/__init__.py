@@ -8,6 +8,7 @@ from loopfix.rules.lf004_needless_retain_graph import NeedlessRetainGraph
 from loopfix.rules.lf005_scheduler_before_step import SchedulerBeforeStep
 from loopfix.rules.lf006_loss_accumulated_with_graph import LossAccumulatedWithGraph
 from loopfix.rules.lf007_zero_grad_placement import ZeroGradMisplaced
+from loopfix.rules.lf008_inplace_on_saved_tensor import InplaceOnSavedTensor
 
 ALL_RULES: list[Rule] = [
     HiddenStateNotDetached(),
@@ -17,11 +18,12 @@ ALL_RULES: list[Rule] = [
     SchedulerBeforeStep(),
     LossAccumulatedWithGraph(),
     ZeroGradMisplaced(),
+    InplaceOnSavedTensor(),
 ]
 
 
 # Rules whose findings make training fail; the others only waste memory.
-CRASHING_RULES = frozenset({"LF001", "LF002", "LF003"})
+CRASHING_RULES = frozenset({"LF001", "LF002", "LF003", "LF008"})
 
 
 def rule_by_code(code: str) -> Rule | None:

@@ -137,8 +137,8 @@ class Rule(ABC):
 
     def needs_runs(self, finding: Finding) -> frozenset[str]:
         """Runs of the original besides the plain one that the oracle of `finding`'s fix
-        needs: "deferred" (every step deferred, every graph kept) and/or "retained" (every
-        graph kept, steps run)."""
+        needs: "deferred" (every step deferred, every graph kept), "retained" (every
+        graph kept, steps run) and/or "cloned" (every saved tensor copied when saved)."""
         return frozenset()
 
     # a text of the error the original must raise for the diagnosis to hold ("": any or none)

@@ -185,3 +185,28 @@ def same_whole_run(runs) -> str:
     if after > before * 1.05 + (16 << 20):
         return f"not equivalent: peak memory rose from {before >> 20} to {after >> 20} MiB"
     return "equivalent"
+
+
+def same_as_out_of_place(runs, error: str) -> str:
+    """The verdict for an in-place change made out-of-place (LF008): the original fails with
+    `error`; every event it recorded before failing (its forward values) is the patched run's
+    too; and the patched run completes with every loss, gradient and step of the whole capped
+    run equal to the reference's: the original run with every saved tensor copied when it was
+    saved, which computes what out-of-place operations throughout would."""
+    original, patched, reference = runs.original, runs.patched, runs.cloned
+    if error not in (original.error or ""):
+        return f"not confirmed: the original did not fail with '{error}'"
+    if reference is None or reference.trace is None or reference.error:
+        why = "was not made" if reference is None else reference.error or "left no trace"
+        return f"unverified: the out-of-place reference run {why[:120]}"
+    if patched.error:
+        return f"not equivalent: the patched code raised {patched.error[:120]}"
+    difference = first_difference(original.events, patched.events)
+    if difference is not None:
+        return f"not equivalent: before the original failed, {difference}"
+    difference = first_difference(reference.events, patched.events)
+    if difference is None and len(patched.events) != len(reference.events):
+        difference = "the runs recorded different numbers of events"
+    if difference is not None:
+        return f"not equivalent: against the out-of-place reference, {difference}"
+    return "equivalent"

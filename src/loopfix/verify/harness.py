@@ -76,6 +76,7 @@ def run_script(
     *,
     defer_steps: bool = False,
     retain_graphs: bool = False,
+    clone_saved: bool = False,
     call: str | None = None,
     fixture: Path | None = None,
     synthetic_loop: int | None = None,
@@ -88,6 +89,7 @@ def run_script(
         script.write_bytes(code)
         argv = ["--defer-steps"] if defer_steps else []
         argv += ["--retain-graphs"] if retain_graphs else []
+        argv += ["--clone-saved"] if clone_saved else []
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
         if call is not None:
             argv += ["--call", call]

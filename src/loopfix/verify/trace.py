@@ -1,7 +1,7 @@
 """Run a training script in this (child) process and record what autograd computed.
 
-    python -m loopfix.verify.trace [--defer-steps | --retain-graphs] [--iterations N] [--device D]
-                                   TRACE_FILE SCRIPT [ARGS...]
+    python -m loopfix.verify.trace [--defer-steps | --retain-graphs | --clone-saved]
+                                   [--iterations N] [--device D] TRACE_FILE SCRIPT [ARGS...]
 
 Records, in order, every backward pass (the loss value, the gradient of every parameter of
 every module that has run so far, in the order the modules first ran, the line of the user's
@@ -38,7 +38,10 @@ with "if no parameter had changed during the iteration": the reference LF002/LF0
 judged against. Step events name their optimizer by the order in which optimizers first step.
 With `--retain-graphs` every backward keeps its graph and the steps run: the original as it
 would run had every backward been given `retain_graph=True` (what LF003's retain fix is judged
-against).
+against). With `--clone-saved` every tensor autograd saves for a backward is copied when it is
+saved (`torch.autograd.graph.saved_tensors_hooks`): the original as it would run had every
+in-place operation been out-of-place, since a later in-place change can no longer reach what
+the backward reads (what LF008's fix is judged against).
 This module imports torch and runs user code: it is only ever run in a child process.
 """
 
@@ -289,6 +292,7 @@ def pick_device(requested: str) -> str:
 def _options(argv: list[str]) -> tuple[dict, list[str]]:
     options = {"defer_steps": False, "iterations": None, "device": "cpu", "call": None}
     options["retain_graphs"] = False
+    options["clone_saved"] = False
     options["fixture"] = None
     options["synthetic_loop"] = None
     while argv and argv[0].startswith("--"):
@@ -297,6 +301,8 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
             options["defer_steps"] = True
         elif flag == "--retain-graphs":
             options["retain_graphs"] = True
+        elif flag == "--clone-saved":
+            options["clone_saved"] = True
         elif flag == "--iterations":
             options["iterations"] = int(argv.pop(0))
         elif flag == "--device":
@@ -372,6 +378,8 @@ def main(argv: list[str]) -> int:
     synthetic.install_made_up_arguments()
     recorder = Recorder(options["defer_steps"], options["iterations"], options["retain_graphs"])
     recorder.install()
+    if options["clone_saved"]:  # entered for the whole run; the process ends with it
+        torch.autograd.graph.saved_tensors_hooks(_copy_saved, _unpack_saved).__enter__()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]
     error, capped, data_error, facts = None, False, False, {"replica": False}
@@ -401,6 +409,14 @@ def main(argv: list[str]) -> int:
     trace |= {"synthetic_weights": weights.used, "missing_package": _missing_package(error)}
     portable.save(trace, Path(trace_file))
     return 1 if error else 0
+
+
+def _copy_saved(tensor):
+    return tensor.clone()
+
+
+def _unpack_saved(tensor):
+    return tensor
 
 
 def _missing_package(error: str | None) -> str | None:

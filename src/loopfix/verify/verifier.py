@@ -45,6 +45,7 @@ class Runs:
     reference: ChildRun | None  # the original with every step deferred and graph kept
     iterations: int
     retained: ChildRun | None = None  # the original with every graph kept, steps run
+    cloned: ChildRun | None = None  # the original with every saved tensor copied when saved
 
 
 @dataclass
@@ -93,25 +94,31 @@ def collect_runs(result: FileResult, settings: RunSettings) -> dict[str, Runs | 
     fixable = [f for f in result.findings if f.applied]
     units = {unit_of(result, f) for f in fixable}
     runs = {unit: _guarded_runs(result, unit, settings) for unit in sorted(units)}
-    if _never_trained(runs.get(SCRIPT)):
-        for finding in fixable:
-            function = _function_of(result, finding)
-            if unit_of(result, finding) == SCRIPT and function and function not in runs:
-                runs[function] = _guarded_runs(result, function, settings)
+    for finding in fixable:
+        expected = rule_by_code(finding.rule).predicted_error
+        if not _never_trained(runs.get(SCRIPT), expected):
+            continue
+        function = _function_of(result, finding)
+        if unit_of(result, finding) == SCRIPT and function and function not in runs:
+            runs[function] = _guarded_runs(result, function, settings)
     return runs
 
 
 def judged_unit(result: FileResult, finding: Finding, units: dict) -> str:
-    """The unit whose runs judge `finding`: its function when the script never trained."""
+    """The unit whose runs judge `finding`: its function when the script never trained
+    (a script that failed at its first backward with the error the rule predicts did)."""
     unit = unit_of(result, finding)
     function = _function_of(result, finding)
-    if unit == SCRIPT and _never_trained(units.get(SCRIPT)) and function in units:
+    expected = rule_by_code(finding.rule).predicted_error
+    if unit == SCRIPT and _never_trained(units.get(SCRIPT), expected) and function in units:
         return function
     return unit
 
 
-def _never_trained(runs: Runs | str | None) -> bool:
-    return isinstance(runs, Runs) and not runs.original.events
+def _never_trained(runs: Runs | str | None, expected: str = "") -> bool:
+    if not isinstance(runs, Runs) or runs.original.events:
+        return False
+    return not (expected and expected in (runs.original.error or ""))
 
 
 def _function_of(result: FileResult, finding: Finding) -> str | None:
@@ -133,7 +140,7 @@ def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
             continue
-        made = (runs.original, runs.patched, runs.reference, runs.retained)
+        made = (runs.original, runs.patched, runs.reference, runs.retained, runs.cloned)
         seconds = sum(r.seconds for r in made if r is not None)
         verdicts.append(_verdict(result, finding, runs, seconds))
     return verdicts
@@ -176,12 +183,14 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     needed = set().union(
         *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
     )
-    reference = retained = None
+    reference = retained = cloned = None
+    if "cloned" in needed:
+        cloned = run_script(result.source.data, name, home, settings, clone_saved=True, **run)
     if "deferred" in needed:
         reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
     if "retained" in needed:
         retained = run_script(result.source.data, name, home, settings, retain_graphs=True, **run)
-    return Runs(original, patched, reference, settings.iterations, retained)
+    return Runs(original, patched, reference, settings.iterations, retained, cloned)
 
 
 def _needs_synthetic_data(run: ChildRun) -> bool:

@@ -1,0 +1,889 @@
+"""Tensors autograd saved for a backward, and in-place changes to them (the facts LF008 asks).
+
+An operation that needs a value to compute its gradient keeps that tensor (its input, or its
+result) with the tensor's version; an in-place change bumps the version, and the backward
+then fails with "one of the variables needed for gradient computation has been modified by an
+inplace operation". Which operation keeps which tensor is a fact of torch's autograd: the
+formulas in PyTorch's `tools/autograd/derivatives.yaml` (e.g. `sigmoid: self:
+sigmoid_backward(grad, result)` keeps the result; `log: self: grad.div(self.conj())` keeps the
+input), and for the layers, the backward functions of `torch.nn.functional`'s kernels. The
+table below holds the common ones; `tests/test_saved_tensors.py` runs every entry on torch and
+checks that it keeps what the table says, and only that.
+
+The analysis follows one function body (a `forward`, a training step, a module body) in order,
+binding each name to the tensor it holds: views and `.detach()` share their base's version
+counter, so a change through them counts. A change is reported only when everything is
+proven: the operation ran with a tensor that requires grad (the output of a trainable layer,
+or computed from one), the changed tensor is the one it saved, and the operation's output is
+read after the change, so that a backward will go through it. Code under `torch.no_grad()`,
+behind a test of `training` or grad mode, and loops' state across iterations are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from itertools import count
+
+from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
+
+# -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
+
+# Operations that keep their result: `out = torch.sigmoid(z); out += r` breaks the backward.
+RESULT_SAVED = frozenset(
+    {"sigmoid", "tanh", "exp", "relu", "sqrt", "rsqrt", "softmax", "log_softmax"}
+)
+# Operations that keep their input when it requires grad: `y = F.gelu(x); x += r` breaks it.
+INPUT_SAVED = frozenset(
+    {"elu", "leaky_relu", "gelu", "silu", "relu6", "hardtanh", "softplus", "log", "sin", "cos",
+     "abs", "pow", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+     "avg_pool3d", "instance_norm"}
+)  # fmt: skip
+# Layers with weights that keep their input whenever the layer or its input requires grad
+# (a frozen convolution or norm still keeps it), and `linear`, which keeps its input only for
+# its weight's gradient (a frozen Linear does not).
+LAYER_INPUT_SAVED = frozenset({"conv", "batch_norm", "layer_norm", "group_norm"})
+WEIGHT_INPUT_SAVED = frozenset({"linear"})
+# In-place activations keep their (changed) result: `leaky_relu_: leaky_relu_backward(grad,
+# result, ...)`; applying another in-place change after them breaks the backward too.
+INPLACE_RESULT_SAVED = frozenset({"relu", "leaky_relu", "elu"})
+
+# torch.nn classes -> the operation above they apply
+MODULE_OPERATIONS = {
+    "Sigmoid": "sigmoid", "Tanh": "tanh", "ReLU": "relu", "Softmax": "softmax",
+    "LogSoftmax": "log_softmax", "ELU": "elu", "LeakyReLU": "leaky_relu", "GELU": "gelu",
+    "SiLU": "silu", "ReLU6": "relu6", "Hardtanh": "hardtanh", "Softplus": "softplus",
+    "MaxPool1d": "max_pool1d", "MaxPool2d": "max_pool2d", "MaxPool3d": "max_pool3d",
+    "AvgPool1d": "avg_pool1d", "AvgPool2d": "avg_pool2d", "AvgPool3d": "avg_pool3d",
+    "InstanceNorm1d": "instance_norm", "InstanceNorm2d": "instance_norm",
+    "InstanceNorm3d": "instance_norm", "Conv1d": "conv", "Conv2d": "conv", "Conv3d": "conv",
+    "ConvTranspose1d": "conv", "ConvTranspose2d": "conv", "ConvTranspose3d": "conv",
+    "BatchNorm1d": "batch_norm", "BatchNorm2d": "batch_norm", "BatchNorm3d": "batch_norm",
+    "SyncBatchNorm": "batch_norm", "LayerNorm": "layer_norm", "GroupNorm": "group_norm",
+    "Linear": "linear",
+}  # fmt: skip
+# functional names that differ from the operation's
+FUNCTION_OPERATIONS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "pow": "pow"}
+# classes whose instances have weights of their own (their output requires grad)
+WEIGHTED_MODULES = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+     "ConvTranspose3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+     "LayerNorm", "GroupNorm", "Embedding", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell",
+     "RNNCell", "PReLU", "MultiheadAttention", "TransformerEncoderLayer",
+     "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder", "Transformer"}
+)  # fmt: skip
+# classes that change their input in place when built with `inplace=True`
+INPLACE_MODULES = frozenset(
+    {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "SiLU", "Hardtanh", "Hardswish",
+     "Hardsigmoid", "Mish", "Threshold", "RReLU", "Dropout", "Dropout1d", "Dropout2d",
+     "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+)  # fmt: skip
+# tensor methods that change the tensor's values in place, with their out-of-place form
+IN_PLACE_METHODS = {
+    "add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div", "clamp_": "clamp",
+    "clamp_min_": "clamp_min", "clamp_max_": "clamp_max", "clip_": "clip", "relu_": "relu",
+    "sigmoid_": "sigmoid", "tanh_": "tanh", "exp_": "exp", "log_": "log", "sqrt_": "sqrt",
+    "pow_": "pow", "abs_": "abs", "neg_": "neg", "masked_fill_": "masked_fill",
+    "masked_scatter_": "masked_scatter", "index_fill_": "index_fill", "index_add_": "index_add",
+    "index_copy_": "index_copy", "index_put_": "index_put", "scatter_": "scatter",
+    "scatter_add_": "scatter_add", "addcmul_": "addcmul", "addcdiv_": "addcdiv", "lerp_": "lerp",
+    "floor_": "floor", "ceil_": "ceil", "round_": "round", "sign_": "sign", "fmod_": "fmod",
+    "remainder_": "remainder", "fill_": None, "zero_": None, "copy_": None,
+    "uniform_": None, "normal_": None, "bernoulli_": None,
+}  # fmt: skip
+# torch.nn.functional functions with an `inplace` argument (its position when passed bare)
+INPLACE_KEYWORD = {
+    "relu": 1, "relu6": 1, "leaky_relu": 2, "elu": 2, "selu": 1, "celu": 2, "silu": 1,
+    "hardtanh": 3, "hardswish": 1, "mish": 1, "threshold": 3, "rrelu": 4, "dropout": 3,
+    "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3,
+}  # fmt: skip
+# views share their base's storage and version counter; so does `.detach()` (its docs:
+# "in-place modifications on either of them will be seen, and may trigger errors in
+# correctness checks")
+VIEW_METHODS = frozenset(
+    {"view", "view_as", "unsqueeze", "squeeze", "transpose", "permute", "t", "narrow",
+     "expand", "expand_as", "select", "diagonal", "unfold", "detach", "as_strided"}
+)  # fmt: skip
+# calls and attributes whose result carries no graph
+GRAPHLESS_METHODS = frozenset(
+    {"detach", "item", "tolist", "numpy", "size", "dim", "numel", "argmax", "argmin", "eq",
+     "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "long", "int", "bool",
+     "nonzero", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
+     "full_like", "randint_like", "new_zeros", "new_ones", "new_empty", "new_full",
+     "new_tensor", "sign", "round", "floor", "ceil", "stride", "data_ptr", "is_contiguous",
+     "get_device", "all", "any", "equal", "allclose", "count_nonzero", "bincount"}
+)  # fmt: skip
+GRAPHLESS_ATTRIBUTES = frozenset(
+    {"data", "shape", "dtype", "device", "grad", "requires_grad", "is_leaf", "ndim", "T"}
+)
+# calls that only report a value (their argument is not read into a graph)
+REPORTING_CALLS = frozenset(
+    {"print", "len", "isinstance", "str", "repr", "float", "int", "bool", "format", "type",
+     "id", "hasattr", "getattr"}
+)  # fmt: skip
+GRAD_MODE_WORDS = frozenset(
+    {"training", "requires_grad", "is_grad_enabled", "is_inference_mode_enabled"}
+)
+NO_GRAD_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+
+
+# -- what the analysis finds --------------------------------------------------------------
+
+
+@dataclass
+class Save:
+    """One operation that kept a tensor for its backward."""
+
+    id: int
+    call: ast.expr  # the call (or binary operation) that saved it
+    statement: ast.stmt
+    operation: str  # e.g. "`torch.sigmoid` keeps its result"
+
+
+@dataclass(eq=False)
+class Counter:
+    """A tensor's storage and version counter, shared by its views and detached copies."""
+
+    saves: list[Save] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Binding:
+    counter: Counter
+    grad: bool = False  # provably requires grad
+    graph: frozenset[int] = frozenset()  # saves whose output this value's graph goes through
+
+
+@dataclass
+class InPlaceChange:
+    """An in-place change of a tensor that autograd saved, whose saving operation's output
+    is read afterwards (so a backward goes through it and fails)."""
+
+    statement: ast.stmt
+    node: ast.AST  # the changing expression (the augmented assignment, the call, ...)
+    var: str  # the changed tensor's name
+    save: Save
+    how: str  # "augmented" | "subscript" | "method" | "keyword" | "module" | "callee"
+    # where to write `inplace=False` (a keyword or positional argument), or None
+    switch: ast.expr | None = None
+    # why no fix can be offered (another name still reads the changed tensor, ...)
+    unfixable: str = ""
+    alias: str = ""  # another name of the same tensor read after the change
+
+
+@dataclass
+class _Candidate:
+    change: InPlaceChange
+    at_risk: frozenset[int]
+    confirmed: bool = False
+
+
+# -- the analysis ---------------------------------------------------------------------------
+
+
+def saved_tensor_changes(
+    tree: ast.Module, symbols: Symbols, functions: list, words: dict[int, set[str]]
+) -> list[InPlaceChange]:
+    """Every proven in-place change of a saved tensor in the module: in each method of its
+    `torch.nn.Module` classes (where the parameters make values require grad) and in each
+    other function and the module body, when they call `backward()`. `functions` and
+    `words` are the module's index (`index.py`): (class or None, function) pairs, and the
+    words each scope mentions."""
+    found: list[InPlaceChange] = []
+    ids = count()
+    built: dict[int, dict] = {}
+    for owner, function in functions:
+        if _no_grad(function, symbols):
+            continue
+        info = symbols.classes.get(owner.name) if owner is not None else None
+        if info is None or info.node is not owner or not info.is_module:
+            if "backward" in words.get(id(function), ()):  # training code
+                found += _Scope(symbols, None, ids, {}).run(function)
+            continue
+        if owner.name in symbols.frozen_classes or function.name == "__init__":
+            continue
+        if id(owner) not in built:
+            built[id(owner)] = _attribute_constructors(info, symbols)
+        found += _Scope(symbols, info, ids, built[id(owner)]).run(function)
+    if "backward" in words.get(id(tree), ()):
+        found += _Scope(symbols, None, ids, {}).run(tree)
+    return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
+
+
+def mutates_first_argument(function: ast.FunctionDef, symbols: Symbols) -> bool:
+    """Whether `function` (a `forward(self, x)` or `f(x)`) changes its first tensor argument
+    in place before binding the name to anything else."""
+    params = [a.arg for a in function.args.args]
+    if params and params[0] == "self":
+        params = params[1:]
+    if not params:
+        return False
+    name = params[0]
+    for statement in function.body:
+        if any(_changed_name(node, symbols) == name for node in _in_place_nodes(statement)):
+            return True
+        if name in _assigned_names([statement]):
+            return False
+    return False
+
+
+class _Scope:
+    """One function body run in order; see the module's docstring."""
+
+    def __init__(self, symbols: Symbols, owner: ClassInfo | None, ids, built: dict) -> None:
+        self.symbols, self.owner, self.ids = symbols, owner, ids
+        self.env: dict[str, Binding] = {}
+        self.candidates: list[_Candidate] = []
+        self.modules = built  # attribute -> the constructor call that builds it
+        self.later_reads: dict[str, list[ast.Name]] = {}
+
+    def run(self, scope: ast.AST) -> list[InPlaceChange]:
+        self.function = scope
+        self.local_modules = _local_constructors(scope)
+        self._block(scope.body)
+        return [c.change for c in self.candidates if c.confirmed]
+
+    # -- statements ---------------------------------------------------------------------
+    def _block(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            self._statement(statement)
+
+    def _statement(self, statement: ast.stmt) -> None:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return
+        if isinstance(statement, ast.If | ast.While):
+            if _mentions(statement.test, GRAD_MODE_WORDS):
+                return self._forget(statement)
+            self._confirm_reads(statement.test)
+            loop = isinstance(statement, ast.While)
+            return self._branches(statement, [statement.body, statement.orelse], loop)
+        if isinstance(statement, ast.For | ast.AsyncFor):
+            self._confirm_reads(statement.iter)
+            return self._branches(statement, [statement.body, statement.orelse], True)
+        if isinstance(statement, ast.With | ast.AsyncWith):
+            if any(_is_no_grad(item.context_expr, self.symbols) for item in statement.items):
+                return self._forget(statement)
+            return self._block(statement.body)
+        if isinstance(statement, ast.Try):
+            self._block(statement.body)
+            return self._branches(
+                statement, [h.body for h in statement.handlers] + [statement.finalbody], False
+            )
+        if isinstance(statement, ast.Match):
+            return self._forget(statement)
+        self._simple(statement)
+
+    def _branches(self, statement: ast.stmt, blocks: list, loop: bool) -> None:
+        """Each block from what held before; afterwards, and at the top of a loop's body
+        (the state of another iteration), the names a block binds hold something unknown."""
+        assigned = _assigned_names(blocks_flat := [s for b in blocks for s in b])
+        before = dict(self.env)
+        for block in blocks:
+            self.env = dict(before)
+            if loop:
+                self._drop(assigned)
+            self._block(block)
+        self.env = before
+        self._drop(assigned | _assigned_names(blocks_flat))
+
+    def _forget(self, statement: ast.stmt) -> None:
+        self._drop(_assigned_names([statement]))
+
+    def _drop(self, names: set[str]) -> None:
+        for name in names:
+            self.env.pop(name, None)
+
+    def _simple(self, statement: ast.stmt) -> None:
+        self._confirm_reads(statement)
+        value = getattr(statement, "value", None)
+        result = self._value(value, statement) if value is not None else None
+        for node in _in_place_nodes(statement):
+            self._in_place(statement, node, result)
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                self._bind(target, result, value)
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            old = self._binding(statement.target.id)
+            grad = old.grad or (result is not None and result.grad)
+            graph = old.graph | (result.graph if result else frozenset())
+            self.env[statement.target.id] = Binding(old.counter, grad, graph)
+
+    def _bind(self, target: ast.expr, result: Binding | None, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = result or Binding(Counter())
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:  # `out, h = self.lstm(x)`: new tensors, same graph
+                fresh = Binding(Counter(), result.grad, result.graph) if result else None
+                self._bind(
+                    element.value if isinstance(element, ast.Starred) else element, fresh, None
+                )
+
+    # -- values -------------------------------------------------------------------------
+    def _binding(self, name: str) -> Binding:
+        if name not in self.env:
+            self.env[name] = Binding(Counter())
+        return self.env[name]
+
+    def _value(self, node: ast.expr, statement: ast.stmt) -> Binding | None:
+        """The binding `node` evaluates to (None: not a tensor loopfix can follow), recording
+        the saves it makes; its graph holds the saves of every operation it went through."""
+        if isinstance(node, ast.Name):
+            return self._binding(node.id)
+        if isinstance(node, ast.Call):
+            return self._call(node, statement)
+        if isinstance(node, ast.BinOp):
+            left, right = self._value(node.left, statement), self._value(node.right, statement)
+            return self._binary(node, left, right, statement)
+        if isinstance(node, ast.Subscript):
+            base = self._value(node.value, statement)
+            self._value(node.slice, statement)
+            if base is not None and _basic_index(node.slice):
+                return Binding(base.counter, base.grad, base.graph)  # a view
+            return Binding(Counter(), base.grad, base.graph) if base else None
+        if isinstance(node, ast.Attribute):
+            if node.attr in GRAPHLESS_ATTRIBUTES:
+                return None
+            if _self_attribute(node):
+                built = self.modules.get(node.attr)
+                weight = built is not None and _kind(built, self.symbols) == "Parameter"
+                return Binding(Counter(), True) if weight else None
+            return self._value(node.value, statement)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            inner = self._value(node.operand, statement)
+            return Binding(Counter(), inner.grad, inner.graph) if inner else None
+        results = [self._value(child, statement) for child in _sub_expressions(node)]
+        if isinstance(node, ast.Compare | ast.BoolOp):
+            return None
+        known = [r for r in results if r is not None]
+        return _fresh(known) if known else None
+
+    def _binary(self, node, left, right, statement) -> Binding | None:
+        known = [b for b in (left, right) if b is not None]
+        made: set[int] = set()
+        if isinstance(node.op, ast.Mult | ast.MatMult) and left and right:
+            verb = "`@`" if isinstance(node.op, ast.MatMult) else "`*`"
+            for saved, other in ((left, right), (right, left)):
+                if other.grad:  # each operand is kept for the other's gradient
+                    made.add(self._save(saved, node, statement, f"{verb} keeps its operands"))
+        if isinstance(node.op, ast.Pow) and left is not None and left.grad:
+            made.add(self._save(left, node, statement, "`**` keeps its base"))
+        return _fresh(known, frozenset(made)) if known else None
+
+    def _call(self, node: ast.Call, statement: ast.stmt) -> Binding | None:
+        func = node.func
+        dotted = dotted_name(func) or ""
+        is_function = dotted.split(".")[0] in self.symbols.imports or isinstance(func, ast.Name)
+        receiver = None
+        if isinstance(func, ast.Attribute) and not is_function and not _self_attribute(func):
+            receiver = self._value(func.value, statement)
+        args = [self._value(a, statement) for a in node.args]
+        for keyword in node.keywords:
+            self._value(keyword.value, statement)
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = args[0] if args else None
+        if receiver is not None:  # a tensor method: `x.sigmoid()`, `x.view(...)`, `x.add_(r)`
+            if name == "detach":
+                return Binding(receiver.counter)  # the same version counter, no graph
+            if name in GRAPHLESS_METHODS:
+                return None
+            if name in VIEW_METHODS or name in IN_PLACE_METHODS:
+                changed = Binding(receiver.counter, receiver.grad, receiver.graph)
+                return self._keeps_changed(name[:-1], changed, node, statement, f"`.{name}()`")
+            operation = FUNCTION_OPERATIONS.get(name, name)
+            return self._apply(operation, receiver, node, statement, f"`.{name}()`")
+        if name in REPORTING_CALLS and isinstance(func, ast.Name):
+            return None
+        layer = self._layer(func)
+        if layer is not None:
+            return self._layer_call(layer, func, first, node, statement)
+        qualified = self.symbols.qualify(func) or ""
+        if qualified.startswith("torch."):
+            base = qualified.rsplit(".", 1)[-1]
+            if base in GRAPHLESS_METHODS or base.endswith("_like"):
+                return None
+            if _inplace_switched(node, base, qualified) or base.endswith("_"):
+                if first is None:
+                    return None
+                changed = Binding(first.counter, first.grad, first.graph)
+                return self._keeps_changed(base.rstrip("_"), changed, node, statement, dotted)
+            operation = FUNCTION_OPERATIONS.get(base, base)
+            if operation in RESULT_SAVED | INPUT_SAVED | LAYER_INPUT_SAVED and first:
+                return self._apply(operation, first, node, statement, f"`{dotted}`")
+            known = [b for b in args if b is not None]
+            return _fresh(known) if known else None
+        if self._is_trained_model(func):
+            return Binding(Counter(), True, _union(args))
+        return None
+
+    def _apply(self, operation: str, source: Binding, node, statement, shown) -> Binding:
+        """`operation` applied to `source`: saves when the source requires grad."""
+        result = Binding(Counter(), source.grad, source.graph)
+        if not source.grad:
+            return result
+        if operation in RESULT_SAVED:
+            made = self._save(result, node, statement, f"{shown} keeps its result")
+        elif operation in INPUT_SAVED | LAYER_INPUT_SAVED:
+            made = self._save(source, node, statement, f"{shown} keeps its input")
+        else:
+            return result
+        return Binding(result.counter, True, result.graph | {made})
+
+    def _keeps_changed(self, operation, changed: Binding, node, statement, shown) -> Binding:
+        """After an in-place activation (`x.relu_()`, `F.relu(x, inplace=True)`): it keeps
+        the result it wrote, when the tensor requires grad."""
+        if not changed.grad or operation not in INPLACE_RESULT_SAVED | RESULT_SAVED:
+            return changed
+        made = self._save(changed, node, statement, f"`{shown.strip('`')}` keeps its result")
+        return Binding(changed.counter, True, changed.graph | {made})
+
+    def _layer_call(self, layer, func, first, node, statement) -> Binding:
+        """A call of a module the class (or the function) builds: `self.bn1(out)`."""
+        kind, built, info = layer
+        first = first if first is not None else Binding(Counter())
+        if info is not None:  # one of the project's own modules
+            weighted = _builds_weights(info, self.symbols)
+            return Binding(Counter(), weighted or first.grad, first.graph)
+        shown = f"`{dotted_name(func)}` ({kind})"
+        operation = MODULE_OPERATIONS.get(kind)
+        if kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
+            if operation in INPLACE_RESULT_SAVED and first.grad:
+                made = self._save(first, node, statement, f"{shown} keeps its result")
+                return Binding(first.counter, True, first.graph | {made})
+            return first
+        weighted = kind in WEIGHTED_MODULES and dotted_name(func) not in self.symbols.frozen
+        if kind == "Sequential":
+            weighted = any(_kind(e, self.symbols) in WEIGHTED_MODULES for e in built.args)
+        grad = first.grad or weighted
+        made = None
+        keeps_input = (operation in LAYER_INPUT_SAVED and grad) or (
+            operation in WEIGHT_INPUT_SAVED and weighted
+        )
+        if keeps_input:
+            made = self._save(first, node, statement, f"{shown} keeps its input")
+        elif operation is not None:
+            return self._apply(operation, first, node, statement, shown)
+        graph = first.graph | ({made} if made is not None else set())
+        return Binding(Counter(), grad, frozenset(graph))
+
+    def _layer(self, func: ast.expr):
+        """(torch.nn class name, its constructor call, the project class or None) for
+        `self.<attr>` / a local name the scope builds a module into."""
+        built = None
+        if _self_attribute(func):
+            built = self.modules.get(func.attr)
+        elif isinstance(func, ast.Name):
+            built = self.local_modules.get(func.id)
+        if built is None:
+            return None
+        kind = _kind(built, self.symbols)
+        if kind is not None:
+            return kind, built, None
+        info = _project_class(built, self.symbols)
+        return (info.node.name, built, info) if info is not None else None
+
+    def _is_trained_model(self, func: ast.expr) -> bool:
+        """`model(x)` in a training function: a module whose parameters something takes
+        (`model.parameters()`), and that is not frozen."""
+        name = dotted_name(func)
+        if name is None or name in self.symbols.frozen:
+            return False
+        return name.rpartition(".")[2] in self.symbols.module_evidence
+
+    def _save(self, binding: Binding, node, statement, operation: str) -> int:
+        save = Save(next(self.ids), node, statement, operation)
+        binding.counter.saves.append(save)
+        return save.id
+
+    # -- in-place changes ---------------------------------------------------------------
+    def _in_place(self, statement: ast.stmt, node: ast.AST, result: Binding | None) -> None:
+        var = _changed_name(node, self.symbols, self)
+        if var is None or var not in self.env:
+            return
+        binding = self.env[var]
+        saves = [s for s in binding.counter.saves if _before_change(s, statement, node)]
+        if not saves:
+            return
+        binding.counter.saves[:] = [s for s in binding.counter.saves if s not in saves]
+        how, switch = _change_kind(node, self)
+        if switch is not None and not self._switch_keeps_values(how, statement, node):
+            switch = None  # `inplace=False` would leave a name the change reached unchanged
+        change = InPlaceChange(statement, node, var, saves[0], how, switch)
+        aliases = sorted(
+            name
+            for name, other in self.env.items()
+            if name != var
+            and other.counter is binding.counter
+            and self._read_after(name, statement)
+        )
+        if aliases:
+            change.alias = aliases[0]
+        at_risk = frozenset(s.id for s in saves)
+        self.candidates.append(_Candidate(change, at_risk))
+
+    def _switch_keeps_values(self, how: str, statement: ast.stmt, node: ast.Call) -> bool:
+        """Whether turning the change out-of-place (`inplace=False`) keeps every value the
+        code reads: each call it affects rebinds its argument's name to its result
+        (`out = self.relu(out)`), or its argument is not a name read again."""
+        if how == "keyword":
+            return _rebinds_argument(statement, node) or not self._argument_read_later(node)
+        scope = self.owner.node if self.owner is not None else self.function
+        parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
+        for call in (n for n in ast.walk(scope) if isinstance(n, ast.Call)):
+            if ast.dump(call.func) != ast.dump(node.func):
+                continue
+            holder = parents.get(id(call))
+            if isinstance(holder, ast.Return) or (
+                isinstance(holder, ast.Assign) and _rebinds_argument(holder, call)
+            ):
+                continue
+            unnamed = call.args and not isinstance(call.args[0], ast.Name)
+            if unnamed and not isinstance(holder, ast.Expr):
+                continue  # `self.conv(self.relu(x + y))`: nothing else reads its argument
+            return False
+        return True
+
+    def _argument_read_later(self, node: ast.Call) -> bool:
+        first = node.args[0] if node.args else None
+        if not isinstance(first, ast.Name):
+            return False
+        end = (node.end_lineno, node.end_col_offset)
+        return any(
+            isinstance(n, ast.Name) and n.id == first.id and (n.lineno, n.col_offset) > end
+            for n in ast.walk(self.function)
+        )
+
+    def _read_after(self, name: str, statement: ast.stmt) -> bool:
+        end = (statement.end_lineno, statement.end_col_offset)
+        return any(
+            isinstance(n, ast.Name)
+            and n.id == name
+            and isinstance(n.ctx, ast.Load)
+            and (n.lineno, n.col_offset) > end
+            for n in ast.walk(self.function)
+        )
+
+    def _confirm_reads(self, node: ast.AST) -> None:
+        """A read of a value whose graph goes through a changed tensor's saver: the
+        backward will reach the saver."""
+        for name in _graph_reads(node):
+            binding = self.env.get(name)
+            if binding is None:
+                continue
+            for candidate in self.candidates:
+                if candidate.at_risk & binding.graph:
+                    candidate.confirmed = True
+
+
+def _fresh(known: list[Binding], saves: frozenset[int] = frozenset()) -> Binding:
+    return Binding(Counter(), any(b.grad for b in known), _union(known) | saves)
+
+
+def _union(bindings) -> frozenset[int]:
+    graph: frozenset[int] = frozenset()
+    for binding in bindings:
+        if binding is not None:
+            graph |= binding.graph
+    return graph
+
+
+def _before_change(save: Save, statement: ast.stmt, node: ast.AST) -> bool:
+    """Whether the save happened before `node` changed the tensor: in an earlier statement,
+    in the value of an assignment that stores into it (evaluated first), or in the changing
+    call's own arguments; not by the changing call itself (an in-place activation keeps its
+    result after changing it)."""
+    if save.statement is not statement or isinstance(node, ast.AugAssign | ast.Subscript):
+        return True
+    if save.call is node:
+        return False
+    inside = any(save.call is n for n in ast.walk(node))
+    return inside or (save.call.lineno, save.call.col_offset) < (node.lineno, node.col_offset)
+
+
+# -- in-place forms -------------------------------------------------------------------------
+
+
+def _in_place_nodes(statement: ast.stmt) -> list[ast.AST]:
+    """The nodes of `statement` that may change a tensor in place, in source order."""
+    found: list[ast.AST] = []
+    if isinstance(statement, ast.AugAssign):
+        found.append(statement)
+    elif isinstance(statement, ast.Assign):
+        found += [t for t in statement.targets if isinstance(t, ast.Subscript)]
+    value = getattr(statement, "value", None)
+    if value is not None:
+        found += [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    return found
+
+
+def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) -> str | None:
+    """The name of the tensor `node` changes in place, or None."""
+    if isinstance(node, ast.AugAssign):
+        return _root_name(node.target)
+    if isinstance(node, ast.Subscript):
+        return _root_name(node.value)
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in IN_PLACE_METHODS
+        and not _self_attribute(func)
+        and symbols.qualify(func) == dotted_name(func)
+    ):
+        return _root_name(func.value)
+    qualified = symbols.qualify(func) or ""
+    base = qualified.rsplit(".", 1)[-1]
+    if (
+        node.args
+        and qualified.startswith("torch.")
+        and (
+            _inplace_switched(node, base, qualified)
+            or (base.endswith("_") and base[:-1] in RESULT_SAVED | INPUT_SAVED)
+        )
+    ):
+        return _root_name(node.args[0])
+    if scope is not None and node.args:
+        layer = scope._layer(func)
+        if layer is not None:
+            kind, built, info = layer
+            if kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
+                return _root_name(node.args[0])
+            forward = scope.symbols.method(info, "forward") if info is not None else None
+            if forward is not None and mutates_first_argument(forward, scope.symbols.home(forward)):
+                return _root_name(node.args[0])
+    return None
+
+
+def _change_kind(node: ast.AST, scope: _Scope) -> tuple[str, ast.expr | None]:
+    if isinstance(node, ast.AugAssign):
+        return ("augmented" if isinstance(node.target, ast.Name) else "subscript"), None
+    if isinstance(node, ast.Subscript):
+        return "subscript", None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in IN_PLACE_METHODS:
+        return "method", None
+    layer = scope._layer(func)
+    if layer is not None:
+        kind, built, info = layer
+        if info is None:
+            return "module", _inplace_constructor(built)
+        return "callee", None
+    return "keyword", _inplace_argument(node)
+
+
+def _rebinds_argument(statement: ast.stmt, call: ast.Call) -> bool:
+    """`x = F.relu(x, inplace=True)`: the result takes its argument's name."""
+    first = call.args[0] if call.args else None
+    return (
+        isinstance(statement, ast.Assign)
+        and statement.value is call
+        and isinstance(first, ast.Name)
+        and [dotted_name(t) for t in statement.targets] == [first.id]
+    )
+
+
+def _inplace_switched(node: ast.Call, base: str, qualified: str) -> bool:
+    """`F.relu(x, inplace=True)` (or the flag passed by position)."""
+    if base not in INPLACE_KEYWORD or ".functional." not in f".{qualified}":
+        return False
+    flag = _inplace_argument(node)
+    return isinstance(flag, ast.Constant) and flag.value is True
+
+
+def _inplace_argument(node: ast.Call) -> ast.expr | None:
+    qualified_base = dotted_name(node.func) or ""
+    base = qualified_base.rsplit(".", 1)[-1]
+    for keyword in node.keywords:
+        if keyword.arg == "inplace":
+            return keyword.value
+    position = INPLACE_KEYWORD.get(base)
+    if position is not None and len(node.args) > position:
+        return node.args[position]
+    return None
+
+
+def _inplace_constructor(built: ast.Call) -> ast.expr | None:
+    """The `inplace=True` argument of `nn.ReLU(inplace=True)` / `nn.LeakyReLU(0.2, True)`."""
+    for keyword in built.keywords:
+        if keyword.arg == "inplace":
+            return keyword.value if _true(keyword.value) else None
+    name = (dotted_name(built.func) or "").rsplit(".", 1)[-1]
+    position = {"ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Hardswish": 0, "Mish": 0,
+                "Hardsigmoid": 0, "LeakyReLU": 1, "ELU": 1, "CELU": 1, "Dropout": 1,
+                "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1,
+                "Threshold": 2, "Hardtanh": 2, "RReLU": 2}.get(name)  # fmt: skip
+    if position is not None and len(built.args) > position and _true(built.args[position]):
+        return built.args[position]
+    return None
+
+
+def _true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+# -- small questions about the tree --------------------------------------------------------
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """`x` for `x`, `x[idx]`, `x[:, 0]`, `x.view(-1)[i]` (the tensor whose storage changes)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in VIEW_METHODS
+        ):
+            node = node.func.value
+        else:
+            return None
+
+
+def _self_attribute(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _basic_index(index: ast.expr) -> bool:
+    """Slices and integer constants index a view; tensors and lists index a copy."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(
+        isinstance(p, ast.Slice)
+        or (isinstance(p, ast.Constant) and (isinstance(p.value, int) or p.value in (None, ...)))
+        for p in parts
+    )
+
+
+def _sub_expressions(node: ast.expr) -> list[ast.expr]:
+    return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+
+
+def _graph_reads(node: ast.AST) -> list[str]:
+    """Names `node` reads into a computation: not those only printed, measured or detached."""
+    reads: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Call):
+            name = getattr(current.func, "id", None) or getattr(current.func, "attr", "")
+            if name in REPORTING_CALLS or name in GRAPHLESS_METHODS:
+                continue
+        if isinstance(current, ast.Attribute) and current.attr in GRAPHLESS_ATTRIBUTES:
+            continue
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
+            reads.append(current.id)
+        stack.extend(ast.iter_child_nodes(current))
+    return reads
+
+
+def _assigned_names(statements: list[ast.stmt]) -> set[str]:
+    names = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                names.add(node.id)
+    return names
+
+
+def _mentions(node: ast.AST, words: frozenset[str]) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in words)
+        or (isinstance(n, ast.Name) and n.id in words)
+        for n in ast.walk(node)
+    )
+
+
+def _is_no_grad(node: ast.expr, symbols: Symbols) -> bool:
+    call = node if isinstance(node, ast.Call) else None
+    func = call.func if call else node
+    base = (symbols.qualify(func) or "").rsplit(".", 1)[-1]
+    if base in NO_GRAD_CONTEXTS:
+        return True
+    return base == "set_grad_enabled" and not (call and call.args and _true(call.args[0]))
+
+
+def _no_grad(function, symbols: Symbols) -> bool:
+    """Decorated with `torch.no_grad()` / `torch.inference_mode()`."""
+    return any(_is_no_grad(d, symbols) for d in function.decorator_list)
+
+
+def _attribute_constructors(info: ClassInfo, symbols: Symbols) -> dict[str, ast.Call]:
+    """`self.<attr> = <call>` in the class's `__init__` and its project bases', when the
+    attribute is built exactly once."""
+    built: dict[str, ast.Call] = {}
+    seen: set[str] = set()
+    for cls in [*symbols.file_bases(info), info]:
+        init = cls.methods.get("__init__")
+        if init is None:
+            continue
+        for node in ast.walk(init):
+            if not isinstance(node, ast.Assign | ast.AnnAssign):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if _self_attribute(target):
+                    if target.attr in seen and cls is info and target.attr in built:
+                        built.pop(target.attr)
+                        continue
+                    seen.add(target.attr)
+                    if isinstance(node.value, ast.Call):
+                        built[target.attr] = node.value
+    return built
+
+
+def _local_constructors(scope: ast.AST) -> dict[str, ast.Call]:
+    """Names the scope binds exactly once to a constructor call (`act = nn.ReLU(True)`)."""
+    built: dict[str, ast.Call] = {}
+    counts: dict[str, int] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+        ):
+            name = dotted_name(node.value.func) or ""
+            if name.rsplit(".", 1)[-1][:1].isupper():
+                built[node.targets[0].id] = node.value
+    return {k: v for k, v in built.items() if counts.get(k) == 1}
+
+
+def _kind(built: ast.expr, symbols: Symbols) -> str | None:
+    """The torch.nn class a constructor call builds (`nn.ReLU(inplace=True)` -> "ReLU")."""
+    if not isinstance(built, ast.Call):
+        return None
+    qualified = symbols.qualify(built.func) or ""
+    if not qualified.startswith("torch.nn."):
+        return None
+    return qualified.rsplit(".", 1)[-1]
+
+
+def _project_class(built: ast.Call, symbols: Symbols) -> ClassInfo | None:
+    name = dotted_name(built.func)
+    if name is None:
+        return None
+    info = symbols.class_named(name) if "." not in name else symbols.member(built.func)
+    return info if isinstance(info, ClassInfo) and info.is_module else None
+
+
+def _builds_weights(info: ClassInfo, symbols: Symbols, depth: int = 0) -> bool:
+    """Whether the project class's `__init__` builds a layer with weights or a Parameter."""
+    home = symbols.home(info.node)
+    for built in _attribute_constructors(info, home).values():
+        kind = _kind(built, home)
+        if kind in WEIGHTED_MODULES or kind in ("Sequential", "Parameter"):
+            return True
+        inner = _project_class(built, home)
+        if inner is not None and depth < 4 and _builds_weights(inner, home, depth + 1):
+            return True
+    return False

@@ -1,0 +1,189 @@
+"""LF008 inplace-on-saved-tensor: an in-place change of a tensor autograd saved for backward."""
+
+from __future__ import annotations
+
+import ast
+
+from loopfix.edits import Edit
+from loopfix.model.saved import IN_PLACE_METHODS, InPlaceChange
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+
+DOCS = """\
+## What it does
+Finds an in-place operation on a tensor that an earlier operation saved for its backward: the
+result of `torch.sigmoid`/`tanh`/`exp`/`relu`/`softmax` changed by `out += residual`, a
+slice write or an in-place activation; the input of a convolution, batch norm, trainable
+`Linear`, `log`, `gelu`, ... changed after the call (`logits = self.fc(feat)` then
+`F.relu(feat, inplace=True)`), a residual block adding the shortcut into what a ReLU kept. It
+follows `forward` (and every method) of the file's `nn.Module` classes and training code, also
+through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`) and a project
+module whose `forward` changes its argument in place.
+
+Reported only when it is proven: the operation ran on a tensor that requires grad (the output
+of a trainable layer, or computed from one), the changed tensor is the one it saved (by name,
+alias, view or `.detach()`, which share the version counter), and the operation's output is
+read after the change, so a backward goes through it. Which operations save which tensor is
+from PyTorch's `tools/autograd/derivatives.yaml` and its layers' backward kernels (the table is
+in `loopfix/model/saved.py`, each entry checked by running it in the test suite).
+
+## Why is this bad?
+autograd checks, before using a saved tensor, that its version has not changed since it was
+saved; the backward fails with "one of the variables needed for gradient computation has been
+modified by an inplace operation: [...] is at version 2; expected version 1". The traceback
+points at `backward()`, never at the change.
+
+## Example
+```python
+class Gate(nn.Module):
+    def forward(self, x, residual):
+        out = torch.sigmoid(self.fc(x))
+        out += residual
+        return out
+```
+
+Use instead:
+```python
+        out = torch.sigmoid(self.fc(x))
+        out = out + residual
+```
+
+## What the fix preserves
+The change is made out-of-place: `out = out + residual` for an augmented assignment,
+`inplace=False` for an in-place activation (in the module's constructor or the call),
+`x = x.add(r)` for an in-place method, and `x = x.clone()` before a slice write. The forward
+computes the same values (the new tensor holds what the changed one held); the saved tensor
+keeps the value the backward needs, so the gradients are those of the computation as written.
+Verification runs the original (it must fail with the error), the patched code, and the
+original with every saved tensor copied when it is saved (what out-of-place operations
+throughout compute): every value the original recorded before failing must be the patched
+run's, and every loss, gradient and step of the whole capped run must equal the reference's.
+
+## Fix safety
+Safe. No fix is offered when another name for the same tensor (an alias or a view) is read
+after the change, since it would no longer see it. `inplace=False` is used only when every call
+of that module or function rebinds its argument to its result (`out = self.relu(out)`), else
+the tensor is cloned before the change. A change to a wider dtype can differ in place
+(`x += y` keeps `x`'s dtype); verification compares the values.
+
+## References
+- PyTorch docs, "Autograd mechanics: In-place operations with autograd"
+- PyTorch `tools/autograd/derivatives.yaml`
+"""
+
+OPERATORS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+    ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}  # fmt: skip
+ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+
+
+class InplaceOnSavedTensor(Rule):
+    code = "LF008"
+    name = "inplace-on-saved-tensor"
+    summary = "An in-place operation changes a tensor autograd saved for the backward"
+    docs = DOCS
+    predicted_error = "modified by an inplace operation"
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        findings = []
+        for change in context.model.saved_tensor_changes():
+            start, end = context.layout.node_range(change.node)
+            saved_at = change.save.statement.lineno
+            message = (
+                f"`{change.var}` is changed in place after {change.save.operation} for the "
+                f"backward (line {saved_at}): the backward will fail with 'modified by an "
+                "inplace operation'"
+            )
+            findings.append(Finding(self.code, self.name, message, start, end, detail=change))
+        return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        change: InPlaceChange = finding.detail
+        if change.alias:
+            finding.fix_unavailable = (
+                f"`{change.alias}` is the same tensor and is read after the change: out of "
+                "place, it would no longer see it"
+            )
+            return None
+        made = _out_of_place(context, change)
+        if made is None:
+            return None
+        title, edits = made
+        patched = context.with_edits(edits)
+        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+            return None
+        return Fix(title, tuple(edits))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+
+    def needs_runs(self, finding: Finding) -> frozenset[str]:
+        return frozenset({"cloned"})
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """The original fails with the error; the patched run records what the original did
+        before failing, and then exactly what the original computes with every saved tensor
+        copied when saved (out-of-place operations throughout)."""
+        from loopfix.verify.compare import same_as_out_of_place
+
+        return same_as_out_of_place(runs, self.predicted_error)
+
+
+def _out_of_place(context: FileContext, change: InPlaceChange) -> tuple[str, list[Edit]] | None:
+    statement, node, var, layout = change.statement, change.node, change.var, context.layout
+    if change.how == "augmented" and type(node.op) in OPERATORS:
+        return _augmented(context, node)
+    if change.switch is not None and _in_file(context, change.switch):
+        start, end = layout.node_range(change.switch)
+        where = "the module's constructor" if change.how == "module" else "the call"
+        return f"Pass `inplace=False` in {where}", [Edit(start, end, "False")]
+    method = _method_statement(layout, statement, node, var)
+    if method is not None:
+        return method
+    if not layout.stands_alone(statement):
+        return None
+    clone = layout.insert_before(statement, [f"{var} = {var}.clone()"])
+    return f"Clone `{var}` before changing it in place", [clone]
+
+
+def _augmented(context: FileContext, node: ast.AugAssign) -> tuple[str, list[Edit]]:
+    """`out += r` -> `out = out + r` (the value parenthesised unless it is an atom)."""
+    layout, target = context.layout, node.target.id
+    symbol = OPERATORS[type(node.op)]
+    _, target_end = layout.node_range(node.target)
+    value_start, value_end = layout.node_range(node.value)
+    between = context.text[target_end:value_start]
+    operator_at = target_end + between.index(symbol + "=")
+    edits = [Edit(operator_at, operator_at + len(symbol) + 1, f"= {target} {symbol}")]
+    value = context.text[value_start:value_end]
+    if not isinstance(node.value, ATOMS):
+        edits += [Edit(value_start, value_start, "("), Edit(value_end, value_end, ")")]
+        value = f"({value})"
+    return f"Use the out-of-place `{target} = {target} {symbol} {value}`", edits
+
+
+def _method_statement(layout, statement, node, var) -> tuple[str, list[Edit]] | None:
+    """`x.clamp_(0, 1)` standing as a statement -> `x = x.clamp(0, 1)`."""
+    func = node.func if isinstance(node, ast.Call) else None
+    if not (
+        isinstance(statement, ast.Expr)
+        and statement.value is node
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == var
+        and IN_PLACE_METHODS.get(func.attr)
+    ):
+        return None
+    out_of_place = IN_PLACE_METHODS[func.attr]
+    start, _ = layout.node_range(statement)
+    _, attr_end = layout.node_range(func)
+    edits = [
+        Edit(start, start, f"{var} = "),
+        Edit(attr_end - len(func.attr), attr_end, out_of_place),
+    ]
+    return f"Use the out-of-place `{var} = {var}.{out_of_place}(...)`", edits
+
+
+def _in_file(context: FileContext, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(context.tree))

@@ -1,0 +1,240 @@
+"""LF008's facts, checked on torch itself: every entry of the table of saved tensors
+(`loopfix/model/saved.py`) is run with a change to the tensor it says is kept and to the one it
+says is not; loopfix must report exactly the changes that make the backward fail. Then, over
+generated `forward` methods, every reported change really fails, every failing change is
+reported, and every fix runs with the gradients of the original run with saved tensors
+copied (out-of-place operations throughout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = {pre}
+        self.layer = {layer}
+
+    def forward(self, x):
+        h = self.pre(x)
+{body}
+"""
+LINEAR, CONV = "nn.Linear(8, 8)", "nn.Conv2d(3, 3, 1)"
+SHAPES = {LINEAR: (4, 8), CONV: (2, 3, 8, 8)}
+
+# (the operation applied to `h`, the `pre` layer that makes `h`, the `layer` it may call,
+# which tensor autograd keeps: "result", "input" or None)
+TABLE = [
+    ("torch.sigmoid(h)", LINEAR, None, "result"),
+    ("torch.tanh(h)", LINEAR, None, "result"),
+    ("torch.exp(h)", LINEAR, None, "result"),
+    ("torch.relu(h)", LINEAR, None, "result"),
+    ("torch.sqrt(h)", LINEAR, None, "result"),
+    ("torch.rsqrt(h)", LINEAR, None, "result"),
+    ("torch.softmax(h, 1)", LINEAR, None, "result"),
+    ("F.log_softmax(h, dim=1)", LINEAR, None, "result"),
+    ("F.relu(h)", LINEAR, None, "result"),
+    ("h.sigmoid()", LINEAR, None, "result"),
+    ("h.tanh()", LINEAR, None, "result"),
+    ("h.exp()", LINEAR, None, "result"),
+    ("F.elu(h)", LINEAR, None, "input"),
+    ("F.leaky_relu(h, 0.2)", LINEAR, None, "input"),
+    ("F.gelu(h)", LINEAR, None, "input"),
+    ("F.silu(h)", LINEAR, None, "input"),
+    ("F.relu6(h)", LINEAR, None, "input"),
+    ("F.hardtanh(h)", LINEAR, None, "input"),
+    ("F.softplus(h)", LINEAR, None, "input"),
+    ("torch.log(h)", LINEAR, None, "input"),
+    ("torch.sin(h)", LINEAR, None, "input"),
+    ("torch.cos(h)", LINEAR, None, "input"),
+    ("h ** 2", LINEAR, None, "input"),
+    ("h.abs()", LINEAR, None, "input"),
+    ("F.max_pool2d(h, 2)", CONV, None, "input"),
+    ("F.avg_pool2d(h, 2)", CONV, None, "input"),
+    ("self.layer(h)", CONV, "nn.Conv2d(3, 3, 1)", "input"),
+    ("self.layer(h)", CONV, "nn.BatchNorm2d(3)", "input"),
+    ("self.layer(h)", CONV, "nn.GroupNorm(1, 3)", "input"),
+    ("self.layer(h)", CONV, "nn.InstanceNorm2d(3)", "input"),
+    ("self.layer(h)", LINEAR, "nn.LayerNorm(8)", "input"),
+    ("self.layer(h)", LINEAR, "nn.Linear(8, 8)", "input"),
+    ("self.layer(h)", CONV, "nn.MaxPool2d(2)", "input"),
+    ("self.layer(h)", LINEAR, "nn.Sigmoid()", "result"),
+    ("self.layer(h)", LINEAR, "nn.Tanh()", "result"),
+    ("self.layer(h)", LINEAR, "nn.ReLU()", "result"),
+    ("self.layer(h)", LINEAR, "nn.Softmax(dim=1)", "result"),
+    ("self.layer(h)", LINEAR, "nn.GELU()", "input"),
+    ("self.layer(h)", LINEAR, "nn.ELU()", "input"),
+    ("self.layer(h)", LINEAR, "nn.LeakyReLU(0.2)", "input"),
+    # in-place activations change `h` itself and keep what they wrote
+    ("self.layer(h)", LINEAR, "nn.ReLU(inplace=True)", "result"),
+    ("self.layer(h)", LINEAR, "nn.LeakyReLU(0.2, inplace=True)", "result"),
+    ("self.layer(h)", LINEAR, "nn.ELU(inplace=True)", "result"),
+    ("self.layer(h)", LINEAR, "nn.Hardtanh(inplace=True)", None),  # hardtanh_ keeps nothing
+    ("self.layer(h)", LINEAR, "nn.ReLU6(inplace=True)", None),
+    ("F.relu(h, inplace=True)", LINEAR, None, "result"),
+    ("h.relu_()", LINEAR, None, "result"),
+    # operations that keep neither
+    ("h + 1.0", LINEAR, None, None),
+    ("h * 2.0", LINEAR, None, None),
+    ("h.sum(dim=1)", LINEAR, None, None),
+    ("h.mean(dim=1)", LINEAR, None, None),
+    ("torch.cat([h, h], dim=1)", LINEAR, None, None),
+    ("h.clone()", LINEAR, None, None),
+    ("F.dropout(h, 0.5)", LINEAR, None, None),
+    ("self.layer(h)", LINEAR, "nn.Dropout(0.5)", None),
+    ("F.interpolate(h, scale_factor=2.0)", CONV, None, None),
+]
+FAILURE = "modified by an inplace operation"
+
+
+def module_source(pre: str, layer: str | None, body: list[str]) -> str:
+    lines = "".join(f"        {line}\n" for line in body)
+    return HEADER.format(pre=pre, layer=layer or "nn.Identity()", body=lines.rstrip("\n"))
+
+
+def backward_fails(text: str, pre: str) -> bool:
+    """Run the module's forward and a backward through everything it returns."""
+    namespace: dict = {"__name__": "generated"}
+    exec(compile(text, "<generated>", "exec"), namespace)  # noqa: S102 - our own source
+    torch.manual_seed(0)
+    net = namespace["Net"]()
+    outputs = net(torch.randn(*SHAPES[pre]))
+    try:
+        sum(o.sum() for o in outputs).backward()
+    except RuntimeError as error:
+        if FAILURE in str(error):
+            return True
+        raise
+    return False
+
+
+def lf008(text: str) -> list:
+    result = analyse_source(SourceFile.from_text(Path("net.py"), text))
+    assert result.errors == []
+    return [f for f in result.findings if f.rule == "LF008"]
+
+
+@pytest.mark.parametrize(("operation", "pre", "layer", "kept"), TABLE, ids=lambda v: str(v))
+@pytest.mark.parametrize("changed", ["result", "input"])
+def test_the_table_matches_torch_and_the_rule(operation, pre, layer, kept, changed):
+    """The change fails exactly when it hits the kept tensor, and LF008 reports exactly
+    those changes."""
+    target = "y" if changed == "result" else "h"
+    body = [f"y = {operation}", f"{target} += 1.0", "return y, h"]
+    text = module_source(pre, layer, body)
+    inplace_activation = "inplace=True" in (layer or "") + operation or "relu_" in operation
+    expected = kept == changed or (inplace_activation and kept is not None)
+    assert backward_fails(text, pre) is expected, "the table disagrees with torch"
+    assert bool(lf008(text)) is expected, "the rule disagrees with torch"
+
+
+# -- generated forwards -------------------------------------------------------------------
+
+OPERATIONS = [
+    "torch.sigmoid({v})", "torch.tanh({v})", "torch.exp({v})", "F.relu({v})", "F.gelu({v})",
+    "torch.log({v})", "{v} * 2.0", "{v} + 1.0", "{v}.sum(dim=1, keepdim=True) + {v}",
+    "self.fc({v})", "self.norm({v})", "torch.softmax({v}, dim=1)", "{v}[:, :8]",
+    "{v} * {w}", "{v}.clone()",
+]  # fmt: skip
+CHANGES = [
+    "{v} += 1.0", "{v} *= 0.5", "{v}.mul_(0.5)", "{v}[:, 0] = 0.0", "{v}.clamp_(-2.0, 2.0)",
+    "{v} = F.relu({v}, inplace=True)", "{v} = self.act({v})",
+]  # fmt: skip
+NET = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+        self.act = nn.LeakyReLU(0.2, inplace=True)
+
+    def forward(self, x):
+        v0 = self.fc(x)
+{body}
+        return {returned}
+"""
+
+
+@st.composite
+def forwards(draw):
+    names, body = ["v0"], []
+    for index in range(1, draw(st.integers(2, 7))):
+        v = draw(st.sampled_from(names))
+        if draw(st.integers(0, 2)) == 0:
+            body.append(draw(st.sampled_from(CHANGES)).format(v=v))
+            continue
+        w = draw(st.sampled_from(names))
+        body.append(f"v{index} = " + draw(st.sampled_from(OPERATIONS)).format(v=v, w=w))
+        names.append(f"v{index}")
+    returned = " + ".join(f"{n}.sum()" for n in names)
+    lines = "".join(f"        {line}\n" for line in body).rstrip("\n")
+    return NET.format(body=lines, returned=returned)
+
+
+def run_net(text: str, copy_saved: bool = False) -> tuple[bool, list]:
+    """(whether the backward failed, the output and the gradients when it did not)."""
+    namespace: dict = {"__name__": "generated"}
+    exec(compile(text, "<generated>", "exec"), namespace)  # noqa: S102 - our own source
+    torch.manual_seed(0)
+    net = namespace["Net"]()
+    x = torch.randn(4, 8)
+    hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t)
+    with hooks if copy_saved else _nothing():
+        out = net(x)
+        try:
+            out.backward()
+        except RuntimeError as error:
+            if FAILURE in str(error):
+                return True, []
+            raise
+    return False, [out.detach(), *(p.grad for p in net.parameters())]
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forwards())
+def test_generated_forwards_are_reported_exactly_and_fixed_exactly(text):
+    findings = lf008(text)
+    failed, _ = run_net(text)
+    assert bool(findings) is failed, text
+    if not findings:
+        return
+    result = analyse_source(SourceFile.from_text(Path("net.py"), text))
+    fixed = result.fixed_text
+    if fixed is None or fixed == text:
+        return  # no safe fix (an alias still reads the tensor): nothing to compare
+    assert lf008(fixed) == [] or len(lf008(fixed)) < len(findings), fixed
+    _, reference = run_net(text, copy_saved=True)
+    fixed_failed, values = run_net(fixed)
+    if lf008(fixed):
+        return  # partly fixed: the remaining change still fails
+    assert not fixed_failed, fixed
+    for expected, actual in zip(reference, values, strict=True):  # bit for bit, NaN == NaN
+        if expected is not None or actual is not None:
+            torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
