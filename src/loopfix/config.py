@@ -84,16 +84,21 @@ class Config:
             relative += "/"  # so that `legacy/` and `src/gen` cover the folder itself
         return any(matches(relative, p) for p in self.exclude)
 
-    def interpreter(self) -> str:
+    def interpreter(self, near: Path | None = None) -> str:
         """The interpreter verification runs the project's code with (see
-        `verify.interpreter.choose`); a relative `python` is relative to the config's folder."""
+        `verify.interpreter.choose`); a relative `python` is relative to the config's folder.
+        A `.venv` is looked for in the config's folder or, with no `[tool.loopfix]` table, at
+        the project root above `near` (a file; by default the current folder, where
+        pre-commit runs its hooks)."""
+        from loopfix.project import find_root
         from loopfix.verify.interpreter import choose
 
         explicit = self.python
         relative = explicit and ("/" in explicit or "\\" in explicit)
         if relative and self.root is not None and not Path(explicit).is_absolute():
             explicit = str(self.root / explicit)
-        return choose(explicit, self.root)
+        near = near or Path.cwd() / "-"  # find_root starts at a file's folder
+        return choose(explicit, self.root or find_root(near))
 
     def key(self) -> str:
         """What a cached analysis depends on besides the file and loopfix's version."""

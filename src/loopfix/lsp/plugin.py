@@ -111,7 +111,7 @@ def _verify(workspace, analysis: features.BufferAnalysis) -> None:
         iterations=analysis.config.iterations,
         timeout=analysis.config.timeout,
         pass_env=analysis.config.pass_env,
-        python=analysis.config.interpreter(),
+        python=analysis.config.interpreter(features.uri_to_path(analysis.uri)),
     )
     try:
         with workspace.report_progress("loopfix: verifying", "running the original and the fix"):

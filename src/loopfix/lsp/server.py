@@ -295,7 +295,7 @@ def _verify(ls: LoopfixServer, analysis: features.BufferAnalysis, token) -> tupl
             iterations=config.iterations,
             timeout=config.timeout,
             pass_env=config.pass_env,
-            python=config.interpreter(),
+            python=config.interpreter(features.uri_to_path(analysis.uri)),
         )
         if token is not None:
             report = types.WorkDoneProgressReport(message="running the original and patched code")
