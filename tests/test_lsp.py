@@ -15,6 +15,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from corpus_cases import CORPUS, POSITIVE, UNSAFE
 
 pytestmark = pytest.mark.asyncio
+BUGGY = (CORPUS / "lf001_gru_state_init_once" / "before.py").read_text()
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "loopfix", "lsp"])
 
 
@@ -58,9 +59,11 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
-def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+def open_document(
+    client: LanguageClient, path: Path, text: str, version: int = 1, language: str = "python"
+) -> str:
     uri = path.as_uri()
-    item = types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+    item = types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
     client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
     return uri
 
@@ -417,3 +420,108 @@ async def test_a_settings_error_is_shown_once_and_the_defaults_apply(
     shown = [m.message for m in client.messages if "unknown rule code" in m.message]
     assert len(shown) == 1 and "pyproject.toml" in shown[0]
     assert shown[0].endswith("(using the defaults)")
+
+
+BAD_SETTINGS = """\
+[project]
+name = "demo"
+
+[tool.loopfix]
+ignore = ["LF004"]
+select = ["XX9"]
+
+[tool.ruff]
+select = ["E"]
+"""
+
+
+async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    """The next diagnostics published for `uri` (popped from the client before the change)."""
+    while uri not in client.diagnostics:
+        notification = client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        await asyncio.wait_for(notification, timeout=30)
+    return list(client.diagnostics[uri])
+
+
+def change_whole(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def test_an_open_pyproject_shows_its_settings_error_on_the_key(
+    client: LanguageClient, tmp_path
+):
+    """The error sits on `select` in `[tool.loopfix]` (not `[tool.ruff]`'s), follows the
+    buffer as it is edited, and saving the file applies its settings to the open documents."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(BAD_SETTINGS)
+    train = open_document(client, tmp_path / "train.py", BUGGY)
+    assert [d.code for d in await diagnostics_for(client, train)] == ["LF001"]  # the defaults
+    settings = open_document(client, pyproject, BAD_SETTINGS, language="toml")
+    (error,) = await published(client, settings)
+    assert error.source == "loopfix" and error.severity == types.DiagnosticSeverity.Error
+    assert error.range.start == types.Position(line=5, character=0)
+    assert error.range.end == types.Position(line=5, character=len("select"))
+    assert error.message.startswith("[tool.loopfix] select: unknown rule code 'XX9'")
+    # typing the fix clears it; the disk still has the error, so train.py is as it was
+    fixed = BAD_SETTINGS.replace('"XX9"', '"LF002"')
+    change_whole(client, settings, fixed, version=2)
+    assert await published(client, settings) == []
+    # saved: train.py is analysed again with the file's settings (only LF002: no finding)
+    pyproject.write_text(fixed)
+    os.utime(pyproject, ns=(1, 2))  # a different modification time, however fast the test
+    client.diagnostics.pop(train)
+    client.diagnostics.pop(settings)
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=settings))
+    )
+    assert await published(client, train) == []
+    assert await published(client, settings) == []
+    # a key loopfix does not know, then the file closed: its diagnostic goes with it
+    change_whole(client, settings, fixed.replace("ignore =", "ignores ="), version=3)
+    (unknown,) = await published(client, settings)
+    assert unknown.range.start.line == 4 and unknown.message.startswith(
+        "[tool.loopfix] ignores: unknown key (known: cache-dir,"
+    )
+    client.diagnostics.pop(settings)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=settings))
+    )
+    assert await published(client, settings) == []
+
+
+async def test_a_pulling_client_gets_the_pyproject_settings_error(
+    pulling_client: LanguageClient, tmp_path
+):
+    broken = '[tool.loopfix]\ntimeout = "soon"\n'
+    uri = open_document(pulling_client, tmp_path / "pyproject.toml", broken, language="toml")
+    report = await pulling_client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    (error,) = report.items
+    assert error.range.start.line == 1 and "timeout: must be a positive number" in error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "marked"),
+    [
+        ('[tool.loopfix]\n"timeout" = -1\n', '"timeout"'),  # a quoted key
+        ('[tool.loopfix.per-file-ignores]\n"a/*" = ["ZZ1"]\n', "[tool.loopfix.per-file-ignores]"),
+        ('[tool.loopfix]\nper-file-ignores."a/*" = ["ZZ1"]\n', "per-file-ignores"),
+        ('[ tool . "loopfix" ]  # ours\n  unsafe-fixes = "yes"\n', "unsafe-fixes"),
+        ('[tool]\nloopfix = { device = "tpu" }\n', "loopfix"),  # no table header: the name
+        ('[tool.loopfix]\nselect = ["LF"]\n[tool.x]\nbad = ]\nselect = 1\n', "bad = ]"),
+        ('[tool.x]\nselect = ["XX9"]\n[tool.loopfix]\nselect = ["XX9"]\n', "select"),
+    ],
+)
+async def test_a_settings_error_is_marked_where_the_file_has_it(text: str, marked: str):
+    from loopfix.lsp.features import settings_diagnostics
+
+    (error,) = settings_diagnostics(text, types.PositionEncodingKind.Utf16)
+    start, end = utf16_offset(text, error.range.start), utf16_offset(text, error.range.end)
+    assert text[start:end] == marked and start == text.rindex(marked)  # the last, if two

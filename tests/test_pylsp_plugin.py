@@ -190,3 +190,43 @@ def test_pylsp_answers_while_loopfix_verifies(tmp_path):
         assert "equivalent" in client.wait(verdict)["params"]["message"]
     finally:
         client.close()
+
+
+def test_pylsp_lints_an_open_pyproject_and_the_plugin_marks_the_bad_key(tmp_path):
+    """pylsp calls every plugin's lint on every document the client opens, `pyproject.toml`
+    included (its own plugins read it as Python: only loopfix's diagnostics are looked at)."""
+    client = StdioClient()
+    try:
+        client.send(
+            "initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}
+        )
+        client.wait(lambda m: m.get("id") == 1)
+        client.send("initialized", {}, request=False)
+        uri = (tmp_path / "pyproject.toml").as_uri()
+        text = '[project]\nname = "demo"\n\n[tool.loopfix]\nselect = ["XX9"]\n'
+        document = {"uri": uri, "languageId": "toml", "version": 1, "text": text}
+        client.send("textDocument/didOpen", {"textDocument": document}, request=False)
+
+        def ours(version: int):
+            def found(message: dict) -> bool:
+                params = message.get("params", {})
+                return (
+                    message.get("method") == "textDocument/publishDiagnostics"
+                    and params.get("uri") == uri
+                    and params.get("version") == version
+                )
+
+            published = client.wait(found)["params"]["diagnostics"]
+            return [d for d in published if d.get("source") == "loopfix"]
+
+        (error,) = ours(1)
+        assert error["range"]["start"] == {"line": 4, "character": 0}
+        assert error["range"]["end"] == {"line": 4, "character": len("select")}
+        assert error["message"].startswith("[tool.loopfix] select: unknown rule code 'XX9'")
+        fixed = {"text": text.replace("XX9", "LF001")}
+        identifier = {"uri": uri, "version": 2}
+        change = {"textDocument": identifier, "contentChanges": [fixed]}
+        client.send("textDocument/didChange", change, request=False)
+        assert ours(2) == []
+    finally:
+        client.close()

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -363,6 +364,100 @@ def test_the_pre_commit_hooks_run_in_a_throw_away_repository(tmp_path):
     assert (tmp_path / "train.py").read_text() == FIXED
     git("add", ".")
     assert pre_commit("loopfix-check").returncode == 0
+
+
+def _registry_unreachable(folder: Path) -> str | None:
+    """Why pip cannot fetch packages here (a quick probe), or None."""
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--timeout", "10"]
+    command += ["--retries", "0", "-q", "-d", str(folder), "typer"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "the package registry did not answer within 60 s"
+    if done.returncode != 0:
+        return f"the package registry is unreachable: {done.stderr.strip()[-300:]}"
+    return None
+
+
+def _throw_away_repository(folder: Path, env: dict) -> str:
+    """A git repository at `folder` holding the files loopfix tracks, as they are in this
+    working tree, in one commit; its hash."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():  # a tracked file deleted in the working tree is left out
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, folder / name)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "loopfix"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, env=env)
+    head = ["git", "rev-parse", "HEAD"]
+    return subprocess.run(head, cwd=folder, capture_output=True, text=True, env=env).stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_installs_the_hooks_as_shipped_without_torch(tmp_path):
+    """The hooks as users get them: pre-commit clones a repository of loopfix, builds the
+    hooks' virtualenv itself (`language: python`) and pip-installs loopfix with its
+    dependencies from the package registry. That environment has no torch; `loopfix-check`
+    needs none, and `loopfix-fix` verifies with the project's interpreter, not the hook's."""
+    if reason := _registry_unreachable(tmp_path / "probe"):
+        pytest.skip(reason)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CI")}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), GIT_AUTHOR_NAME="dev")
+    env.update(GIT_AUTHOR_EMAIL="dev@example.com", GIT_COMMITTER_NAME="dev")
+    env.update(GIT_COMMITTER_EMAIL="dev@example.com")
+    (tmp_path / "loopfix").mkdir()
+    rev = _throw_away_repository(tmp_path / "loopfix", env)
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def pre_commit(hook: str, *args: str, **hook_settings) -> subprocess.CompletedProcess:
+        repository = {"repo": str(tmp_path / "loopfix"), "rev": rev}
+        repository["hooks"] = [{"id": hook, **hook_settings}]
+        (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [repository]}))
+        command = [sys.executable, "-m", "pre_commit", "run", hook, *args]
+        return subprocess.run(command, cwd=project, capture_output=True, text=True, env=env)
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=env)
+    (project / ".gitignore").write_text(".venv/\n")
+    (project / "train.py").write_text(BUGGY)
+    (project / "clean.py").write_text("print('hello')\n")
+    subprocess.run(["git", "add", "."], cwd=project, check=True, env=env)
+
+    checked = pre_commit("loopfix-check", "--all-files")  # builds the environment
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "train.py:16:14: LF001" in checked.stdout and "clean.py" not in checked.stdout
+    assert pre_commit("loopfix-check", "--files", "clean.py").returncode == 0
+
+    # pre-commit's environment for the hooks: loopfix there, torch not
+    (python,) = (tmp_path / "home").glob("repo*/py_env-*/bin/python")
+    has = "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
+    assert subprocess.run([python, "-c", has, "loopfix"], env=env).returncode == 0
+    assert subprocess.run([python, "-c", has, "torch"], env=env).returncode == 1
+
+    # no torch reachable (the hook's VIRTUAL_ENV is loopfix's own, no .venv): left alone, why
+    refused = pre_commit("loopfix-fix", "--all-files")
+    assert refused.returncode == 1 and (project / "train.py").read_text() == BUGGY
+    why = f"{python} has no torch (pip install 'loopfix[verify]', or pass --python)"
+    assert f"train.py: not written: LF001 line 16: unverified: {why}" in refused.stdout
+    assert "1 fix(es) could not be confirmed by running the code" in refused.stdout
+
+    unverified = pre_commit("loopfix-fix", "--all-files", args=["--no-verify"])
+    assert "Verification skipped (--no-verify)." in unverified.stdout, unverified.stdout
+    assert "files were modified by this hook" in unverified.stdout
+    assert (project / "train.py").read_text() == FIXED
+
+    # a .venv at the project's root is the project's interpreter: here one that reaches torch
+    (project / "train.py").write_text(BUGGY)
+    venv = [sys.executable, "-m", "venv", "--without-pip", ".venv"]
+    subprocess.run(venv, cwd=project, check=True)
+    (site,) = (project / ".venv").glob("lib/python*/site-packages")
+    (site / "tests_torch.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    verified = pre_commit("loopfix-fix", "--all-files")
+    assert "loopfix: wrote train.py: LF001" in verified.stdout, verified.stdout
+    assert "equivalent" in verified.stdout and "files were modified by this hook" in verified.stdout
+    assert (project / "train.py").read_text() == FIXED
 
 
 def test_sarif_carries_fixes_notifications_help_and_the_what_it_does_text(repo):

@@ -210,3 +210,19 @@ def test_the_default_interpreter_is_the_projects_virtual_environment(tmp_path, m
     monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / ".venv"))
     assert choose("/usr/bin/python3", tmp_path) == "/usr/bin/python3"
     assert os.path.isabs(choose("python3", None))
+
+
+def test_a_project_without_tool_loopfix_still_finds_its_venv(tmp_path, monkeypatch):
+    """No `[tool.loopfix]`, so no config folder: the `.venv` at the project root above the
+    file (the editor's document), or above the current folder (pre-commit's hooks)."""
+    from loopfix.config import Config
+
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # loopfix's own, as in a pre-commit hook
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text("")
+    (tmp_path / "sub").mkdir()
+    expected = str(tmp_path / ".venv" / "bin" / "python")
+    assert Config().interpreter(tmp_path / "sub" / "train.py") == expected
+    monkeypatch.chdir(tmp_path / "sub")
+    assert Config().interpreter() == expected

@@ -23,6 +23,7 @@ one-line message names the file and the key.
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -34,7 +35,13 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 class ConfigError(Exception):
-    """A setting loopfix cannot use; the message names the file and the key."""
+    """A setting loopfix cannot use; the message names the file and the key. `key` is the
+    `[tool.loopfix]` key at fault ("" for the table itself), `line` the line (from 1) of a
+    file that does not parse; None when not known."""
+
+    def __init__(self, message: str, key: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.key, self.line = key, line
 
 
 @dataclass(frozen=True)
@@ -84,16 +91,21 @@ class Config:
             relative += "/"  # so that `legacy/` and `src/gen` cover the folder itself
         return any(matches(relative, p) for p in self.exclude)
 
-    def interpreter(self) -> str:
+    def interpreter(self, near: Path | None = None) -> str:
         """The interpreter verification runs the project's code with (see
-        `verify.interpreter.choose`); a relative `python` is relative to the config's folder."""
+        `verify.interpreter.choose`); a relative `python` is relative to the config's folder.
+        A `.venv` is looked for in the config's folder or, with no `[tool.loopfix]` table, at
+        the project root above `near` (a file; by default the current folder, where
+        pre-commit runs its hooks)."""
+        from loopfix.project import find_root
         from loopfix.verify.interpreter import choose
 
         explicit = self.python
         relative = explicit and ("/" in explicit or "\\" in explicit)
         if relative and self.root is not None and not Path(explicit).is_absolute():
             explicit = str(self.root / explicit)
-        return choose(explicit, self.root)
+        near = near or Path.cwd() / "-"  # find_root starts at a file's folder
+        return choose(explicit, self.root or find_root(near))
 
     def key(self) -> str:
         """What a cached analysis depends on besides the file and loopfix's version."""
@@ -137,20 +149,34 @@ def find_config(start: Path) -> Config:
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
             try:
-                document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as error:
+                text = pyproject.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError) as error:
                 raise ConfigError(f"{pyproject}: cannot read: {error}") from None
-            table = document.get("tool", {}).get("loopfix")
-            if table is not None:
-                return parse_config(table, candidate, str(pyproject))
+            config = config_from_text(text, candidate, str(pyproject))
+            if config is not None:
+                return config
         if (candidate / ".git").exists():
             break
     return Config()
 
 
+def config_from_text(text: str, root: Path | None, source: str) -> Config | None:
+    """The settings in the text of a `pyproject.toml` (`source` names it in errors), or None
+    when it has no `[tool.loopfix]` table."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        line = re.search(r"at line (\d+)", str(error))
+        message = f"{source}: cannot read: {error}"
+        raise ConfigError(message, line=int(line[1]) if line else None) from None
+    tool = document.get("tool")
+    table = tool.get("loopfix") if isinstance(tool, dict) else None
+    return None if table is None else parse_config(table, root, source)
+
+
 def parse_config(table: dict, root: Path | None = None, source: str = "[tool.loopfix]") -> Config:
     def fail(key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{source}: [tool.loopfix] {key}: {problem}")
+        return ConfigError(f"{source}: [tool.loopfix] {key}: {problem}", key=key)
 
     if not isinstance(table, dict):
         raise fail("", "must be a table")

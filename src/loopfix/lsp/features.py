@@ -5,7 +5,8 @@ The buffer's unsaved text goes through the same pipeline as `loopfix check` and 
 (`analysis.analyse_source`), so a quick fix carries exactly the planned edits: applying the
 `source.fixAll.loopfix` action to the text gives the bytes `loopfix apply` would write, and a
 finding's own quick fix is offered only when its edits, applied alone, fix it and add nothing.
-Pure: no torch, no file writes (reading `pyproject.toml` for settings aside).
+Pure: no torch, no file writes (reading `pyproject.toml` for settings aside). A
+`pyproject.toml` buffer gets its `[tool.loopfix]` error as a diagnostic on the key at fault.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from urllib.request import url2pathname
 from lsprotocol import types
 
 from loopfix.analysis import ON_DISK, FileResult, analyse_source
-from loopfix.config import Config
+from loopfix.config import Config, ConfigError, config_from_text
 from loopfix.edits import Edit, apply_edits
 from loopfix.parse import ChunkParser, parse
 from loopfix.project import Project
 from loopfix.rules import CRASHING_RULES, Finding, Fix, rule_by_code
-from loopfix.source import SourceError, SourceFile
+from loopfix.source import SourceError, SourceFile, line_starts
 
 from .positions import PositionMap
 
@@ -32,6 +33,9 @@ from .positions import PositionMap
 NOQA_LIST = re.compile(r"#\s*noqa:\s*[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*", re.I)
 
 SOURCE = "loopfix"
+SETTINGS_FILE = "pyproject.toml"
+# any table header line, `[a.b]` or `[[a.b]]` (where a `[tool.loopfix]` table ends)
+ANY_HEADER = re.compile(r"^[ \t]*\[\[?[^\]\n]*\]\]?[ \t]*(?:#.*)?$", re.M)
 FIX_ALL = "source.fixAll.loopfix"
 VERIFY_COMMAND = "loopfix.verify"
 
@@ -241,6 +245,66 @@ def _workspace_edit(
 def _wanted(kind: str, only: list[str] | None) -> bool:
     """LSP's `only` filter: a requested kind covers its sub-kinds (`source` covers ours)."""
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def is_settings_file(uri: str) -> bool:
+    """Whether the document is a `pyproject.toml` (where `[tool.loopfix]` lives)."""
+    return uri_to_path(uri).name == SETTINGS_FILE
+
+
+def settings_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
+    """The `[tool.loopfix]` error in a `pyproject.toml` buffer (what `loopfix check` would
+    stop on), on the key at fault; none when its settings are usable."""
+    try:
+        config_from_text(text, None, SETTINGS_FILE)
+    except ConfigError as error:
+        start, end = setting_span(text, error.key, error.line)
+        message = str(error).removeprefix(f"{SETTINGS_FILE}: ") + " (the defaults apply)"
+        return [
+            types.Diagnostic(
+                range=PositionMap(text, encoding).range(start, end),
+                message=message,
+                severity=types.DiagnosticSeverity.Error,
+                source=SOURCE,
+            )
+        ]
+    return []
+
+
+def setting_span(text: str, key: str | None, line: int | None = None) -> tuple[int, int]:
+    """Where a settings error lies, as text offsets: the line (from 1) of a syntax error; else
+    `key` in the `[tool.loopfix]` table, or its own `[tool.loopfix.<key>]` table; else the
+    table's header; else the first mention of loopfix (a dotted key, an inline table)."""
+    starts = line_starts(text)
+    if line is not None and 0 < line <= len(starts):
+        start = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(text)
+        return start, start + len(text[start:end].rstrip("\r\n"))
+    own = _header(f"tool.loopfix.{key}").search(text) if key else None
+    if own is not None:
+        return own.span(1)
+    table = _header("tool.loopfix").search(text)
+    if table is None:
+        at = text.find("loopfix")
+        return (at, at + len("loopfix")) if at >= 0 else (0, 0)
+    if key:
+        following = ANY_HEADER.search(text, table.end())
+        body_end = following.start() if following is not None else len(text)
+        assignment = re.compile(rf"^[ \t]*({_toml_key(key)})[ \t]*[=.]", re.M)
+        found = assignment.search(text, table.end(), body_end)
+        if found is not None:
+            return found.span(1)
+    return table.span(1)
+
+
+def _toml_key(dotted: str) -> str:
+    """A regular expression for a TOML dotted key, each part bare or quoted."""
+    parts = [re.escape(part) for part in dotted.split(".")]
+    return r"[ \t]*\.[ \t]*".join(f"""(?:{p}|"{p}"|'{p}')""" for p in parts)
+
+
+def _header(dotted: str) -> re.Pattern:
+    return re.compile(rf"^[ \t]*(\[[ \t]*{_toml_key(dotted)}[ \t]*\])[ \t]*(?:#.*)?$", re.M)
 
 
 def settings_table(settings: object) -> dict:

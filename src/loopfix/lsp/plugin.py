@@ -4,7 +4,9 @@ Registered under the `pylsp` entry-point group (`pyproject.toml`), so a pylsp in
 with loopfix beside it picks it up. It reuses `features.py`; pylsp speaks UTF-16 positions.
 Each hook returns plain JSON-shaped dicts, as pylsp expects; `pylsp_execute_command` answers
 only `loopfix.verify` (run in a worker thread) and returns None for every other command. A
-document is analysed once per version and settings; a `[tool.loopfix]` error is shown once.
+document is analysed once per version and settings; a `[tool.loopfix]` error is shown once, and
+as a diagnostic on the key at fault when the client has the `pyproject.toml` open (pylsp lints
+every document the client opens, whatever its language).
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def pylsp_settings():
 
 @hookimpl
 def pylsp_lint(config, workspace, document, is_saved):
+    if features.is_settings_file(document.uri):  # pylsp lints every open document
+        return _converter.unstructure(features.settings_diagnostics(document.source, ENCODING))
     analysis = _analysis(config, document, workspace)
     for message in analysis.messages:
         workspace.show_message(f"loopfix: {message}", types.MessageType.Log.value)
@@ -71,6 +75,8 @@ def pylsp_lint(config, workspace, document, is_saved):
 
 @hookimpl
 def pylsp_code_actions(config, workspace, document, range, context):
+    if features.is_settings_file(document.uri):
+        return []
     requested = _converter.structure(range, types.Range)
     only = (context or {}).get("only")
     analysis = _analysis(config, document, workspace)
@@ -111,7 +117,7 @@ def _verify(workspace, analysis: features.BufferAnalysis) -> None:
         iterations=analysis.config.iterations,
         timeout=analysis.config.timeout,
         pass_env=analysis.config.pass_env,
-        python=analysis.config.interpreter(),
+        python=analysis.config.interpreter(features.uri_to_path(analysis.uri)),
     )
     try:
         with workspace.report_progress("loopfix: verifying", "running the original and the fix"):

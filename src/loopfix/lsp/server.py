@@ -5,8 +5,10 @@ when the client asks; code actions offer a quick fix per fixable finding and
 `source.fixAll.loopfix`; the `loopfix.verify` command runs the verification harness on the
 buffer in a worker thread, reporting through work-done progress and a message, so diagnostics
 keep flowing meanwhile. Settings come from `[tool.loopfix]` and, over it, from the client's
-`initializationOptions` and `workspace/didChangeConfiguration`. A buffer that cannot be
-analysed (a syntax error), or an internal error in a rule, is logged; the server keeps serving.
+`initializationOptions` and `workspace/didChangeConfiguration`; an open `pyproject.toml` gets
+its `[tool.loopfix]` error as a diagnostic on the key at fault, and saving it re-analyses every
+open document. A buffer that cannot be analysed (a syntax error), or an internal error in a
+rule, is logged; the server keeps serving.
 """
 
 from __future__ import annotations
@@ -130,8 +132,15 @@ class LoopfixServer(LanguageServer):
         cache[uri] = analysis
         return analysis
 
+    def diagnostics(self, uri: str) -> list[types.Diagnostic]:
+        """A Python buffer's findings; a `pyproject.toml` buffer's `[tool.loopfix]` error."""
+        if features.is_settings_file(uri):
+            text = self.workspace.get_text_document(uri).source
+            return features.settings_diagnostics(text, self.encoding)
+        return features.diagnostics(self.analyse(uri), self.encoding)
+
     def publish(self, uri: str) -> None:
-        found = features.diagnostics(self.analyse(uri), self.encoding)
+        found = self.diagnostics(uri)
         version = self.workspace.get_text_document(uri).version
         params = types.PublishDiagnosticsParams(uri=uri, diagnostics=found, version=version)
         self.text_document_publish_diagnostics(params)
@@ -183,8 +192,10 @@ def initialize(ls: LoopfixServer, params: types.InitializeParams) -> None:
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_text(ls: LoopfixServer, params) -> None:
-    if not _pulls(ls):
-        uri = params.text_document.uri
+    uri = params.text_document.uri
+    if features.is_settings_file(uri) and isinstance(params, types.DidSaveTextDocumentParams):
+        _refresh(ls)  # the settings on disk changed: every open document again
+    elif not _pulls(ls):
         ls.publish(uri)
         for dependent in ls.dependents_of(uri):  # `train.py` imports the `models.py` edited
             ls.publish(dependent)
@@ -207,13 +218,18 @@ def on_close(ls: LoopfixServer, params: types.DidCloseTextDocumentParams) -> Non
     ),
 )
 def pull_diagnostics(ls: LoopfixServer, params: types.DocumentDiagnosticParams):
-    found = features.diagnostics(ls.analyse(params.text_document.uri), ls.encoding)
+    found = ls.diagnostics(params.text_document.uri)
     return types.RelatedFullDocumentDiagnosticReport(items=found)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def on_configuration(ls: LoopfixServer, params: types.DidChangeConfigurationParams) -> None:
     ls.client_settings = features.settings_table(params.settings) or ls.client_settings
+    _refresh(ls)
+
+
+def _refresh(ls: LoopfixServer) -> None:
+    """Every open document's diagnostics again (new settings), or the client told to pull."""
     ls.analyses.clear()
     ls.plans.clear()
     if _pulls(ls):
@@ -231,6 +247,8 @@ def on_configuration(ls: LoopfixServer, params: types.DidChangeConfigurationPara
     ),
 )
 def code_actions(ls: LoopfixServer, params: types.CodeActionParams):
+    if features.is_settings_file(params.text_document.uri):
+        return []
     analysis = ls.analyse(params.text_document.uri, plan_fixes=True)
     return features.code_actions(analysis, params.range, ls.encoding, params.context.only)
 
@@ -295,7 +313,7 @@ def _verify(ls: LoopfixServer, analysis: features.BufferAnalysis, token) -> tupl
             iterations=config.iterations,
             timeout=config.timeout,
             pass_env=config.pass_env,
-            python=config.interpreter(),
+            python=config.interpreter(features.uri_to_path(analysis.uri)),
         )
         if token is not None:
             report = types.WorkDoneProgressReport(message="running the original and patched code")
