@@ -53,7 +53,7 @@ def test_corpus_has_enough_cases():
     updates = [c for c in POSITIVE if {"LF002", "LF003", "LF004"} & set(c.rules)]
     updates_negative = [c for c in NEGATIVE if c.name.startswith("lf002_")]
     assert len(updates) >= 12 and len(updates_negative) >= 12
-    for code in ("LF005", "LF006", "LF007", "LF008"):
+    for code in ("LF005", "LF006", "LF007", "LF008", "LF009"):
         positive = [c for c in POSITIVE + UNSAFE if code in c.rules]
         negative = [c for c in NEGATIVE if c.name.startswith(code.lower() + "_")]
         assert len(positive) >= 4 and len(negative) >= 4, code
@@ -114,6 +114,11 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         reference = first_steps(runs.reference.events)
         assert reference, "the reference must step"
         assert step_difference(reference, first_steps(patched.events)) is None
+    elif "LF009" in case.rules:  # a backward's gradients in two optimizers' steps, then none
+        from loopfix.rules.lf009_gradient_leak import shared_backwards
+
+        assert shared_backwards(original.events), "the original must leak"
+        assert shared_backwards(patched.events) == {}
     elif "LF007" in case.rules:  # each step: its own gradients, accumulated from zero
         from loopfix.rules.lf007_zero_grad_placement import _broken_window
 
@@ -419,3 +424,55 @@ def test_a_logged_total_really_keeps_the_graphs_and_the_fix_drops_them(case: Cas
 
     assert keeps(case.before) == "True"
     assert keeps(case.after) == "False"
+
+
+# LF009: restricting the leaking backward to the wrong network's parameters, or clearing the
+# wrong optimizer, runs without an error; the oracle must refuse both.
+WRONG_LEAK_FIXES = {
+    "inputs of the generator": (
+        "d_loss.backward(retain_graph=True)",
+        "d_loss.backward(retain_graph=True, inputs=list(generator.parameters()))",
+    ),
+    "the discriminator cleared instead": (
+        "    optimizer_d.step()\n",
+        "    optimizer_d.step()\n    optimizer_d.zero_grad()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("wrong", sorted(WRONG_LEAK_FIXES))
+def test_the_leak_oracle_rejects_a_wrong_fix(wrong):
+    case = next(c for c in POSITIVE if c.name == "lf009_gan_retain_graph_band_aid")
+    old, new = WRONG_LEAK_FIXES[wrong]
+    result = analyse(case.before)
+    (right,) = verify_file(result, VERIFY)
+    assert right.verdict == "equivalent"
+    assert old in result.source.text
+    result.fixed_text = result.source.text.replace(old, new, 1)
+    units = collect_runs(result, VERIFY)
+    assert units[SCRIPT].patched.error is None
+    (verdict,) = judge(result, units)
+    assert verdict.verdict.startswith("not equivalent"), verdict.verdict
+
+
+# LF008: rewrites that run but compute something else (another operation, the gate dropped),
+# or still change the kept tensor; the oracle must refuse them.
+WRONG_OUT_OF_PLACE = {
+    "another operation": ("        out *= x  # gate the input\n", "        out = out + x\n"),
+    "the gate dropped": ("        out *= x  # gate the input\n", "        out = out.clone()\n"),
+    "cloned after the change": (
+        "        out *= x  # gate the input\n",
+        "        out *= x\n        out = out.clone()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("wrong", sorted(WRONG_OUT_OF_PLACE))
+def test_the_out_of_place_oracle_rejects_a_wrong_rewrite(wrong):
+    case = next(c for c in POSITIVE if c.name == "lf008_gate_sigmoid_plus_residual")
+    old, new = WRONG_OUT_OF_PLACE[wrong]
+    result = analyse(case.before)
+    assert old in result.source.text
+    result.fixed_text = result.source.text.replace(old, new, 1)
+    (verdict,) = judge(result, collect_runs(result, VERIFY))
+    assert verdict.verdict.startswith("not equivalent"), verdict.verdict

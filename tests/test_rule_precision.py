@@ -45,6 +45,26 @@ SILENT = {
                 self.loss = self.net(x).sum()
                 self.loss.backward(retain_graph=True)
     """,
+    # found by the fuzz test: a hand-written Accelerate-like wrapper passes retain_graph on
+    # through **kwargs; whatever the wrapper's variable is called, the caller's keyword holds
+    "retain_graph passed through a wrapper's **kwargs": """
+        import torch
+        import torch.nn as nn
+
+        class Wrapper:
+            def backward(self, loss, **kwargs):
+                loss.backward(**kwargs)
+
+        helper = Wrapper()
+        encoder, head = nn.Linear(4, 4), nn.Linear(4, 1)
+        optimizer = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+        for _ in range(3):
+            feats = encoder(torch.randn(2, 4))
+            helper.backward(head(feats).sum(), retain_graph=True)
+            helper.backward(feats.pow(2).mean())
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
 }
 
 

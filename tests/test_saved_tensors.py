@@ -238,3 +238,137 @@ def test_generated_forwards_are_reported_exactly_and_fixed_exactly(text):
     for expected, actual in zip(reference, values, strict=True):  # bit for bit, NaN == NaN
         if expected is not None or actual is not None:
             torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+
+
+# -- found by trying to break the rule (each runs; the backward succeeds) -------------------
+
+CORRECT = {
+    "a backbone frozen in __init__ by a loop over its parameters": """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 8))
+        for p in self.backbone.parameters():
+            p.requires_grad = False
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        f = torch.sigmoid(self.backbone(x))
+        f += 0.5
+        return self.head(f)
+
+
+Net()(torch.randn(3, 4)).sum().backward()
+""",
+    "a layer frozen by setting its parameters' flags": """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.enc.weight.requires_grad = False
+        self.enc.bias.requires_grad = False
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        s = torch.tanh(self.enc(x))
+        s *= 2
+        return self.head(s)
+
+
+Net()(torch.randn(2, 4)).sum().backward()
+""",
+    "thresholding predictions in place after the backward": """
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    preds = torch.sigmoid(model(torch.randn(6, 4)))
+    loss = F.binary_cross_entropy(preds, torch.rand(6, 1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    preds[preds >= 0.5] = 1
+    preds[preds < 0.5] = 0
+    accuracy = (preds == 1).float().mean().item()
+""",
+    "probabilities for a metric, the loss from the logits": """
+model = nn.Linear(4, 3)
+x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+logits = model(x)
+loss = F.cross_entropy(logits, y)
+probs = logits.softmax(-1)
+probs[:, 0] += 0.1
+probs[:, 1] -= 0.1
+accuracy = (probs.argmax(-1) == y).float().mean().item()
+loss.backward()
+""",
+}
+PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_in_place_code_is_left_alone(name):
+    text = PRELUDE + CORRECT[name]
+    exec(compile(text, "<correct>", "exec"), {"__name__": "correct"})  # noqa: S102 - it runs
+    assert lf008(text) == []
+
+
+# the same tensor kept elsewhere: an out-of-place fix would hide the change from there
+ALIASED = {
+    "an attribute": "        self.last = out\n",
+    "a list": "        kept = [out]\n",
+    "a dict": '        kept = {"gate": out}\n',
+    "a tuple": "        kept, other = out, out * 2\n",
+    "a helper's argument": "        remember(out)\n",
+}
+GATE = """
+memory = []
+
+
+def remember(t):
+    memory.append(t)
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, r):
+        out = torch.sigmoid(self.fc(x))
+{alias}        out += r
+        return out.sum()
+"""
+
+
+@pytest.mark.parametrize("where", sorted(ALIASED))
+def test_a_change_also_seen_elsewhere_is_reported_without_a_fix(where):
+    text = PRELUDE + GATE.format(alias=ALIASED[where])
+    (finding,) = lf008(text)
+    assert finding.fix is None and "no longer see" in (finding.fix_unavailable or "")
+
+
+def test_inplace_false_only_for_a_module_called_once():
+    """Two calls of one in-place module: switching its constructor would change the other
+    call (whose argument someone else reads), so the buggy call clones instead."""
+    text = (
+        PRELUDE
+        + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        self.hidden = h
+        h = self.act(h)
+        t = torch.tanh(self.fc2(x))
+        t = self.act(t)
+        return h + t
+"""
+    )
+    result = analyse_source(SourceFile.from_text(Path("net.py"), text))
+    (finding,) = [f for f in result.findings if f.rule == "LF008"]
+    assert "t = t.clone()" in result.fixed_text and "inplace=True" in result.fixed_text

@@ -522,11 +522,15 @@ def _keyword_true(node: ast.Call, name: str) -> bool:
 
 
 def _retain_flag(node: ast.Call) -> bool | None:
-    """True / False when the call says so literally, None when it depends on a variable."""
+    """True / False when the call says so literally, None when it depends on a variable
+    (or on keywords passed through `**kwargs`, or a second positional argument)."""
     if _keyword_true(node, "create_graph"):
         return True
     keyword = retain_keyword(node)
     if keyword is None:
+        method = isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+        if any(k.arg is None for k in node.keywords) or (method and len(node.args) >= 2):
+            return None  # `loss.backward(**kwargs)`: the caller's keywords decide
         return False
     if isinstance(keyword.value, ast.Constant):
         return bool(keyword.value.value)

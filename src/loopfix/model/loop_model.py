@@ -361,6 +361,56 @@ class LoopModel:
             current = owner
         return False
 
+    def exposed_modules(self, backward_id: int, loop_id: int, modules: set[str]) -> set[str] | None:
+        """The paths among `modules` that the backward's loss depends on directly, not only
+        behind another module's input (`exposure.py`), from the loop's statements before the
+        backward; None when the loss is not built there."""
+        from loopfix.model.exposure import exposed_modules
+
+        site = self.backward(backward_id)
+        call = site.call
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            return None
+        loop, start = self.loop(loop_id), (site.statement.lineno, site.statement.col_offset)
+        before = sorted(
+            (
+                s
+                for s in ast.walk(loop)
+                if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign)
+                and (s.end_lineno, s.end_col_offset) <= start
+                and s is not loop
+            ),
+            key=lambda s: (s.lineno, s.col_offset),
+        )
+        return exposed_modules(before, call.func.value, modules)
+
+    def toggles_requires_grad(self, loop_id: int) -> bool:
+        """Whether the loop turns parameters' `requires_grad` on or off while it runs
+        (`set_requires_grad(netD, False)`, `p.requires_grad = False`, `requires_grad_`),
+        itself or through a function of the file it calls: then a backward may leave some
+        modules' gradients alone although its graph goes through them."""
+        loop = self.loop(loop_id)
+        words = {"requires_grad", "requires_grad_", "set_requires_grad", "toggle_grad"}
+        called = set()
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Attribute) and node.attr in words:
+                return True
+            if isinstance(node, ast.Name) and node.id in words:
+                return True
+            if isinstance(node, ast.keyword) and node.arg == "requires_grad":
+                return True
+            if isinstance(node, ast.Call):
+                called.add(dotted_name(node.func) or "")
+        functions = self.symbols.functions
+        for name in called:
+            short = name.rpartition(".")[2]
+            function = functions.get(name) or functions.get(short)
+            if function is not None and any(
+                isinstance(n, ast.Attribute) and n.attr in words for n in ast.walk(function)
+            ):
+                return True
+        return False
+
     def saved_tensor_changes(self) -> list:
         """In-place changes of tensors autograd saved whose backward will run (`saved.py`):
         in the methods of the module's `nn.Module` classes and in its training code."""

@@ -145,6 +145,9 @@ class Counter:
     """A tensor's storage and version counter, shared by its views and detached copies."""
 
     saves: list[Save] = field(default_factory=list)
+    # where else the tensor went that loopfix does not follow (`self.cache`, a list, a
+    # function's argument): an out-of-place fix would hide the change from there
+    escaped: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,7 @@ class InPlaceChange:
     # why no fix can be offered (another name still reads the changed tensor, ...)
     unfixable: str = ""
     alias: str = ""  # another name of the same tensor read after the change
+    kept_in: str = ""  # where else the tensor was put that loopfix does not follow
 
 
 @dataclass
@@ -235,6 +239,7 @@ class _Scope:
         self.env: dict[str, Binding] = {}
         self.candidates: list[_Candidate] = []
         self.modules = built  # attribute -> the constructor call that builds it
+        self._frozen: set[str] | None = None
         self.later_reads: dict[str, list[ast.Name]] = {}
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
@@ -273,6 +278,48 @@ class _Scope:
             return self._forget(statement)
         self._simple(statement)
 
+    def _note_escapes(self, statement: ast.stmt) -> None:
+        """Tensors the statement puts where names do not follow them: an attribute or an item
+        (`self.cache = out`, `feats[0] = out`), a container or tuple (`[out]`,
+        `a, b = out, y`), or an argument of a call that is not a torch operation or a layer
+        (`history.append(out)`, `log(out)`)."""
+        value = getattr(statement, "value", None)
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and value is not None:
+            stored = any(not isinstance(t, ast.Name) for t in targets if t is not None)
+            if stored or isinstance(value, ast.Tuple | ast.List | ast.Dict | ast.Set):
+                for name in _direct_names(value):
+                    self._escape(name, ast.unparse(targets[0]))
+        for node in ast.walk(statement):
+            if isinstance(getattr(node, "ctx", None), ast.Store):
+                continue  # `a, b = ...` binds names, it stores nothing
+            if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and node is not value:
+                elements = node.values if isinstance(node, ast.Dict) else node.elts
+                for element in elements:
+                    if isinstance(element, ast.Name):
+                        self._escape(element.id, "a container")
+            if isinstance(node, ast.Call) and not self._follows(node):
+                for argument in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(argument, ast.Name):
+                        self._escape(argument.id, f"`{ast.unparse(node.func)}`")
+
+    def _escape(self, name: str, where: str) -> None:
+        binding = self.env.get(name)
+        if binding is not None and not binding.counter.escaped:
+            binding.counter.escaped = where
+
+    def _follows(self, call: ast.Call) -> bool:
+        """Calls whose arguments loopfix follows: torch operations, tensor methods, the
+        class's layers, and calls that only report a value."""
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in REPORTING_CALLS or self._layer(func) is not None:
+            return True
+        if (self.symbols.qualify(func) or "").startswith("torch."):
+            return True
+        root = (dotted_name(func) or "").split(".")[0]
+        return isinstance(func, ast.Attribute) and root in self.env and root != "self"
+
     def _branches(self, statement: ast.stmt, blocks: list, loop: bool) -> None:
         """Each block from what held before; afterwards, and at the top of a loop's body
         (the state of another iteration), the names a block binds hold something unknown."""
@@ -295,6 +342,7 @@ class _Scope:
 
     def _simple(self, statement: ast.stmt) -> None:
         self._confirm_reads(statement)
+        self._note_escapes(statement)
         value = getattr(statement, "value", None)
         result = self._value(value, statement) if value is not None else None
         for node in _in_place_nodes(statement):
@@ -451,9 +499,13 @@ class _Scope:
                 made = self._save(first, node, statement, f"{shown} keeps its result")
                 return Binding(first.counter, True, first.graph | {made})
             return first
-        weighted = kind in WEIGHTED_MODULES and dotted_name(func) not in self.symbols.frozen
+        frozen = dotted_name(func) in self.symbols.frozen or self._frozen_attribute(func)
+        weighted = kind in WEIGHTED_MODULES and not frozen
         if kind == "Sequential":
-            weighted = any(_kind(e, self.symbols) in WEIGHTED_MODULES for e in built.args)
+            layers = built.args
+            weighted = not frozen and any(
+                _kind(e, self.symbols) in WEIGHTED_MODULES for e in layers
+            )
         grad = first.grad or weighted
         made = None
         keeps_input = (operation in LAYER_INPUT_SAVED and grad) or (
@@ -465,6 +517,15 @@ class _Scope:
             return self._apply(operation, first, node, statement, shown)
         graph = first.graph | ({made} if made is not None else set())
         return Binding(Counter(), grad, frozenset(graph))
+
+    def _frozen_attribute(self, func: ast.expr) -> bool:
+        """`self.enc` whose parameters the class sets `requires_grad` False on anywhere
+        (`self.enc.weight.requires_grad = False`, a loop over `self.enc.parameters()`)."""
+        if self.owner is None or not _self_attribute(func):
+            return False
+        if self._frozen is None:
+            self._frozen = _frozen_attributes(self.owner.node)
+        return func.attr in self._frozen
 
     def _layer(self, func: ast.expr):
         """(torch.nn class name, its constructor call, the project class or None) for
@@ -518,30 +579,28 @@ class _Scope:
         )
         if aliases:
             change.alias = aliases[0]
+        change.kept_in = binding.counter.escaped
         at_risk = frozenset(s.id for s in saves)
         self.candidates.append(_Candidate(change, at_risk))
 
     def _switch_keeps_values(self, how: str, statement: ast.stmt, node: ast.Call) -> bool:
         """Whether turning the change out-of-place (`inplace=False`) keeps every value the
-        code reads: each call it affects rebinds its argument's name to its result
-        (`out = self.relu(out)`), or its argument is not a name read again."""
+        code reads: the call rebinds its argument's name to its result (`out =
+        self.relu(out)`) or its argument is not a name read again, and, for a module's
+        constructor, the module is called nowhere else."""
         if how == "keyword":
             return _rebinds_argument(statement, node) or not self._argument_read_later(node)
         scope = self.owner.node if self.owner is not None else self.function
-        parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
-        for call in (n for n in ast.walk(scope) if isinstance(n, ast.Call)):
-            if ast.dump(call.func) != ast.dump(node.func):
-                continue
-            holder = parents.get(id(call))
-            if isinstance(holder, ast.Return) or (
-                isinstance(holder, ast.Assign) and _rebinds_argument(holder, call)
-            ):
-                continue
-            unnamed = call.args and not isinstance(call.args[0], ast.Name)
-            if unnamed and not isinstance(holder, ast.Expr):
-                continue  # `self.conv(self.relu(x + y))`: nothing else reads its argument
-            return False
-        return True
+        calls = [
+            n
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(node.func)
+        ]
+        # another call of the same module may rely on its in-place change (an alias of its
+        # argument read later): only a module called here alone is switched
+        return calls == [node] and (
+            _rebinds_argument(statement, node) or not self._argument_read_later(node)
+        )
 
     def _argument_read_later(self, node: ast.Call) -> bool:
         first = node.args[0] if node.args else None
@@ -760,6 +819,17 @@ def _basic_index(index: ast.expr) -> bool:
     )
 
 
+def _direct_names(node: ast.expr) -> list[str]:
+    """`out` in `out`, `(out, y)`, `[out]`: names whose tensor itself is stored."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [n for e in node.elts for n in _direct_names(e)]
+    if isinstance(node, ast.Dict):
+        return [n for e in node.values for n in _direct_names(e)]
+    return []
+
+
 def _sub_expressions(node: ast.expr) -> list[ast.expr]:
     return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
 
@@ -778,6 +848,11 @@ def _graph_reads(node: ast.AST) -> list[str]:
             continue
         if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
+        if isinstance(current, ast.Compare):
+            continue  # a boolean result: no graph
+        if isinstance(current, ast.Subscript) and isinstance(current.ctx, ast.Store):
+            stack.append(current.slice)  # `x[mask] = v` writes into `x`, it reads the mask
+            continue
         if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
             reads.append(current.id)
         stack.extend(ast.iter_child_nodes(current))
@@ -785,9 +860,13 @@ def _graph_reads(node: ast.AST) -> list[str]:
 
 
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:
+    """Names the statements bind to something new (`x += r` changes `x`, it keeps it)."""
     names = set()
     for statement in statements:
+        augmented = {id(n.target) for n in ast.walk(statement) if isinstance(n, ast.AugAssign)}
         for node in ast.walk(statement):
+            if id(node) in augmented:
+                continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
                 names.add(node.id)
     return names
@@ -837,6 +916,46 @@ def _attribute_constructors(info: ClassInfo, symbols: Symbols) -> dict[str, ast.
                     if isinstance(node.value, ast.Call):
                         built[target.attr] = node.value
     return built
+
+
+def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
+    """Attributes of `self` whose parameters the class sets `requires_grad` False on."""
+    frozen: set[str] = set()
+    for node in ast.walk(cls):
+        owner = None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
+        ):
+            owner = next(t for t in node.targets if isinstance(t, ast.Attribute)).value
+            if isinstance(node.value, ast.Constant) and node.value.value is False:
+                owner = owner if not isinstance(owner, ast.Name) else None
+            else:
+                owner = None
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "requires_grad_"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value is False
+        ):
+            owner = node.func.value
+        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            sets_false = any(
+                isinstance(n, ast.Constant) and n.value is False for n in ast.walk(node)
+            ) and any(
+                (isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_"))
+                for n in ast.walk(node)
+            )
+            owner = (
+                node.iter.func.value
+                if sets_false and isinstance(node.iter.func, ast.Attribute)
+                else None
+            )
+        name = dotted_name(owner) if owner is not None else None
+        if name and name.startswith("self."):
+            frozen.add(name.split(".")[1])
+    return frozen
 
 
 def _local_constructors(scope: ast.AST) -> dict[str, ast.Call]:

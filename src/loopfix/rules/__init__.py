@@ -9,6 +9,7 @@ from loopfix.rules.lf005_scheduler_before_step import SchedulerBeforeStep
 from loopfix.rules.lf006_loss_accumulated_with_graph import LossAccumulatedWithGraph
 from loopfix.rules.lf007_zero_grad_placement import ZeroGradMisplaced
 from loopfix.rules.lf008_inplace_on_saved_tensor import InplaceOnSavedTensor
+from loopfix.rules.lf009_gradient_leak import GradientLeak
 
 ALL_RULES: list[Rule] = [
     HiddenStateNotDetached(),
@@ -19,6 +20,7 @@ ALL_RULES: list[Rule] = [
     LossAccumulatedWithGraph(),
     ZeroGradMisplaced(),
     InplaceOnSavedTensor(),
+    GradientLeak(),
 ]
 
 

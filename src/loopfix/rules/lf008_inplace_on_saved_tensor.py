@@ -60,9 +60,11 @@ run's, and every loss, gradient and step of the whole capped run must equal the 
 
 ## Fix safety
 Safe. No fix is offered when another name for the same tensor (an alias or a view) is read
-after the change, since it would no longer see it. `inplace=False` is used only when every call
-of that module or function rebinds its argument to its result (`out = self.relu(out)`), else
-the tensor is cloned before the change. A change to a wider dtype can differ in place
+after the change, or the tensor was put where names do not follow it (an attribute, a list
+or dict, a tuple, a function's argument), since that copy would no longer see the change.
+`inplace=False` is used only when the call rebinds its argument to its result (`out =
+self.relu(out)`) and a module so switched is called nowhere else; otherwise the tensor is
+cloned before the change. A change to a wider dtype can differ in place
 (`x += y` keeps `x`'s dtype); verification compares the values.
 
 ## References
@@ -100,10 +102,12 @@ class InplaceOnSavedTensor(Rule):
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         change: InPlaceChange = finding.detail
-        if change.alias:
+        if change.alias or change.kept_in:
+            where = f"`{change.alias}`" if change.alias else change.kept_in
             finding.fix_unavailable = (
-                f"`{change.alias}` is the same tensor and is read after the change: out of "
-                "place, it would no longer see it"
+                f"{where} holds the same tensor as `{change.var}` (read after the change, or "
+                "kept where loopfix cannot follow it): out of place, it would no longer see "
+                "the change"
             )
             return None
         made = _out_of_place(context, change)

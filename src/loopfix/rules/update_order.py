@@ -531,7 +531,7 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
             for path in reached
             if path is None or any(_owner(path, m) for m in all_modules)
         )
-        inputs = _inputs_expression(sorted({p for m in owners for p in m}))
+        inputs = inputs_expression(sorted({p for m in owners for p in m}))
         if foreign and context.options.restrict_style is RestrictStyle.autograd_grad:
             replacement = _autograd_grad_form(context, units[i], inputs, needs_retain)
             if replacement is None:
@@ -625,7 +625,8 @@ def append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
     return Edit(close, close, ", " + text)
 
 
-def _inputs_expression(modules: list[str]) -> str:
+def inputs_expression(modules: list[str]) -> str:
+    """The parameters of `modules` (paths as the code names them) as a list expression."""
     if len(modules) == 1:
         return f"list({modules[0]}.parameters())"
     return "[" + ", ".join(f"*{m}.parameters()" for m in modules) + "]"

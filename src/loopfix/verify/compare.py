@@ -189,7 +189,7 @@ def same_whole_run(runs) -> str:
 
 def same_as_out_of_place(runs, error: str) -> str:
     """The verdict for an in-place change made out-of-place (LF008): the original fails with
-    `error`; every event it recorded before failing (its forward values) is the patched run's
+    `error`; every module forward and event it recorded before failing is the patched run's
     too; and the patched run completes with every loss, gradient and step of the whole capped
     run equal to the reference's: the original run with every saved tensor copied when it was
     saved, which computes what out-of-place operations throughout would."""
@@ -201,10 +201,15 @@ def same_as_out_of_place(runs, error: str) -> str:
         return f"unverified: the out-of-place reference run {why[:120]}"
     if patched.error:
         return f"not equivalent: the patched code raised {patched.error[:120]}"
-    difference = first_difference(original.events, patched.events)
+    forwards = [run.trace.get("forwards", []) for run in (original, reference, patched)]
+    difference = forward_difference(forwards[0], forwards[2]) or first_difference(
+        original.events, patched.events
+    )
     if difference is not None:
         return f"not equivalent: before the original failed, {difference}"
-    difference = first_difference(reference.events, patched.events)
+    difference = forward_difference(forwards[1], forwards[2]) or first_difference(
+        reference.events, patched.events
+    )
     if difference is None and len(patched.events) != len(reference.events):
         difference = "the runs recorded different numbers of events"
     if difference is not None:

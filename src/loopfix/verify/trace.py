@@ -5,9 +5,10 @@
 
 Records, in order, every backward pass (the loss value, the gradient of every parameter of
 every module that has run so far, in the order the modules first ran, the line of the user's
-code that called it, and the indices of the parameters whose gradient it added to) and every
-optimizer step (the gradient of every parameter the optimizer owns, just before it steps), up
-to `MAX_EVENTS`; the output of every outermost module forward (`trace["forwards"]`, up to
+code that called it, the indices of the parameters whose gradient it added to, whether all of
+them started from nothing, and which did) and every optimizer step (the gradient of every
+parameter the optimizer owns, just before it steps, and those parameters' indices), up to
+`MAX_EVENTS`; the output of every outermost module forward (`trace["forwards"]`, up to
 `MAX_FORWARDS`); and the error the script raised if any. The trace is saved with
 `portable.save` (JSON) even when the script fails, so the events before the failure can be compared
 with a patched script's.
@@ -105,6 +106,22 @@ class Recorder:
             for p in module.parameters(recurse=False)
         ]
 
+    def positions(self, optimizer) -> list[int]:
+        """Where the optimizer's parameters sit in `parameter_grads` (modules that have run,
+        in order); parameters of modules that never ran are left out."""
+        index = {
+            id(p): k
+            for k, p in enumerate(
+                p for module in self.modules.values() for p in module.parameters(recurse=False)
+            )
+        }
+        return [
+            index[id(p)]
+            for group in optimizer.param_groups
+            for p in group["params"]
+            if id(p) in index
+        ]
+
     def record(self, event: tuple) -> None:
         if len(self.events) < MAX_EVENTS:
             self.events.append(event)
@@ -138,8 +155,12 @@ class Recorder:
             reached = [k for k, (a, b) in pairs if _changed(a, b)]  # (weights_only loads lists)
             # whether every gradient this backward added to started from nothing (None or
             # zeros): a window of accumulation begins here (LF007's oracle)
-            fresh = all(before[k] is None or not bool(before[k].any()) for k in reached)
-            recorder.record(("backward", loss, after, _caller_line(), reached, fresh))
+            started = [k for k in reached if before[k] is None or not bool(before[k].any())]
+            fresh = len(started) == len(reached)
+            # the parameters whose gradient started from nothing here (LF009's oracle: which
+            # backwards each step's gradients came from)
+            event = ("backward", loss, after, _caller_line(), reached, fresh, started)
+            recorder.record(event)
             return result
 
         def traced_tensor_backward(tensor, *args, **kwargs):
@@ -185,7 +206,8 @@ class Recorder:
                 )
                 for group in optimizer.param_groups
             ]
-            recorder.record(("step", type(optimizer).__name__, grads, index, rates))
+            positions = recorder.positions(optimizer)
+            recorder.record(("step", type(optimizer).__name__, grads, index, rates, positions))
 
         def deferred_step(optimizer, *args, **kwargs):
             before_step(optimizer, args, kwargs)

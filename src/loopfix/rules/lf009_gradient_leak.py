@@ -1,0 +1,308 @@
+"""LF009 gradient-leak: one optimizer's backward adds gradients another optimizer steps with."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.update_order import append_keywords, covers, inputs_expression
+
+DOCS = """\
+## What it does
+Finds, in one loop iteration, a backward that belongs to one optimizer and whose graph also
+reaches the parameters of a second optimizer, which then steps without clearing them: the
+second optimizer steps with the sum of its own loss's gradients and the first loss's. The
+classic case is a GAN whose discriminator loss reads the generator's output without
+`.detach()` while both optimizers' gradients are cleared only at the top of the iteration
+(often after `retain_graph=True` was added to silence "Trying to backward through the graph
+a second time"); in a VQGAN-style loop, the discriminator's loss flows into the autoencoder.
+
+A backward belongs to an optimizer by the code's own pairing: the `zero_grad()` calls right
+before it (with no other backward between) clear exactly one optimizer's gradients, or, with
+none, the steps right after it are exactly one optimizer's. Reported only when that pairing
+is unique for the leaking backward and for a later backward of the second optimizer, the two
+optimizers share no module, the second optimizer's gradients were cleared earlier in the
+iteration and not between the leaking backward and its step, the backward has no `inputs=`,
+and the loop does not switch `requires_grad` (as pix2pix's `set_requires_grad` does).
+
+## Why is this bad?
+`backward()` adds into `.grad` of every parameter its graph reaches. The generator is then
+updated partly to help the discriminator (the opposite of its objective), or the autoencoder to
+please the discriminator; nothing raises, training just goes wrong.
+
+## Example
+```python
+for real in loader:
+    optimizer_d.zero_grad()
+    optimizer_g.zero_grad()
+    fake = generator(torch.randn(real.size(0), 16))
+    d_loss = bce(discriminator(real), ones) + bce(discriminator(fake), zeros)
+    d_loss.backward(retain_graph=True)
+    optimizer_d.step()
+    g_loss = bce(discriminator(fake), ones)
+    g_loss.backward()
+    optimizer_g.step()
+```
+
+Use instead:
+```python
+    optimizer_d.step()
+    g_loss = bce(discriminator(fake), ones)
+    optimizer_g.zero_grad()
+    g_loss.backward()
+```
+
+## What the fix preserves
+The second optimizer's gradients are cleared right before its own backward, so it steps with
+the gradients of its own loss (and any later backward of its own) alone, accumulated from zero;
+every loss, and every step of the optimizer the leaking backward belongs to, is unchanged.
+Verification runs both versions and follows which backwards each step's gradients came from:
+in the original some backward's gradients are used by two optimizers' steps; in the patched
+run none is, over the whole capped run, and the first iteration's losses and the first
+optimizer's first step are bit for bit the original's.
+
+## Fix safety
+Safe by the criterion above (each backward's gradients reach only the optimizer it belongs
+to). Not offered when another backward of the second optimizer runs before the leaking one
+(clearing would drop it) or the second optimizer's own backward does not stand alone.
+
+## Known problems
+Where the author means the first loss to train both networks, the pairing above is the wrong
+reading; such code should use one optimizer, or say so with `# noqa: LF009`.
+
+## References
+- PyTorch DCGAN tutorial (`fake.detach()` for the discriminator's loss)
+"""
+
+
+@dataclass
+class Leak:
+    backward: object  # BackwardSite that leaks
+    owner: str  # the optimizer it belongs to
+    step: object  # UpdateSite: the other optimizer's step that uses the leak
+    own: object  # BackwardSite: the other optimizer's own backward
+    owner_modules: frozenset[str]  # the modules whose parameters the owner steps
+
+
+class GradientLeak(Rule):
+    code = "LF009"
+    name = "gradient-leak"
+    summary = "A backward adds gradients that another optimizer steps with"
+    docs = DOCS
+    no_fix_reason = "the other optimizer's gradients cannot be cleared before its own backward"
+
+    def detect(self, context: FileContext) -> list[Finding]:
+        findings = []
+        for leak in _leaks(context.model):
+            call = leak.backward.call
+            start, end = context.layout.node_range(call)
+            optimizer = _optimizer_expression(leak.step)
+            message = (
+                f"`{ast.unparse(call)}` belongs to `{leak.owner}`, but its graph also reaches "
+                f"the parameters `{optimizer}` steps at line {leak.step.call.lineno} without "
+                "clearing them: that step uses both losses' gradients"
+            )
+            findings.append(Finding(self.code, self.name, message, start, end, detail=leak))
+        return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        leak: Leak = finding.detail
+        inputs = inputs_expression(sorted(leak.owner_modules))
+        edit = append_keywords(context.layout, leak.backward.call, [f"inputs={inputs}"])
+        patched = context.with_edits([edit])
+        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+            return None
+        return Fix(f"Restrict the backward to `{leak.owner}`'s parameters (`inputs=`)", (edit,))
+
+    def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
+        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """Some backward's gradients feed two optimizers' steps in the original and none in
+        the patched run; the first iteration's losses and the first optimizer's first step
+        are unchanged."""
+        original, patched = runs.original, runs.patched
+        if original.error or patched.error:
+            which = "original" if original.error else "patched code"
+            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+        shared = shared_backwards(original.events)
+        if not shared:
+            return "not confirmed: no backward's gradients reached two optimizers' steps"
+        remaining = shared_backwards(patched.events)
+        if remaining:
+            return "not equivalent: a backward's gradients still reach two optimizers' steps"
+        first, optimizers = min(shared.items())
+        losses = [e[1] for e in original.events[: first + 1] if e[0] == "backward"]
+        again = [e[1] for e in patched.events if e[0] == "backward"][: len(losses)]
+        if losses != again:
+            return "not equivalent: the first iteration's losses differ"
+        changed = [o for o in optimizers if _first_step(original, o) != _first_step(patched, o)]
+        if len(changed) != len(optimizers) - 1:
+            return (
+                "not equivalent: the optimizer the leaking backward belongs to must step as "
+                "before, and only the other one differently"
+            )
+        return "equivalent"
+
+
+def _first_step(run, optimizer: int):
+    """The gradients of the optimizer's first step, as bytes (None: it never stepped)."""
+    event = next((e for e in run.events if e[0] == "step" and e[3] == optimizer), None)
+    if event is None:
+        return None
+    return [None if g is None else (g.dtype, tuple(g.shape), g.data) for g in event[2]]
+
+
+def shared_backwards(events: list) -> dict[int, list[int]]:
+    """Backward events (by index) whose gradients two or more optimizers stepped with, and
+    those optimizers in the order they stepped: each parameter's gradient is traced to the
+    backwards that added to it since it last started from nothing."""
+    sources: dict[int, set[int]] = {}
+    used: dict[int, list[int]] = {}
+    for index, event in enumerate(events):
+        if event[0] == "backward" and len(event) > 6:
+            started = set(event[6])
+            for position in event[4]:
+                if position in started:
+                    sources[position] = {index}
+                else:
+                    sources.setdefault(position, set()).add(index)
+        elif event[0] == "step" and len(event) > 5:
+            for position in event[5]:
+                for backward in sources.get(position, ()):
+                    optimizers = used.setdefault(backward, [])
+                    if event[3] not in optimizers:
+                        optimizers.append(event[3])
+    return {b: optimizers for b, optimizers in used.items() if len(optimizers) > 1}
+
+
+# -- detection --------------------------------------------------------------------------------
+
+
+def _leaks(model) -> list[Leak]:
+    found = []
+    updates = [u for u in model.updates() if u.statement is not None]
+    for loop_id in model.observations.loops:
+        if model.toggles_requires_grad(loop_id):
+            continue
+        blocks: dict[int, list] = {}
+        for backward in model.backwards():
+            if backward.statement is not None and backward.loops[-1:] == (loop_id,):
+                _, block = model.block_of(backward.statement)
+                blocks[id(block)] = block
+        for block in blocks.values():
+            found += _leaks_in(model, block, updates)
+    return found
+
+
+def _leaks_in(model, block: list, updates: list) -> list[Leak]:
+    here = {id(s): i for i, s in enumerate(block)}
+    steps = [u for u in updates if u.kind == "step" and u.modules and id(u.statement) in here]
+    zeros = [u for u in updates if u.kind == "zero_grad" and id(u.statement) in here]
+    backwards = sorted(
+        (b for b in model.backwards() if b.statement is not None and id(b.statement) in here),
+        key=lambda b: here[id(b.statement)],
+    )
+    if len({s.target for s in steps}) < 2 or len(backwards) < 2:
+        return []
+    at = {id(site): here[id(site.statement)] for site in [*steps, *zeros, *backwards]}
+    owners = {b.id: _owner(b, backwards, steps, zeros, at) for b in backwards}
+    found = []
+    for backward in backwards:
+        owner = owners[backward.id]
+        if owner is None or not _deposits(backward):
+            continue
+        if backward.statement is None:
+            continue
+        owner_modules = _modules_of(owner, steps)
+        reached = [p for p in model.modules_reached_by(backward.id) if p is not None]
+        known = {m for s in steps for m in s.modules} | set(reached)
+        direct = model.exposed_modules(backward.id, backward.loops[-1], known)
+        if direct is None:
+            continue
+        for step in steps:
+            if step.target == owner or at[id(step)] <= at[id(backward)]:
+                continue
+            if _overlaps(step.modules, owner_modules) or not _overlaps(step.modules, reached):
+                continue
+            if _overlaps(step.modules, direct):
+                continue  # a loss written for both networks (BicycleGAN's encoder+generator)
+            leak = _leak(backward, owner, step, backwards, zeros, owners, at, steps)
+            if leak is not None:
+                found.append(leak)
+    return found
+
+
+def _leak(backward, owner, step, backwards, zeros, owners, at, steps) -> Leak | None:
+    """The leak of `backward` into `step`'s optimizer, when that optimizer was cleared earlier
+    in the iteration, not between the backward and its step, and has a backward of its own
+    between its clearing and its step."""
+    clears = [z for z in zeros if _clears(z, step)]
+    if any(at[id(backward)] < at[id(z)] < at[id(step)] for z in clears):
+        return None
+    earlier = [z for z in clears if at[id(z)] < at[id(backward)]]
+    if not earlier:
+        return None
+    own = next(
+        (
+            b
+            for b in backwards
+            if b is not backward
+            and max(at[id(z)] for z in earlier) < at[id(b)] < at[id(step)]
+            and owners[b.id] == step.target
+        ),
+        None,
+    )
+    if own is None:
+        return None
+    return Leak(backward, owner, step, own, _modules_of(owner, steps))
+
+
+def _owner(backward, backwards, steps, zeros, at) -> str | None:
+    """The optimizer the backward belongs to: the one the `zero_grad()` calls right before it
+    clear when they clear exactly one, else the one the steps right after it step when they
+    step exactly one; None otherwise."""
+    position = at[id(backward)]
+    earlier = [at[id(b)] for b in backwards if at[id(b)] < position]
+    later = [at[id(b)] for b in backwards if at[id(b)] > position]
+    start, end = max(earlier, default=-1), min(later, default=1 << 30)
+    cleared = {
+        s.target for z in zeros if start < at[id(z)] < position for s in steps if _clears(z, s)
+    }
+    if len(cleared) == 1:
+        return next(iter(cleared))
+    stepped = {s.target for s in steps if position < at[id(s)] < end}
+    return next(iter(stepped)) if len(stepped) == 1 else None
+
+
+def _clears(zero, step) -> bool:
+    return zero.target == step.target or covers(zero.modules, step.modules)
+
+
+def _modules_of(target: str, steps: list) -> frozenset[str]:
+    return frozenset(m for s in steps if s.target == target for m in s.modules)
+
+
+def _overlaps(modules, paths) -> bool:
+    from loopfix.model import shapes
+
+    return any(shapes.within(p, m) or shapes.within(m, p) for p in paths for m in modules)
+
+
+def _deposits(backward) -> bool:
+    """A `.backward()` / `torch.autograd.backward` without `inputs=` (autograd.grad adds
+    into nothing)."""
+    call = backward.call
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return False
+    if call.func.attr != "backward":
+        return False
+    return not any(k.arg == "inputs" for k in call.keywords)
+
+
+def _optimizer_expression(step) -> str:
+    func = step.call.func
+    if isinstance(func, ast.Attribute) and func.attr == "step" and step.call.args:
+        return ast.unparse(step.call.args[0])  # `scaler.step(optimizer)`
+    return ast.unparse(func.value) if isinstance(func, ast.Attribute) else str(step.target)
