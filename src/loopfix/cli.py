@@ -697,6 +697,92 @@ def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. LF001.")
     typer.echo(f"# {rule.code} {rule.name}\n\n{rule.summary}.\n\n{rule.docs}")
 
 
+class DiagnoseFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def diagnose(
+    command: Annotated[
+        list[str], typer.Argument(help="The command to run, after `--` (python SCRIPT ...).")
+    ],
+    iterations: Annotated[
+        int, typer.Option(help="Stop after this many steps of the first optimizer.")
+    ] = 5,
+    timeout: Annotated[float, typer.Option(help="Stop the command after this many seconds.")] = 300,
+    python: PythonOption = None,
+    allow_network: Annotated[
+        bool, typer.Option("--allow-network", help="Let the command reach the network.")
+    ] = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Do not verify the fixes it prints.")
+    ] = False,
+    output_format: Annotated[
+        DiagnoseFormat, typer.Option("--format", "--output-format", help="Output format.")
+    ] = DiagnoseFormat.text,
+) -> None:
+    """Run a training command instrumented and explain the autograd error it raises.
+
+    `loopfix diagnose -- python train.py --epochs 1` runs the command in a child process (the
+    `python` it names, or --python), capped at --iterations optimizer steps and --timeout
+    seconds, in the sandbox of verification runs: no network unless --allow-network, home
+    and caches redirected to a temporary folder. It runs in the current folder on your data,
+    so it may write files there as the command would. When a backward fails ("backward through
+    the graph a second time", "modified by an inplace operation") it says which backward, step
+    or in-place operation caused it and where, then prints the static finding at those lines
+    with its fix and verification verdict. Exit 0: the command ran clean; 1: a diagnosis was
+    made; 2: the command could not be run or failed for another reason. Multi-process launches
+    (torchrun, DDP spawn) are not supported yet.
+    """
+    from loopfix.diagnose import Options
+    from loopfix.diagnose import diagnose as run_diagnosis
+
+    options = Options(iterations, timeout, python, allow_network, verify=not no_verify)
+    diagnosis = run_diagnosis(list(command), options)
+    if output_format is DiagnoseFormat.json:
+        typer.echo(json.dumps(diagnosis.as_json(), indent=2))
+    else:
+        _print_diagnosis(diagnosis)
+    raise typer.Exit(diagnosis.exit_code)
+
+
+def _print_diagnosis(diagnosis) -> None:
+    typer.echo(f"loopfix diagnose: {diagnosis.summary}")
+    for line in diagnosis.explanation:
+        typer.echo(f"  {line}")
+    if diagnosis.status == "failed" and diagnosis.error:
+        typer.echo(f"the command's error: {diagnosis.error}")
+        tail = [line for line in diagnosis.stderr.strip().splitlines()[-12:] if line.strip()]
+        for line in tail[:-1]:
+            typer.echo(f"  | {line}")
+    if diagnosis.findings:
+        typer.echo("")
+        typer.echo("loopfix check at these lines:")
+    for row in diagnosis.findings:
+        marker = " [*]" if row["fix_applied"] else ""
+        typer.echo(
+            f"{row['path']}:{row['line']}:{row['column']}: {row['rule']}{marker} {row['message']}"
+        )
+        if row["fix"]:
+            typer.echo(f"  fix: {row['fix']}")
+        elif row["no_fix"]:
+            typer.echo(f"  no automatic fix: {row['no_fix']}")
+        if row.get("verdict"):
+            typer.echo(f"  verify: {row['verdict']}")
+        if row.get("diff"):
+            typer.echo(row["diff"].rstrip("\n"))
+    if diagnosis.note:
+        typer.echo(f"note: {diagnosis.note}")
+    if diagnosis.sandbox:
+        cut = (
+            "network allowed"
+            if diagnosis.sandbox == "allowed"
+            else f"no network: {diagnosis.sandbox}"
+        )
+        typer.echo(f"(the command ran sandboxed; {cut}; home and caches in a temporary folder)")
+
+
 @app.command()
 def lsp() -> None:
     """Run the language server on stdio (diagnostics, quick fixes, a verify command)."""
