@@ -243,6 +243,32 @@ async def test_the_verify_command_reports_progress_and_a_verdict(client: Languag
     assert any("equivalent" in m.message for m in client.messages)
 
 
+async def test_the_diagnose_command_runs_the_file_and_marks_the_lines(
+    client: LanguageClient, tmp_path
+):
+    """`loopfix.diagnose` runs the saved file as a script; the explanation arrives as an
+    error at the failing backward and notes at the other lines it names."""
+    text = (CORPUS / "lf002_gan_discriminator_to_device" / "before.py").read_text()
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    uri = open_document(client, path, text)
+    await diagnostics_for(client, uri)
+    params = types.ExecuteCommandParams(command="loopfix.diagnose", arguments=[uri])
+    report = await asyncio.wait_for(client.workspace_execute_command_async(params), 300)
+    assert report["status"] == "diagnosed"
+
+    async def published():
+        while not any(d.source == "loopfix diagnose" for d in client.diagnostics.get(uri, [])):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    await asyncio.wait_for(published(), 60)
+    ran = [d for d in client.diagnostics[uri] if d.source == "loopfix diagnose"]
+    error = next(d for d in ran if d.severity == types.DiagnosticSeverity.Error)
+    assert error.range.start.line == 24 and "`discriminator.weight`" in error.message
+    assert {d.range.start.line for d in ran} >= {24, 21, 18}  # backward, step, forward
+    assert any("loopfix diagnose:" in m.message for m in client.messages)
+
+
 @pytest_lsp.fixture(config=SERVER)
 async def pulling_client(lsp_client: LanguageClient, tmp_path):
     params = types.InitializeParams(capabilities=capabilities(pull=True))

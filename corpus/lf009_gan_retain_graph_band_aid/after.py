@@ -15,7 +15,7 @@ for real in data:
     optimizer_g.zero_grad()
     fake = generator(torch.randn(real.size(0), 4))
     d_loss = bce(discriminator(real), ones) + bce(discriminator(fake), zeros)
-    d_loss.backward(retain_graph=True, inputs=list(discriminator.parameters()))  # added for "backward through the graph a second time"
+    d_loss.backward(retain_graph=True, inputs=[p for group in optimizer_d.param_groups for p in group["params"]])  # added for "backward through the graph a second time"
     optimizer_d.step()
     g_loss = bce(discriminator(fake), ones)
     g_loss.backward()

@@ -16,7 +16,7 @@ def train(epochs=2, batches=2):
             fake = netG(torch.randn(4, 3))
             optimizerD.zero_grad()
             errD = netD(fake).mean() - netD(real).mean()
-            errD.backward(retain_graph=True, inputs=list(netD.parameters()))
+            errD.backward(retain_graph=True, inputs=[p for group in optimizerD.param_groups for p in group["params"]])
             optimizerD.step()
             errG = -netD(fake).mean()
             errG.backward()

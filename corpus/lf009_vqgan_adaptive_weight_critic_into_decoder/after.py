@@ -22,6 +22,6 @@ for it in range(3):
     opt_dec.zero_grad()
     loss_dec.backward(retain_graph=True)
     opt_crit.zero_grad()
-    loss_crit.backward(inputs=list(critic.parameters()))
+    loss_crit.backward(inputs=[p for group in opt_crit.param_groups for p in group["params"]])
     opt_dec.step()
     opt_crit.step()

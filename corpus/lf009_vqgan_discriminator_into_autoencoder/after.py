@@ -30,6 +30,6 @@ for step in range(4):
     opt_vq.zero_grad()
     vq_loss.backward(retain_graph=True)
     opt_disc.zero_grad()
-    d_loss.backward(inputs=list(disc.parameters()))
+    d_loss.backward(inputs=[p for group in opt_disc.param_groups for p in group["params"]])
     opt_vq.step()
     opt_disc.step()

@@ -761,6 +761,8 @@ def _print_diagnosis(diagnosis) -> None:
         typer.echo("loopfix check at these lines:")
     for row in diagnosis.findings:
         marker = " [*]" if row["fix_applied"] else ""
+        if not row.get("at_the_lines", True):
+            typer.echo("also, the same kind of bug elsewhere in the file:")
         typer.echo(
             f"{row['path']}:{row['line']}:{row['column']}: {row['rule']}{marker} {row['message']}"
         )

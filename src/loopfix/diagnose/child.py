@@ -64,7 +64,7 @@ def user_line(skip: int = 2) -> tuple[str, int] | None:
     while frame is not None:
         name = frame.f_code.co_filename
         if _is_user_file(name):
-            return name, frame.f_lineno
+            return os.path.abspath(name), frame.f_lineno
         frame = frame.f_back
     return None
 
@@ -114,11 +114,20 @@ class Recorder(TorchFunctionMode):
     def _tag(self, result) -> None:
         for tensor in result if isinstance(result, tuple | list) else (result,):
             node = getattr(tensor, "grad_fn", None) if isinstance(tensor, torch.Tensor) else None
-            if node is not None and "loopfix" not in node.metadata:
-                line = user_line(3)
+            if node is None or "loopfix" in node.metadata:
+                continue
+            line = user_line(3)
+            # the node and those below it that no call tagged (built inside C++: an RNN's
+            # steps), down to the nodes of earlier calls
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                if current is None or "loopfix" in current.metadata:
+                    continue
                 serial = next(self.serials)
                 self.last_serial = serial
-                node.metadata["loopfix"] = (serial, None, line)
+                current.metadata["loopfix"] = (serial, None, line)
+                stack.extend(child for child, _ in current.next_functions)
 
     def _event(self, kind: str, line) -> None:
         """A backward or a step: the iteration starts again when the event that began the
@@ -233,7 +242,7 @@ class Recorder(TorchFunctionMode):
                         seen.add(id(value))
                         path = _holding(name, value, serials)
                         if path is not None:
-                            line = (frame.f_code.co_filename, frame.f_lineno)
+                            line = _frame_line(frame)
                             return {"name": prefix + path, "read_at": _line(line)}
             frame = frame.f_back
         return None
@@ -326,7 +335,7 @@ class Recorder(TorchFunctionMode):
                     continue  # not a graph a backward already went through
                 frame = _user_frame(sys._getframe(2))
                 name = _variable_of(value, frame) if frame is not None else None
-                line = (frame.f_code.co_filename, frame.f_lineno) if frame else None
+                line = _frame_line(frame) if frame is not None else None
                 self.carried.append(
                     {"name": name, "read_at": _line(line), "mark": self.last_serial + 1}
                     | {"serial": meta[0], "created": _line(meta[2])}
@@ -358,7 +367,7 @@ class Recorder(TorchFunctionMode):
             for sub, child in module.named_modules():
                 if sub:
                     self.roots.setdefault(id(child), (f"{name}.{sub}", child))
-        line = _line((frame.f_code.co_filename, frame.f_lineno))
+        line = _line(_frame_line(frame))
         label = self.roots.get(id(module), ("", None))[0]
         self.forwards.append(
             {"name": label, "line": line, "mark": self.last_serial + 1}
@@ -373,6 +382,10 @@ VIEW_NODES = frozenset(
      "Unsqueeze", "Squeeze", "UnsafeView"}
 )  # fmt: skip
 IN_PLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
+
+
+def _frame_line(frame) -> tuple[str, int]:
+    return os.path.abspath(frame.f_code.co_filename), frame.f_lineno
 
 
 def _user_frame(frame):

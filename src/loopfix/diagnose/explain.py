@@ -183,8 +183,8 @@ def _attach_findings(
     cwd: Path,
     silent_bugs: bool = False,
 ) -> None:
-    """The findings of `loopfix check` on the lines involved (else, of the rules that raise
-    this error, anywhere in the files involved), with fix and verdict."""
+    """The findings of `loopfix check` on the lines involved, then the other findings of the
+    rules that raise this error in the files involved, with fix and verdict."""
     from loopfix.analysis import analyse_source
     from loopfix.diff import unified_diff
     from loopfix.source import SourceFile
@@ -198,7 +198,9 @@ def _attach_findings(
         except (OSError, ValueError, SyntaxError):
             continue
         at_lines = [f for f in result.findings if _line_of(result, f) in lines]
-        chosen = at_lines or [f for f in result.findings if f.rule in fallback_rules]
+        # then the other findings of the rules behind this error: the next failure to come
+        also = [f for f in result.findings if f.rule in fallback_rules and f not in at_lines]
+        chosen = at_lines + also
         if silent_bugs:  # a clean run: only the rules whose bugs raise nothing
             from loopfix.rules import CRASHING_RULES
 
@@ -221,6 +223,7 @@ def _attach_findings(
                 "fix_applied": finding.applied,
                 "no_fix": finding.fix_unavailable if finding.fix is None else None,
                 "verdict": verdicts.get((finding.rule, line)),
+                "at_the_lines": finding in at_lines,
             }
             diagnosis.findings.append(row)
         if diff:

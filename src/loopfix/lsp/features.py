@@ -38,6 +38,7 @@ SETTINGS_FILE = "pyproject.toml"
 ANY_HEADER = re.compile(r"^[ \t]*\[\[?[^\]\n]*\]\]?[ \t]*(?:#.*)?$", re.M)
 FIX_ALL = "source.fixAll.loopfix"
 VERIFY_COMMAND = "loopfix.verify"
+DIAGNOSE_COMMAND = "loopfix.diagnose"
 
 
 def uri_to_path(uri: str) -> Path:
@@ -320,3 +321,55 @@ def settings_table(settings: object) -> dict:
         kebab = "".join("-" + c.lower() if c.isupper() else c for c in key).replace("_", "-")
         table[kebab] = value
     return table
+
+
+def diagnosis_diagnostics(diagnosis, path: Path, text: str, encoding: str) -> list:
+    """`loopfix diagnose`'s explanation of a run of the document as diagnostics: an error at
+    the failing backward with the whole explanation, and a related note at each other line
+    of the document it names."""
+    facts = diagnosis.facts or {}
+    places = [facts.get("backward")]
+    for key in ("variable", "created", "freed_by", "saved", "changed"):
+        value = facts.get(key) or {}
+        places += [value.get("line"), value.get("read_at")]
+    lines = [
+        place["line"]
+        for place in places
+        if isinstance(place, dict) and "line" in place and _same_file(place["path"], path)
+    ]
+    if not lines:
+        return []
+    positions = PositionMap(text, encoding)
+    message = "\n".join([diagnosis.summary, *diagnosis.explanation])
+    found = []
+    for index, line in enumerate(dict.fromkeys(lines)):
+        start = positions.position(_line_offset(text, line))
+        end = types.Position(line=start.line, character=start.character + 1)
+        found.append(
+            types.Diagnostic(
+                range=types.Range(start=start, end=end),
+                message=message if index == 0 else f"involved: {diagnosis.summary}",
+                severity=types.DiagnosticSeverity.Error
+                if index == 0
+                else types.DiagnosticSeverity.Information,
+                source=f"{SOURCE} diagnose",
+            )
+        )
+    return found
+
+
+def _same_file(shown: str, path: Path) -> bool:
+    try:
+        return Path(shown).resolve() == path.resolve()
+    except OSError:
+        return False
+
+
+def _line_offset(text: str, line: int) -> int:
+    """The offset of the first non-blank character of 1-based `line`."""
+    offset = 0
+    for number, content in enumerate(text.splitlines(keepends=True), start=1):
+        if number == line:
+            return offset + len(content) - len(content.lstrip())
+        offset += len(content)
+    return offset

@@ -41,6 +41,8 @@ class LoopfixServer(LanguageServer):
         self.project_configs: dict[Path, tuple[Config, tuple]] = {}
         self.projects: dict[Path, Project] = {}  # by root; modules read from buffers first
         self.shown: set[str] = set()  # settings errors already shown to the user
+        # uri -> (document version, diagnostics of its last `loopfix.diagnose` run)
+        self.diagnosed: dict[str, tuple] = {}
 
     # -- settings -----------------------------------------------------------------------
     def config_for(self, uri: str) -> Config:
@@ -133,11 +135,15 @@ class LoopfixServer(LanguageServer):
         return analysis
 
     def diagnostics(self, uri: str) -> list[types.Diagnostic]:
-        """A Python buffer's findings; a `pyproject.toml` buffer's `[tool.loopfix]` error."""
+        """A Python buffer's findings (and the last `loopfix.diagnose` of this version); a
+        `pyproject.toml` buffer's `[tool.loopfix]` error."""
         if features.is_settings_file(uri):
             text = self.workspace.get_text_document(uri).source
             return features.settings_diagnostics(text, self.encoding)
-        return features.diagnostics(self.analyse(uri), self.encoding)
+        version = self.workspace.get_text_document(uri).version
+        diagnosed = self.diagnosed.get(uri)
+        extra = diagnosed[1] if diagnosed and diagnosed[0] == version else []
+        return features.diagnostics(self.analyse(uri), self.encoding) + extra
 
     def publish(self, uri: str) -> None:
         found = self.diagnostics(uri)
@@ -272,6 +278,42 @@ def verify_command(ls: LoopfixServer, *arguments):
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
     ls.window_show_message(types.ShowMessageParams(type=kind, message=f"loopfix: {summary}"))
     return summary
+
+
+@server.thread()
+@server.command(features.DIAGNOSE_COMMAND)
+def diagnose_command(ls: LoopfixServer, *arguments):
+    """Run the document as a script (`python FILE` in its folder, the project's interpreter)
+    under `loopfix diagnose`, in a worker thread; the explanation becomes diagnostics at the
+    lines it names, and a message says what happened."""
+    from loopfix.diagnose import Options, diagnose
+
+    uri = _uri_argument(arguments)
+    if uri is None or uri not in ls.workspace.text_documents:
+        message = "loopfix.diagnose: give the URI of an open document"
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=message)
+        )
+        return None
+    document = ls.workspace.get_text_document(uri)
+    path = features.uri_to_path(uri)
+    config = ls.config_for(uri)
+    options = Options(python=config.interpreter(path), verify=False, timeout=config.timeout * 4)
+    try:
+        diagnosis = diagnose(["python", path.name], options, cwd=path.parent)
+    except Exception as error:  # report it; never take the server down
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"loopfix: {error!r}")
+        )
+        return None
+    found = features.diagnosis_diagnostics(diagnosis, path, document.source, ls.encoding)
+    ls.diagnosed[uri] = (document.version, found)
+    if not _pulls(ls):
+        ls.publish(uri)
+    kind = types.MessageType.Warning if diagnosis.exit_code else types.MessageType.Info
+    summary = f"loopfix diagnose: {diagnosis.summary}"
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=summary))
+    return diagnosis.as_json()
 
 
 def _progress(ls: LoopfixServer) -> str | None:

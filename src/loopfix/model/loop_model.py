@@ -384,6 +384,30 @@ class LoopModel:
         )
         return exposed_modules(before, call.func.value, modules)
 
+    def may_clear_gradients(
+        self, statements: list[ast.stmt], keep: set[str], names: set[str]
+    ) -> bool:
+        """Whether any of `statements` may clear or overwrite gradients other than those of
+        `keep` (optimizer and module paths): a `zero_grad()` of anything else (a wrapper
+        module, a helper's parameter), `.grad` written or zeroed, `zero_()` /
+        `_foreach_zero_`, or a call given one of `names` (`reset(G)`, `clear(opt_g)`)."""
+        for statement in statements:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Attribute) and node.attr == "grad":
+                    return True
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in ("zero_", "_foreach_zero_", "fill_"):
+                    return True
+                if name == "zero_grad" and dotted_name(getattr(func, "value", None)) not in keep:
+                    return True
+                given = [dotted_name(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+                if any(g is not None and g.split(".")[0] in names for g in given):
+                    return True
+        return False
+
     def toggles_requires_grad(self, loop_id: int) -> bool:
         """Whether the loop turns parameters' `requires_grad` on or off while it runs
         (`set_requires_grad(netD, False)`, `p.requires_grad = False`, `requires_grad_`),

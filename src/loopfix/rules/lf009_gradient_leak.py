@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_order import append_keywords, covers, inputs_expression
+from loopfix.rules.update_order import append_keywords, covers
 
 DOCS = """\
 ## What it does
@@ -20,11 +20,18 @@ a second time"); in a VQGAN-style loop, the discriminator's loss flows into the 
 
 A backward belongs to an optimizer by the code's own pairing: the `zero_grad()` calls right
 before it (with no other backward between) clear exactly one optimizer's gradients, or, with
-none, the steps right after it are exactly one optimizer's. Reported only when that pairing
-is unique for the leaking backward and for a later backward of the second optimizer, the two
-optimizers share no module, the second optimizer's gradients were cleared earlier in the
-iteration and not between the leaking backward and its step, the backward has no `inputs=`,
-and the loop does not switch `requires_grad` (as pix2pix's `set_requires_grad` does).
+none, the steps right after it are exactly one optimizer's. Reported only when the two
+optimizers play an adversarial game on the first one's network: the leaking loss reaches the
+second optimizer's modules only behind the first one's (the discriminator's loss reaches the
+generator through the discriminator's input), and the second optimizer's own loss goes through
+the first one's network too (the generator's loss through the discriminator). A loss meant to
+train both networks in another way (an autoencoder's reconstruction through the decoder, a
+VAE's, an auxiliary task's, a domain-adversarial loss through a gradient reversal layer) does
+not have that shape and is not reported. Also required: both pairings are unique, the two
+optimizers share no module, the second optimizer was cleared earlier in the iteration and not
+between the leaking backward and its step, the backward restricts nothing (`inputs=`, also by
+position or `**kwargs`), and the loop neither switches `requires_grad` (as pix2pix's
+`set_requires_grad` does) nor clears gradients by hand (`p.grad = None`, a helper).
 
 ## Why is this bad?
 `backward()` adds into `.grad` of every parameter its graph reaches. The generator is then
@@ -47,29 +54,30 @@ for real in loader:
 
 Use instead:
 ```python
-    optimizer_d.step()
-    g_loss = bce(discriminator(fake), ones)
-    optimizer_g.zero_grad()
-    g_loss.backward()
+    params_d = [p for group in optimizer_d.param_groups for p in group["params"]]
+    d_loss.backward(retain_graph=True, inputs=params_d)
 ```
 
 ## What the fix preserves
-The second optimizer's gradients are cleared right before its own backward, so it steps with
-the gradients of its own loss (and any later backward of its own) alone, accumulated from zero;
-every loss, and every step of the optimizer the leaking backward belongs to, is unchanged.
-Verification runs both versions and follows which backwards each step's gradients came from:
-in the original some backward's gradients are used by two optimizers' steps; in the patched
-run none is, over the whole capped run, and the first iteration's losses and the first
-optimizer's first step are bit for bit the original's.
+The leaking backward is restricted to its own optimizer's parameters
+(`d_loss.backward(inputs=[p for group in optimizer_d.param_groups for p in group["params"]])`,
+`inputs=` as in `torch.Tensor.backward`): its optimizer gets exactly the gradients it got
+before, and the other optimizer steps with the gradients of its own loss alone. Every loss is
+unchanged. Verification runs both versions and follows which backwards each step's gradients
+came from: in the original some backward's gradients are used by two optimizers' steps; in
+the patched run none is, over the whole capped run, and the first iteration's losses and the
+leaking backward's own optimizer's first step are bit for bit the original's.
 
 ## Fix safety
-Safe by the criterion above (each backward's gradients reach only the optimizer it belongs
-to). Not offered when another backward of the second optimizer runs before the leaking one
-(clearing would drop it) or the second optimizer's own backward does not stand alone.
+Safe by the criterion above (in an adversarial pair, each backward's gradients are meant only
+for the optimizer it belongs to).
 
 ## Known problems
-Where the author means the first loss to train both networks, the pairing above is the wrong
-reading; such code should use one optimizer, or say so with `# noqa: LF009`.
+Where an adversarial pair is meant to share gradients (rare: a generator trained with the
+discriminator's loss as well as its own), the reading above is wrong; say so with
+`# noqa: LF009`. Missed: a leak into a probe or head that does not feed back (a linear probe
+trained on an undetached encoder output), a model returning a tuple, updates split into methods,
+an `n_critic` inner loop, and optimizers over raw tensors.
 
 ## References
 - PyTorch DCGAN tutorial (`fake.detach()` for the discriminator's loss)
@@ -83,6 +91,7 @@ class Leak:
     step: object  # UpdateSite: the other optimizer's step that uses the leak
     own: object  # BackwardSite: the other optimizer's own backward
     owner_modules: frozenset[str]  # the modules whose parameters the owner steps
+    owner_expression: str = ""  # how the code names the owner optimizer (`optimizer_d`)
 
 
 class GradientLeak(Rule):
@@ -108,12 +117,13 @@ class GradientLeak(Rule):
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         leak: Leak = finding.detail
-        inputs = inputs_expression(sorted(leak.owner_modules))
+        optimizer = leak.owner_expression
+        inputs = f'[p for group in {optimizer}.param_groups for p in group["params"]]'
         edit = append_keywords(context.layout, leak.backward.call, [f"inputs={inputs}"])
         patched = context.with_edits([edit])
         if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
             return None
-        return Fix(f"Restrict the backward to `{leak.owner}`'s parameters (`inputs=`)", (edit,))
+        return Fix(f"Restrict the backward to `{optimizer}`'s parameters (`inputs=`)", (edit,))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
@@ -184,7 +194,7 @@ def _leaks(model) -> list[Leak]:
     found = []
     updates = [u for u in model.updates() if u.statement is not None]
     for loop_id in model.observations.loops:
-        if model.toggles_requires_grad(loop_id):
+        if model.toggles_requires_grad(loop_id) or model.clears_gradients_by_hand(loop_id):
             continue
         blocks: dict[int, list] = {}
         for backward in model.backwards():
@@ -228,22 +238,28 @@ def _leaks_in(model, block: list, updates: list) -> list[Leak]:
                 continue
             if _overlaps(step.modules, direct):
                 continue  # a loss written for both networks (BicycleGAN's encoder+generator)
-            leak = _leak(backward, owner, step, backwards, zeros, owners, at, steps)
+            leak = _leak(backward, owner, step, backwards, zeros, owners, at, steps, model, block)
             if leak is not None:
                 found.append(leak)
     return found
 
 
-def _leak(backward, owner, step, backwards, zeros, owners, at, steps) -> Leak | None:
+def _leak(backward, owner, step, backwards, zeros, owners, at, steps, model, block) -> Leak | None:
     """The leak of `backward` into `step`'s optimizer, when that optimizer was cleared earlier
     in the iteration, not between the backward and its step, and has a backward of its own
     between its clearing and its step."""
     clears = [z for z in zeros if _clears(z, step)]
     if any(at[id(backward)] < at[id(z)] < at[id(step)] for z in clears):
         return None
+    between = block[at[id(backward)] + 1 : at[id(step)]]
+    keep = {owner, *_modules_of(owner, steps)}
+    victims = {step.target, *(m.split(".")[0] for m in step.modules)}
+    if model.may_clear_gradients(between, keep, victims):
+        return None  # cleared some other way (`reset(G)`, a wrapper's zero_grad, p.grad)
     earlier = [z for z in clears if at[id(z)] < at[id(backward)]]
     if not earlier:
         return None
+    owner_modules = _modules_of(owner, steps)
     own = next(
         (
             b
@@ -251,12 +267,16 @@ def _leak(backward, owner, step, backwards, zeros, owners, at, steps) -> Leak | 
             if b is not backward
             and max(at[id(z)] for z in earlier) < at[id(b)] < at[id(step)]
             and owners[b.id] == step.target
+            # an adversarial pair: the second optimizer's own loss goes through the first's
+            # network too (a generator's loss through the discriminator)
+            and _overlaps(owner_modules, [p for p in model.modules_reached_by(b.id) if p])
         ),
         None,
     )
     if own is None:
         return None
-    return Leak(backward, owner, step, own, _modules_of(owner, steps))
+    owner_step = next(s for s in steps if s.target == owner)
+    return Leak(backward, owner, step, own, owner_modules, _optimizer_expression(owner_step))
 
 
 def _owner(backward, backwards, steps, zeros, at) -> str | None:
@@ -296,9 +316,9 @@ def _deposits(backward) -> bool:
     call = backward.call
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return False
-    if call.func.attr != "backward":
+    if call.func.attr != "backward" or len(call.args) >= 4:  # `inputs` given by position
         return False
-    return not any(k.arg == "inputs" for k in call.keywords)
+    return not any(k.arg in ("inputs", None) for k in call.keywords)  # or via `**kwargs`
 
 
 def _optimizer_expression(step) -> str:

@@ -1,0 +1,232 @@
+"""`loopfix diagnose -- python SCRIPT ...`: the user's command runs instrumented in a child,
+and the error it raises is explained in the user's lines, with the static finding there (its
+fix as `check` prints it). Driven as a user would, through the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+DATA = Path(__file__).resolve().parent / "data" / "diagnose"
+
+
+def diagnose(folder: Path, *command: str, verify: bool = False) -> tuple[int, dict]:
+    """Run `loopfix diagnose` in `folder` with this interpreter (which has torch)."""
+    arguments = [sys.executable, "-m", "loopfix", "diagnose", "--format", "json"]
+    arguments += ["--python", sys.executable, *([] if verify else ["--no-verify"])]
+    done = subprocess.run(
+        [*arguments, "--", *command], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def fix_of(path: Path, line: int) -> tuple[str, str]:
+    """(rule, fix title) of `loopfix check`'s finding on that line."""
+    result = analyse_source(SourceFile.read(path))
+    found = [f for f in result.findings if result.source.position(f.start)[0] == line]
+    assert found, f"no finding on line {line}"
+    return found[0].rule, found[0].fix.title if found[0].fix else ""
+
+
+def test_a_freed_graph_is_traced_to_the_variable_that_carried_it_and_its_fix():
+    folder = CORPUS / "lf001_lstm_word_lm_slicing"
+    code, report = diagnose(folder, "python", "before.py", verify=True)
+    assert code == 1 and report["status"] == "diagnosed"
+    facts = report["facts"]
+    assert facts["kind"] == "freed graph"
+    assert facts["variable"]["name"] == "hidden" and facts["variable"]["read_at"]["line"] == 35
+    assert facts["freed_by"]["line"]["line"] == 38 and facts["freed_by"]["iteration"] == 1
+    (row,) = report["findings"]
+    assert (row["rule"], row["fix"]) == fix_of(folder / "before.py", row["line"])
+    assert row["line"] == 35 and row["verdict"] == "equivalent"
+    assert "hidden = tuple(s.detach() for s in hidden)" in row["diff"]
+
+
+def test_a_stale_weight_names_the_parameter_the_step_and_the_forward():
+    folder = CORPUS / "lf002_gan_discriminator_to_device"
+    code, report = diagnose(folder, "python", "before.py")
+    assert code == 1
+    facts = report["facts"]
+    assert facts["kind"] == "version"
+    assert facts["tensor"]["parameter"] == "discriminator.weight"
+    assert facts["changed"]["by_step"] and facts["changed"]["line"]["line"] == 22
+    assert facts["saved"]["line"]["line"] == 19
+    assert [(r["rule"], r["line"]) for r in report["findings"]] == [("LF002", 25)]
+
+
+def test_an_in_place_change_of_a_saved_output_points_at_the_change():
+    folder = CORPUS / "lf008_residual_add_after_relu"
+    code, report = diagnose(folder, "python", "before.py")
+    assert code == 1
+    facts = report["facts"]
+    assert facts["tensor"]["output_of"].startswith("Relu")
+    assert facts["changed"]["line"]["line"] == 21 and not facts["changed"]["by_step"]
+    (row,) = report["findings"]
+    assert (row["rule"], row["fix"]) == fix_of(folder / "before.py", 21)
+
+
+def test_the_scheduler_warning_is_a_diagnosis():
+    folder = CORPUS / "lf005_warmup_lambda_before_step"
+    code, report = diagnose(folder, "python", "before.py")
+    assert code == 1 and "scheduler stepped before its optimizer" in report["summary"]
+    assert [r["rule"] for r in report["findings"]] == ["LF005"]
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        # state kept under a name chosen at run time (getattr / setattr)
+        ("registry", {"kind": "freed graph", "variable": "state", "line": 18}),
+        # the optimizers come from a factory in another package
+        ("factory", {"kind": "version", "parameter": "netD.2.weight", "line": 17}),
+        # a fused in-place helper in a library-looking module
+        ("vendor", {"kind": "version", "path": "fancy/act.py", "line": 3}),
+    ],
+)
+def test_what_the_static_rules_cannot_see_is_named_from_the_run(case, expected):
+    folder = DATA / case
+    assert analyse_source(SourceFile.read(folder / "train.py")).findings == []
+    code, report = diagnose(folder, "python", "train.py")
+    assert code == 1 and report["findings"] == [] and "no loopfix rule" in report["note"]
+    facts = report["facts"]
+    assert facts["kind"] == expected["kind"]
+    if "variable" in expected:
+        assert facts["variable"]["name"] == expected["variable"]
+        assert facts["variable"]["read_at"]["line"] == expected["line"]
+    if "parameter" in expected:
+        assert facts["tensor"]["parameter"] == expected["parameter"]
+        assert facts["changed"]["by_step"] and facts["changed"]["line"]["line"] == expected["line"]
+    if "path" in expected:
+        changed = facts["changed"]["line"]
+        assert changed["path"].endswith(expected["path"]) and changed["line"] == expected["line"]
+
+
+ARGUMENTS = """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, required=True)
+parser.add_argument("--hidden", type=int, required=True)
+args = parser.parse_args()
+torch.manual_seed(0)
+rnn = nn.GRU(3, args.hidden)
+optimizer = torch.optim.SGD(rnn.parameters(), lr=0.1)
+h = None
+for epoch in range(args.epochs):
+    out, h = rnn(torch.randn(4, 2, 3), h)
+    loss = out.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_command_with_arguments_runs_as_given(tmp_path):
+    (tmp_path / "train.py").write_text(ARGUMENTS)
+    code, report = diagnose(tmp_path, "python", "train.py", "--epochs", "3", "--hidden", "5")
+    assert code == 1 and report["facts"]["variable"]["name"] == "h"
+    assert [r["rule"] for r in report["findings"]] == ["LF001"]
+
+
+def test_a_command_that_fails_for_another_reason_exits_2_with_its_own_error(tmp_path):
+    (tmp_path / "train.py").write_text("import torch\nraise ValueError('no such config: big')\n")
+    code, report = diagnose(tmp_path, "python", "train.py")
+    assert code == 2 and report["status"] == "failed"
+    assert report["error"] == "ValueError: no such config: big"
+
+
+def test_a_run_without_error_or_finding_exits_0():
+    code, report = diagnose(CORPUS / "lf002_ok_actor_critic_detached_value", "python", "before.py")
+    assert code == 0 and report["status"] == "clean" and report["findings"] == []
+
+
+def test_a_silent_bug_in_the_code_that_ran_is_reported():
+    code, report = diagnose(CORPUS / "lf009_gan_retain_graph_band_aid", "python", "before.py")
+    assert code == 1 and [r["rule"] for r in report["findings"]] == ["LF009"]
+
+
+PIDS = """\
+import os
+import torch
+
+with open("pids.txt", "w") as stream:
+    stream.write(f"{os.getpid()}\\n")
+"""
+
+
+def test_user_code_runs_only_in_the_child(tmp_path):
+    (tmp_path / "train.py").write_text(PIDS)
+    code, report = diagnose(tmp_path, "python", "train.py")
+    assert code == 0
+    pid = int((tmp_path / "pids.txt").read_text())
+    assert pid == report["run_pid"] and pid != report["loopfix_pid"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["torchrun", "--nproc_per_node", "2", "train.py"],
+        ["python", "-m", "torch.distributed.run", "train.py"],
+    ],
+)
+def test_multi_process_launches_are_detected_and_declined(tmp_path, command):
+    code, report = diagnose(tmp_path, *command)
+    assert code == 2 and "multi-process" in report["summary"]
+
+
+SPAWNS = """\
+import torch.multiprocessing as mp
+
+
+def work(rank):
+    pass
+
+
+if __name__ == "__main__":
+    mp.spawn(work, nprocs=2)
+"""
+
+
+def test_a_script_that_spawns_processes_is_declined(tmp_path):
+    (tmp_path / "train.py").write_text(SPAWNS)
+    code, report = diagnose(tmp_path, "python", "train.py")
+    assert code == 2 and "multi-process" in report["summary"]
+
+
+def test_a_command_that_is_not_python_is_declined(tmp_path):
+    code, report = diagnose(tmp_path, "bash", "train.sh")
+    assert code == 2 and "not a python command" in report["summary"]
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="needs a python3 on PATH")
+def test_the_text_output_reads_as_a_diagnosis():
+    folder = CORPUS / "lf002_gan_discriminator_to_device"
+    done = subprocess.run(
+        [sys.executable, "-m", "loopfix", "diagnose", "--python", sys.executable, "--no-verify"]
+        + ["--", "python", "before.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=300,
+    )
+    assert done.returncode == 1
+    text = done.stdout
+    assert "modified by an inplace operation" in text and "`discriminator.weight`" in text
+    assert "an optimizer step changed it in place at before.py:22" in text
+    assert "before.py:25:5: LF002 [*]" in text and "fix: " in text
