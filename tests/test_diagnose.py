@@ -230,3 +230,54 @@ def test_the_text_output_reads_as_a_diagnosis():
     assert "modified by an inplace operation" in text and "`discriminator.weight`" in text
     assert "an optimizer step changed it in place at before.py:22" in text
     assert "before.py:25:5: LF002 [*]" in text and "fix: " in text
+
+
+# one positive corpus case per rule: `diagnose` names the rule at `check`'s lines with the
+# same fix (every positive case: `python bench/diagnose_corpus.py`, figures in the README)
+ONE_PER_RULE = [
+    "lf001_gru_state_init_once",
+    "lf002_dcgan_to_device_chain",
+    "lf003_multitask_heads_shared_encoder",
+    "lf004_needless_retain_plain_loop",
+    "lf005_steplr_at_epoch_start",
+    "lf006_losses_list_append",
+    "lf007_zero_grad_between_backward_and_step",
+    "lf008_vae_clamp_sigmoid_output",
+    "lf009_vqgan_discriminator_into_autoencoder",
+]
+
+
+@pytest.mark.parametrize("name", ONE_PER_RULE)
+def test_diagnose_names_the_case_rule_with_the_check_fix(name):
+    folder = CORPUS / name
+    result = analyse_source(SourceFile.read(folder / "before.py"))
+    expected = {
+        (f.rule, result.source.position(f.start)[0], f.fix.title if f.fix else None)
+        for f in result.findings
+    }
+    code, report = diagnose(folder, "python", "before.py")
+    assert code == 1, report["summary"]
+    named = {(r["rule"], r["line"], r["fix"]) for r in report["findings"]}
+    assert expected <= named, (expected, named)
+
+
+SOCKETS = """\
+import socket
+
+import torch
+
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=2)
+    reached = "reached"
+except OSError as error:
+    reached = f"refused: {error}"
+with open("network.txt", "w") as stream:
+    stream.write(reached)
+"""
+
+
+def test_the_command_runs_without_network(tmp_path):
+    (tmp_path / "train.py").write_text(SOCKETS)
+    code, report = diagnose(tmp_path, "python", "train.py")
+    assert code == 0 and report["sandbox"] in ("network namespace", "socket guard")
+    assert (tmp_path / "network.txt").read_text().startswith("refused")
