@@ -412,6 +412,12 @@ def test_output_format_alias_output_file_quiet_and_verbose(project):
     assert "loopfix: skipped notes.py: no backward pass" in verbose.stderr
 
 
+def test_apply_quiet_writes_without_a_summary(project):
+    result = invoke("apply", "-q", "--no-verify", "--no-cache", "train.py")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert (project / "train.py").read_text() == FIXED
+
+
 def test_statistics_honour_json(project):
     result = invoke("check", "--statistics", "--format", "json", ".")
     assert json.loads(result.stdout) == [

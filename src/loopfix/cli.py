@@ -9,6 +9,7 @@ Settings come from `[tool.loopfix]` in the nearest `pyproject.toml`; flags overr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -559,6 +560,10 @@ def apply(
         bool, typer.Option("--show-fixes", help="List each fix written, per file, as Ruff does.")
     ] = False,
     exit_zero: ExitZeroOption = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No summary on stderr (errors and refusals still)."),
+    ] = False,
 ) -> None:
     """Rewrite the files to fix what `check` reports, after verifying each rewrite.
 
@@ -576,8 +581,9 @@ def apply(
     results = _changed_results(run, reports)
     settings = run.run_settings
     verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results}
+    say = _silent if quiet else functools.partial(typer.echo, err=True)
     if no_verify and results:
-        typer.echo("Verification skipped (--no-verify).", err=True)
+        say("Verification skipped (--no-verify).")
     if interactive and not dry_run:
         from loopfix.review import review
 
@@ -611,7 +617,7 @@ def apply(
         for result in (r for r in accepted if r.source.path in written_paths):
             judged = verdicts.get(id(result)) or []
             said = "; ".join(v.summary() for v in judged) or "not verified (--no-verify)"
-            typer.echo(f"loopfix: wrote {_display(result.source.path)}: {said}", err=True)
+            say(f"loopfix: wrote {_display(result.source.path)}: {said}")
             if show_fixes:
                 typer.echo(f"- {_display(result.source.path)}:")
                 for finding in (f for f in result.findings if f.applied):
@@ -620,24 +626,26 @@ def apply(
         fixed = sum(
             f.applied for r in accepted for f in r.findings if r.source.path in written_paths
         )
-        typer.echo(f"Fixed {fixed} finding(s) in {len(written)} file(s).", err=True)
+        say(f"Fixed {fixed} finding(s) in {len(written)} file(s).")
     if no_fix:
-        typer.echo(f"{no_fix} finding(s) have no automatic fix.", err=True)
+        say(f"{no_fix} finding(s) have no automatic fix.")
     if hidden:
-        typer.echo(
+        say(
             f"{hidden} finding(s) have only an unsafe fix, which changes what the code "
-            "computes: `--unsafe-fixes` applies it.",
-            err=True,
+            "computes: `--unsafe-fixes` applies it."
         )
     if wrong:
-        typer.echo(f"{wrong} fix(es) changed what the code computes: not written.", err=True)
+        say(f"{wrong} fix(es) changed what the code computes: not written.")
     if unverified:
-        typer.echo(
+        say(
             f"{unverified} fix(es) could not be confirmed by running the code and were not "
-            "written (`--no-verify` writes them unverified).",
-            err=True,
+            "written (`--no-verify` writes them unverified)."
         )
     raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)
+
+
+def _silent(*args, **kwargs) -> None:
+    """`-q`: the summary lines are not shown."""
 
 
 def _apply_stdin(run: Run, filename: Path | None, no_verify: bool, exit_zero: bool) -> None:
