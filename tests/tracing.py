@@ -1,14 +1,17 @@
-"""Run a script in a child process under `loopfix.verify.trace` and load what it recorded."""
+"""Run a script under `loopfix.verify.trace` in a child process and load what it recorded.
+
+The child is forked from the harness's warm worker (torch already imported), as verification
+runs are: the same tracer and sandbox, without paying torch's import for every script."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from loopfix.verify import portable
+from loopfix.verify.harness import RunSettings, run_script
+
+# no iteration cap that a corpus script could reach: the whole script runs
+WHOLE = RunSettings(device="cpu", iterations=100_000)
 
 
 @dataclass
@@ -20,22 +23,11 @@ class Run:
 
 
 def run_traced(script: Path, workdir: Path, timeout: float = 180, defer_steps=False) -> Run:
-    trace_file = workdir / f"{script.parent.name}-{script.stem}-{int(defer_steps)}.trace"
-    env = {**os.environ, "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "loopfix.verify.trace",
-            *(["--defer-steps"] if defer_steps else []),
-            str(trace_file),
-            str(script),
-        ],
-        cwd=script.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+    """`workdir` is kept for the callers' signature; each run has its own temporary copy."""
+    settings = RunSettings(device=WHOLE.device, iterations=WHOLE.iterations, timeout=timeout)
+    child = run_script(
+        script.read_bytes(), script.name, script.parent.resolve(), settings, defer_steps=defer_steps
     )
-    trace = portable.load(trace_file)
-    return Run(completed.returncode, completed.stderr, trace["events"], trace["error"])
+    trace = child.trace or {"events": [], "error": child.error or "no trace"}
+    code = child.returncode if child.returncode is not None else -1  # None: timed out
+    return Run(code, child.stderr, trace["events"], trace["error"])
