@@ -764,12 +764,17 @@ def _print_diagnosis(diagnosis) -> None:
         tail = [line for line in diagnosis.stderr.strip().splitlines()[-12:] if line.strip()]
         for line in tail[:-1]:
             typer.echo(f"  | {line}")
+    at_lines = [row for row in diagnosis.findings if row.get("at_the_lines", True)]
     if diagnosis.findings:
         typer.echo("")
-        typer.echo("loopfix check at these lines:")
-    for row in diagnosis.findings:
+        typer.echo(
+            "loopfix check at these lines:"
+            if at_lines
+            else "loopfix check, the rules behind this error in these files:"
+        )
+    for index, row in enumerate(diagnosis.findings):
         marker = " [*]" if row["fix_applied"] else ""
-        if not row.get("at_the_lines", True):
+        if at_lines and not row.get("at_the_lines", True) and index == len(at_lines):
             typer.echo("also, the same kind of bug elsewhere in the file:")
         typer.echo(
             f"{row['path']}:{row['line']}:{row['column']}: {row['rule']}{marker} {row['message']}"
@@ -780,6 +785,8 @@ def _print_diagnosis(diagnosis) -> None:
             typer.echo(f"  no automatic fix: {row['no_fix']}")
         if row.get("verdict"):
             typer.echo(f"  verify: {row['verdict']}")
+        elif row["fix"] and diagnosis.verify_skipped:
+            typer.echo("  verify: not run (--no-verify)")
         if row.get("diff"):
             typer.echo(row["diff"].rstrip("\n"))
     if diagnosis.note:

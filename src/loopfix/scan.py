@@ -2,7 +2,8 @@
 
 - A file that never says `backward` or `autograd` is skipped without being parsed: every rule
   is about a backward pass, and without one of those words a file has none (so files that
-  never mention torch are skipped, and so are model and data modules that do). Reading
+  never mention torch are skipped, and so are data modules that do), except a model module
+  (`def forward`) that changes something in place, which LF008 follows. Reading
   problems, oversized files and NUL bytes are still reported.
 - `jobs` worker processes analyse files in parallel (sequentially for small runs).
 - A persistent cache maps (file content, loopfix version, settings) to the file's report, so
@@ -36,6 +37,14 @@ from loopfix.project import read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
+# a model module (`def forward`) that changes something in place: LF008 looks into it
+IN_PLACE_MARKS = (b"+=", b"-=", b"*=", b"/=", b"_(", b"inplace", b"] =")
+
+
+def _changes_in_place(data: bytes) -> bool:
+    return b"def forward" in data and any(mark in data for mark in IN_PLACE_MARKS)
+
+
 CACHE_SCHEMA = "4"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
 
@@ -173,7 +182,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         return FileReport(shown, errors=[f"{path}: cannot read: {error.strerror or error}"])
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
-    if not any(word in data for word in MENTIONS):
+    if not any(word in data for word in MENTIONS) and not _changes_in_place(data):
         return FileReport(shown, skipped="no backward pass")
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)

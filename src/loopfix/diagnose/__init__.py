@@ -60,6 +60,7 @@ class Diagnosis:
     stderr: str = ""
     sandbox: str = ""
     run_pid: int | None = None  # the child process that ran the command
+    verify_skipped: bool = False  # the fixes shown were not verified (--no-verify)
 
     @property
     def exit_code(self) -> int:
@@ -75,7 +76,7 @@ class Diagnosis:
             "explanation": self.explanation,
             "facts": self.facts,
             "findings": self.findings,
-            "note": self.note,
+            "note": self.note or None,
             "sandbox": self.sandbox,
             "loopfix_pid": os.getpid(),  # user code never runs in this process
             "run_pid": self.run_pid,
@@ -105,6 +106,12 @@ def diagnose(command: list[str], options: Options, cwd: Path | None = None) -> D
             run.command = command
             return run
         stderr, timed_out = run
+        if not report_file.exists() and timed_out:
+            summary = (
+                f"the command was stopped after {options.timeout:g} s (--timeout) before it "
+                "finished; it raised no autograd error until then"
+            )
+            return Diagnosis(command, "clean", summary, stderr=stderr)
         if not report_file.exists():
             summary = "the command could not be run"
             if "No module named 'torch'" in stderr:
@@ -115,7 +122,9 @@ def diagnose(command: list[str], options: Options, cwd: Path | None = None) -> D
         report = json.loads(report_file.read_text(encoding="utf-8"))
     from loopfix.diagnose.explain import explain
 
-    return explain(command, report, stderr, timed_out, options, cwd)
+    diagnosis = explain(command, report, stderr, timed_out, options, cwd)
+    diagnosis.verify_skipped = not options.verify
+    return diagnosis
 
 
 def _python_target(command: list[str], options: Options):

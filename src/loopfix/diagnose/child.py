@@ -100,6 +100,8 @@ class Recorder(TorchFunctionMode):
         self.consumed: set[int] = set()  # nodes some backward went through
         self.freed: dict[int, int] = {}  # node serial -> index of the backward that freed it
         self.carried: list[dict] = []  # tensors of an earlier iteration given to a module
+        self.open_calls: list[tuple] = []  # module calls under way: (module, first serial)
+        self.spans: list[tuple[int, int, int]] = []  # leaf module calls: (first, last, id)
         self.sequence = count()  # orders forwards and in-place changes
 
     # -- every torch operation --------------------------------------------------------------
@@ -124,6 +126,8 @@ class Recorder(TorchFunctionMode):
                 current = stack.pop()
                 if current is None or "loopfix" in current.metadata:
                     continue
+                if type(current).__name__ == "AccumulateGrad":
+                    continue  # a parameter's leaf: shared by every graph, never freed
                 serial = next(self.serials)
                 self.last_serial = serial
                 current.metadata["loopfix"] = (serial, None, line)
@@ -152,12 +156,13 @@ class Recorder(TorchFunctionMode):
             if isinstance(tensor, torch.Tensor):
                 self.changes.append(
                     {
-                        "operation": name.strip("_") + ("_" if name.endswith("_") else ""),
+                        "operation": OPERATION_NAMES.get(name, name),
                         "shape": list(tensor.shape),
                         "version": tensor._version,
                         "line": line,
-                        "mark": self.last_serial + 1,
+                        "mark": self.last_serial,  # after the nodes built before it
                         "seq": next(self.sequence),
+                        "ptr": tensor.data_ptr() if tensor.layout == torch.strided else 0,
                     }
                 )
         del self.changes[:-5000]
@@ -212,7 +217,11 @@ class Recorder(TorchFunctionMode):
         found["created"] = {"line": _line(line), "iteration": built_in, "node": _name(old[0])}
         freeing = self.backwards[self.freed[serial]]
         # the first named state given to a module after the freeing backward
-        carried = [c for c in self.carried if c["name"] and c["mark"] >= freeing.get("end", 0)]
+        carried = [
+            c
+            for c in self.carried
+            if c["name"] and c["mark"] >= freeing.get("end", 0) and c["serial"] < freeing["end"]
+        ]
         if carried and built_in < self.iteration:
             last = carried[0]
             found["variable"] = {"name": last["name"], "read_at": last["read_at"]}
@@ -271,12 +280,25 @@ class Recorder(TorchFunctionMode):
             (c for c in self.changes if c["shape"] in shapes and c["version"] == expected + 1),
             None,
         )
+        culprit = _culprit(loss)  # the node whose saved tensor was changed
+        module = None
+        if culprit is not None and _meta(culprit):
+            serial, _, line = _meta(culprit)
+            found["saved"] = {"line": _line(line), "iteration": self.iteration_of(serial)}
+            found["saved"]["node"] = _name(culprit)
+            module = self._module_built(serial)
         if not output_of or view:
-            name = self._parameter_named(shapes, version, change)
-            if name is not None:
-                found["tensor"]["parameter"] = name[0]
-                if name[1] is not None:
-                    found["saved"] = name[1]
+            named = self._parameters_named(shapes, version, change, module)
+            if len(named) == 1:
+                found["tensor"]["parameter"], parameter_shape = named[0]
+                found["tensor"]["shape"] = parameter_shape
+            elif named:
+                found["tensor"]["candidates"] = [name for name, _ in named]
+        if change is not None and "saved" not in found:
+            stale = [n for n in _nodes(loss) if _meta(n) and _meta(n)[0] <= change["mark"]]
+            if stale:  # the failing graph's nodes built before the change: its saving forward
+                serial, _, line = _meta(stale[0])
+                found["saved"] = {"line": _line(line), "iteration": self.iteration_of(serial)}
         if change is not None:
             found["changed"] = {
                 "operation": change["operation"],
@@ -286,26 +308,32 @@ class Recorder(TorchFunctionMode):
             }
         return found
 
-    def _parameter_named(self, shapes: list[list[int]], version: int, change: dict | None):
-        """(qualified name, the forward that saved it: the module's last call before the
-        change) of the parameter of that shape at that version, among the modules run."""
-        for root_name, module in self.roots.values():
+    def _module_built(self, serial: int):
+        """The leaf module whose call built the node with this serial number."""
+        spans = [s for s in self.spans if s[0] <= serial <= s[1]]
+        if not spans:
+            return None
+        _, _, module_id = min(spans, key=lambda s: s[1] - s[0])
+        return self.roots.get(module_id)
+
+    def _parameters_named(self, shapes, version: int, change: dict | None, within=None) -> list:
+        """(qualified name, shape) of each parameter with one of `shapes` at `version`: of
+        `within` (the (name, module) whose call saved it) when known, else of the modules
+        run, and, when the change that bumped it is known, at its storage."""
+        found, seen = [], set()
+        places = [within] if within is not None else list(self.roots.values())
+        for root_name, module in places:
             for name, parameter in module.named_parameters():
-                if list(parameter.shape) not in shapes or parameter._version != version:
+                if id(parameter) in seen or parameter._version != version:
                     continue
+                if list(parameter.shape) not in shapes:
+                    continue
+                if within is None and change and change["ptr"] != parameter.data_ptr():
+                    continue
+                seen.add(id(parameter))
                 qualified = f"{root_name}.{name}" if root_name else name
-                before = [
-                    f
-                    for f in self.forwards
-                    if (change is None or f["seq"] < change["seq"])
-                    and (qualified.startswith(f["name"] + ".") and f["name"])
-                ]
-                used = max(before, key=lambda f: (len(f["name"]), f["seq"]), default=None)
-                saved = None
-                if used is not None:
-                    saved = {"line": used["line"], "iteration": self.iteration_of(used["mark"])}
-                return qualified, saved
-        return None
+                found.append((qualified, list(parameter.shape)))
+        return found
 
     # -- steps and forwards -------------------------------------------------------------------
     def before_step(self, optimizer, args, kwargs) -> None:
@@ -321,6 +349,15 @@ class Recorder(TorchFunctionMode):
     def before_forward(self, module, args) -> None:
         self._note_carried(args)
         self._note_module(module)
+        self.open_calls.append((module, self.last_serial + 1))
+
+    def after_forward(self, module, args, output) -> None:
+        """The span of node serial numbers a module call built (its own and its children's)."""
+        if self.open_calls and self.open_calls[-1][0] is module:
+            _, start = self.open_calls.pop()
+            if not any(True for _ in module.children()):  # a leaf: Linear, Conv, ...
+                self.spans.append((start, self.last_serial, id(module)))
+                del self.spans[:-20000]
 
     def _note_carried(self, args) -> None:
         """A module given a tensor whose graph was built in an earlier iteration: the state a
@@ -382,6 +419,10 @@ VIEW_NODES = frozenset(
      "Unsqueeze", "Squeeze", "UnsafeView"}
 )  # fmt: skip
 IN_PLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
+OPERATION_NAMES = {
+    "__iadd__": "+=", "__isub__": "-=", "__imul__": "*=", "__itruediv__": "/=",
+    "__setitem__": "a slice assignment",
+}  # fmt: skip
 
 
 def _frame_line(frame) -> tuple[str, int]:
@@ -402,8 +443,9 @@ def _variable_of(module, frame) -> str | None:
                 return name
         owner = scope.get("self")
         if owner is not None:
-            for name, value in vars(owner).get("_modules", {}).items():
-                if value is module:
+            attributes = {**vars(owner), **vars(owner).get("_modules", {})}
+            for name, value in attributes.items():
+                if value is module and not name.startswith("_"):
                     return f"self.{name}"
     return None
 
@@ -456,6 +498,23 @@ def _nodes(loss, limit: int = MAX_NODES) -> list:
     return order
 
 
+def _culprit(loss):
+    """The node of `loss`'s graph whose saved tensor was changed in place: reading it raises
+    the version error."""
+    for node in _nodes(loss):
+        for attribute in dir(node):
+            if not attribute.startswith("_saved_"):
+                continue
+            try:
+                getattr(node, attribute)
+            except RuntimeError as error:
+                if VERSION in str(error):
+                    return node
+            except Exception:  # noqa: BLE001, S112 - an attribute that cannot be read
+                continue
+    return None
+
+
 def _serials(loss) -> set[int]:
     return {_meta(n)[0] for n in _nodes(loss) if _meta(n)}
 
@@ -498,6 +557,7 @@ def install(recorder: Recorder) -> None:
 
     register_optimizer_step_pre_hook(recorder.before_step)
     torch.nn.modules.module.register_module_forward_pre_hook(recorder.before_forward)
+    torch.nn.modules.module.register_module_forward_hook(recorder.after_forward)
     if torch.distributed.is_available():
         torch.distributed.init_process_group = _multi_process
     torch.multiprocessing.spawn = _multi_process
@@ -512,6 +572,16 @@ def install(recorder: Recorder) -> None:
     warnings.simplefilter("always")
 
 
+def _print_user_traceback(raised: BaseException):
+    """The traceback's frames in the user's files (not torch's, not loopfix's) and the error,
+    on stderr; the innermost user frame."""
+    frames = [f for f in traceback.extract_tb(raised.__traceback__) if _is_user_file(f.filename)]
+    lines = ["Traceback (the user's frames):\n", *traceback.format_list(frames)]
+    lines += traceback.format_exception_only(type(raised), raised)
+    sys.stderr.write("".join(lines))
+    return (os.path.abspath(frames[-1].filename), frames[-1].lineno) if frames else None
+
+
 def _multi_process(*args, **kwargs):
     raise MultiProcess
 
@@ -521,7 +591,7 @@ def main(argv: list[str]) -> int:
     network = "allowed" if options["allow_network"] else sandbox.enter()
     recorder = Recorder(options["iterations"])
     install(recorder)
-    error, capped, code, kind = None, False, 0, None
+    error, capped, code, kind, error_at = None, False, 0, None, None
     module = target[0] == "-m"
     sys.argv = [target[1], *target[2:]] if module else list(target)
     torch.manual_seed(0)
@@ -542,10 +612,11 @@ def main(argv: list[str]) -> int:
                 error = f"SystemExit: {exit_.code}"
         except BaseException as raised:  # noqa: BLE001 - the report must be written
             error = f"{type(raised).__name__}: {raised}"
-            traceback.print_exc()
+            error_at = _print_user_traceback(raised)
             code = 1
     report = {
         "error": error,
+        "error_at": _line(error_at),
         "kind": kind,
         "capped": capped,
         "code": code,

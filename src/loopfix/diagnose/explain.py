@@ -51,7 +51,9 @@ def _diagnosis(
         return diagnosis
     if error:
         summary = "the command failed for another reason (its own error below)"
-        return Diagnosis(command, "failed", summary, error, stderr=stderr, sandbox=sandbox)
+        at = report.get("error_at")
+        where = [f"raised at {_where(at, cwd)}"] if at else []
+        return Diagnosis(command, "failed", summary, error, where, stderr=stderr, sandbox=sandbox)
     warned = [w for w in report.get("warnings", []) if SCHEDULER_WARNING in w["message"]]
     if warned:
         line = warned[0]["line"]
@@ -110,7 +112,10 @@ def _explanation(facts: dict, cwd: Path) -> list[str]:
     tensor = facts.get("tensor", {})
     shape = "x".join(str(s) for s in tensor.get("shape", [])) or "scalar"
     what = f"the parameter `{tensor['parameter']}`" if tensor.get("parameter") else "a tensor"
-    if tensor.get("output_of") and not tensor.get("parameter"):
+    if tensor.get("candidates"):
+        names = ", ".join(f"`{n}`" for n in tensor["candidates"])
+        what = f"a parameter (one of {names})"
+    if tensor.get("output_of") and not tensor.get("parameter") and not tensor.get("candidates"):
         what = f"the output of {tensor['output_of'].removesuffix('Backward0')}"
     lines = [
         f"one of the variables needed for gradient computation has been modified by an "
