@@ -290,6 +290,22 @@ for _ in range(2):
     preds[preds < 0.5] = 0
     accuracy = (preds == 1).float().mean().item()
 """,
+    "timm's TNT attention: an in-place dropout of a configurable probability": """
+class Attention(nn.Module):
+    def __init__(self, attn_drop=0.0):
+        super().__init__()
+        self.qk = nn.Linear(8, 16)
+        self.attn_drop = nn.Dropout(attn_drop, inplace=True)
+
+    def forward(self, x):
+        q, k = self.qk(x).chunk(2, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        attn = self.attn_drop(attn)
+        return attn @ x
+
+
+Attention()(torch.randn(2, 5, 8)).sum().backward()
+""",
     "probabilities for a metric, the loss from the logits": """
 model = nn.Linear(4, 3)
 x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))

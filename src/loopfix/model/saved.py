@@ -742,9 +742,24 @@ def _rebinds_argument(statement: ast.stmt, call: ast.Call) -> bool:
     )
 
 
+def _nonzero_probability(call: ast.Call, position: int = 0) -> bool:
+    """The dropout probability of `nn.Dropout(p)` (`position` 0) or `F.dropout(x, p)` (1) is
+    a literal above 0, or left at its default (0.5)."""
+    given = next((k.value for k in call.keywords if k.arg == "p"), None)
+    if given is None and len(call.args) > position:
+        given = call.args[position]
+    if given is None:
+        return True
+    literal = isinstance(given, ast.Constant) and isinstance(given.value, int | float)
+    return literal and given.value > 0
+
+
 def _inplace_switched(node: ast.Call, base: str, qualified: str) -> bool:
-    """`F.relu(x, inplace=True)` (or the flag passed by position)."""
+    """`F.relu(x, inplace=True)` (or the flag passed by position); a dropout only with a
+    nonzero literal probability."""
     if base not in INPLACE_KEYWORD or ".functional." not in f".{qualified}":
+        return False
+    if "dropout" in base and not _nonzero_probability(node, position=1):
         return False
     flag = _inplace_argument(node)
     return isinstance(flag, ast.Constant) and flag.value is True
@@ -763,11 +778,15 @@ def _inplace_argument(node: ast.Call) -> ast.expr | None:
 
 
 def _inplace_constructor(built: ast.Call) -> ast.expr | None:
-    """The `inplace=True` argument of `nn.ReLU(inplace=True)` / `nn.LeakyReLU(0.2, True)`."""
+    """The `inplace=True` argument of `nn.ReLU(inplace=True)` / `nn.LeakyReLU(0.2, True)`; for
+    a dropout, only with a probability that is a nonzero literal (or the default): with `p` a
+    variable it may be 0, and a dropout of 0 changes nothing."""
+    name = (dotted_name(built.func) or "").rsplit(".", 1)[-1]
+    if "Dropout" in name and not _nonzero_probability(built):
+        return None
     for keyword in built.keywords:
         if keyword.arg == "inplace":
             return keyword.value if _true(keyword.value) else None
-    name = (dotted_name(built.func) or "").rsplit(".", 1)[-1]
     position = {"ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Hardswish": 0, "Mish": 0,
                 "Hardsigmoid": 0, "LeakyReLU": 1, "ELU": 1, "CELU": 1, "Dropout": 1,
                 "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1,
