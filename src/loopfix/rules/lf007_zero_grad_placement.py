@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from loopfix.edits import Edit
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_order import covers
+from loopfix.rules.update_order import covers, optimizer_expression
 
 DOCS = """\
 ## What it does
@@ -208,7 +208,7 @@ class ZeroGradMisplaced(Rule):
         if not layout.stands_alone(found.anchor):
             return None
         if found.kind == "missing":
-            line = f"{_optimizer_expression(found.step)}.zero_grad()"
+            line = f"{optimizer_expression(found.step)}.zero_grad()"
             edits = [layout.insert_before(found.anchor, [line])]
             title = f"Clear the gradients before the backward: `{line}`"
         else:
@@ -288,12 +288,3 @@ def _owned(path: str, modules) -> bool:
     from loopfix.model import shapes
 
     return any(shapes.within(path, m) for m in modules)
-
-
-def _optimizer_expression(step) -> str:
-    """How the code names the stepped optimizer: `opt` in `opt.step()` or
-    `scaler.step(opt)`."""
-    func = step.call.func
-    if isinstance(func, ast.Attribute) and func.attr == "step" and step.call.args:
-        return ast.unparse(step.call.args[0])
-    return ast.unparse(func.value) if isinstance(func, ast.Attribute) else str(step.target)

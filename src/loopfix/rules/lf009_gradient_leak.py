@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_order import append_keywords, covers
+from loopfix.rules.update_order import append_keywords, covers, optimizer_expression
 
 DOCS = """\
 ## What it does
@@ -106,7 +106,7 @@ class GradientLeak(Rule):
         for leak in _leaks(context.model):
             call = leak.backward.call
             start, end = context.layout.node_range(call)
-            optimizer = _optimizer_expression(leak.step)
+            optimizer = optimizer_expression(leak.step)
             message = (
                 f"`{ast.unparse(call)}` belongs to `{leak.owner}`, but its graph also reaches "
                 f"the parameters `{optimizer}` steps at line {leak.step.call.lineno} without "
@@ -276,7 +276,7 @@ def _leak(backward, owner, step, backwards, zeros, owners, at, steps, model, blo
     if own is None:
         return None
     owner_step = next(s for s in steps if s.target == owner)
-    return Leak(backward, owner, step, own, owner_modules, _optimizer_expression(owner_step))
+    return Leak(backward, owner, step, own, owner_modules, optimizer_expression(owner_step))
 
 
 def _owner(backward, backwards, steps, zeros, at) -> str | None:
@@ -319,10 +319,3 @@ def _deposits(backward) -> bool:
     if call.func.attr != "backward" or len(call.args) >= 4:  # `inputs` given by position
         return False
     return not any(k.arg in ("inputs", None) for k in call.keywords)  # or via `**kwargs`
-
-
-def _optimizer_expression(step) -> str:
-    func = step.call.func
-    if isinstance(func, ast.Attribute) and func.attr == "step" and step.call.args:
-        return ast.unparse(step.call.args[0])  # `scaler.step(optimizer)`
-    return ast.unparse(func.value) if isinstance(func, ast.Attribute) else str(step.target)

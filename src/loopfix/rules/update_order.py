@@ -625,6 +625,15 @@ def append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
     return Edit(close, close, ", " + text)
 
 
+def optimizer_expression(step) -> str:
+    """How the code names the stepped optimizer: `opt` in `opt.step()` or
+    `scaler.step(opt)`."""
+    func = step.call.func
+    if isinstance(func, ast.Attribute) and func.attr == "step" and step.call.args:
+        return ast.unparse(step.call.args[0])
+    return ast.unparse(func.value) if isinstance(func, ast.Attribute) else str(step.target)
+
+
 def inputs_expression(modules: list[str]) -> str:
     """The parameters of `modules` (paths as the code names them) as a list expression."""
     if len(modules) == 1:
