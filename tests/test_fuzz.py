@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopfix.analysis import analyse_source
+from loopfix.model.calls import FRAMEWORK_OBJECTS
 from loopfix.parse import ChunkParser
 from loopfix.source import SourceFile, line_starts
 
@@ -73,11 +74,14 @@ def free_lines(text: str) -> list[int]:
 def renamable(text: str) -> list[str]:
     """Names that only ever appear as plain names (never after `.`, never as a keyword
     argument or an import), so renaming every token keeps the meaning. `self` stays: the loop
-    model knows a method's receiver by that name (PEP 8's), a documented limit."""
+    model knows a method's receiver by that name (PEP 8's), a documented limit; nor do the names
+    training frameworks give their objects (`accelerator`, `fabric`, `engine`): loopfix tells
+    `accelerator.backward(loss)` from a tensor's `backward` by them, another documented limit."""
     tree = ast.parse(text)
     stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     stored |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     unsafe = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {"self"}
+    unsafe |= FRAMEWORK_OBJECTS
     unsafe |= {k.arg for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):

@@ -106,7 +106,7 @@ class CallsMixin:
             self.eval(func.value, env)
             positional, _ = self._args(node, env)
             if positional:
-                self.backward(node, positional[0][0], _retain_flag(node), env)
+                self.backward(node, positional[0][0], self._retain(node), env)
             return EMPTY
         if attr in FRAMEWORK_WRAPPERS and self._names_framework(func.value):
             # `model, optimizer = accelerator.prepare(model, optimizer)` (Accelerate),
@@ -119,7 +119,7 @@ class CallsMixin:
         if attr == "backward" and not self._has_backward_method(func.value, env):
             loss = self.eval(func.value, env)
             self._args(node, env)
-            self.backward(node, loss, _retain_flag(node), env)
+            self.backward(node, loss, self._retain(node), env)
             return EMPTY
         if attr in GRAPH_FREE_METHODS and self.symbols.member(func) is None:
             # (not `utils.detach(h)`: a function of a project module, followed as written)
@@ -155,6 +155,33 @@ class CallsMixin:
         info = self.class_of(self._peek(receiver, env).shape)
         return info is not None and self.symbols.method(info, "backward") is not None
 
+    def _retain(self, node: ast.Call) -> bool | None:
+        """The backward's `retain_graph`; through `**kwargs`, what the caller passed
+        (`def backward(self, loss, **kwargs): loss.backward(**kwargs)` called with
+        `retain_graph=True` retains)."""
+        spread = [k for k in node.keywords if k.arg is None]
+        forwarded = (
+            len(spread) == 1
+            and isinstance(spread[0].value, ast.Name)
+            and spread[0].value.id == self.frame.var_keywords
+        )
+        if not forwarded or len(node.args) >= 2:
+            return _retain_flag(node)
+        passed = self.frame.passed
+        given = passed.get("retain_graph") or passed.get("create_graph")
+        own = _retain_flag(
+            ast.Call(
+                func=node.func,
+                args=node.args,
+                keywords=[k for k in node.keywords if k.arg is not None],
+            )
+        )
+        if given is None:
+            return own
+        if isinstance(given, ast.Constant):
+            return bool(given.value) or bool(own)
+        return None
+
     def _backward_of_argument(self, node: ast.Call) -> bool:
         """`x.backward(loss)` where x is a training framework's object rather than a tensor
         (whose `backward` takes the output gradient), told apart by the names training code
@@ -173,7 +200,7 @@ class CallsMixin:
         first = positional[0][0] if positional else None
         first = first or keywords.get("tensors", keywords.get("outputs", (EMPTY, None)))[0]
         creates = _keyword_true(node, "create_graph")
-        retain = _retain_flag(node)
+        retain = self._retain(node)
         self.backward(node, first, retain, env)
         if qualified.endswith("grad") and creates:
             return first
@@ -191,13 +218,14 @@ class CallsMixin:
         arguments = [v for v, _ in positional] + [v for v, _ in keywords.values()]
         if kind == "module":
             return self._module_call(node, callee[1:], positional, keywords, env)
+        passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
         if kind == "function":
-            call = Call(callee[1], positional, keywords, None, None, ())
+            call = Call(callee[1], positional, keywords, None, None, (), passed)
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
             return self._call_function(
-                Call(method, positional, keywords, receiver_key, info, ()), env
+                Call(method, positional, keywords, receiver_key, info, (), passed), env
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
@@ -453,7 +481,11 @@ class CallsMixin:
         self_path = call.receiver_key or f"{prefix}self"
         site_prefix = call.site or self.frame.site_prefix
         locals_ = self.instances.local_names(call.function)
-        return Frame(prefix, self_path, {}, call.cls, site_prefix, depth, locals=locals_)
+        frame = Frame(prefix, self_path, {}, call.cls, site_prefix, depth, locals=locals_)
+        var_keywords = call.function.args.kwarg
+        frame.var_keywords = var_keywords.arg if var_keywords is not None else None
+        frame.passed = call.passed
+        return frame
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)

@@ -74,6 +74,9 @@ class Call:
     receiver_key: str | None
     cls: ClassInfo | None
     site: tuple[int, ...]
+    # the call site's literal keywords (`retain_graph=True`), for a `**kwargs` the callee
+    # passes on to `backward(**kwargs)`
+    passed: dict[str, ast.expr] = field(default_factory=dict)
 
     def argument_values(self) -> list[Value]:
         return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
@@ -90,6 +93,9 @@ class Frame:
     # a called function's own names; any other name it reads is the module's (None: the
     # scope being run, whose names are all its own)
     locals: frozenset[str] | None = None
+    # the function's `**kwargs` parameter and the keywords its call site gave it
+    var_keywords: str | None = None
+    passed: dict[str, ast.expr] = field(default_factory=dict)
 
     @property
     def is_top(self) -> bool:
