@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -213,7 +212,6 @@ def test_a_command_that_is_not_python_is_declined(tmp_path):
     assert code == 2 and "not a python command" in report["summary"]
 
 
-@pytest.mark.skipif(shutil.which("python3") is None, reason="needs a python3 on PATH")
 def test_the_text_output_reads_as_a_diagnosis():
     folder = CORPUS / "lf002_gan_discriminator_to_device"
     done = subprocess.run(
