@@ -169,8 +169,8 @@ class InPlaceChange:
     how: str  # "augmented" | "subscript" | "method" | "keyword" | "module" | "callee"
     # where to write `inplace=False` (a keyword or positional argument), or None
     switch: ast.expr | None = None
-    # why no fix can be offered (another name still reads the changed tensor, ...)
-    unfixable: str = ""
+    # the changing statement also saves the tensor (`hs[t + 1] = torch.tanh(self.U(hs[t]))`)
+    saved_here: bool = False
     alias: str = ""  # another name of the same tensor read after the change
     kept_in: str = ""  # where else the tensor was put that loopfix does not follow
 
@@ -241,6 +241,7 @@ class _Scope:
         self.modules = built  # attribute -> the constructor call that builds it
         self._frozen: set[str] | None = None
         self.later_reads: dict[str, list[ast.Name]] = {}
+        self.integers: set[str] = set()  # names bound to ints by a loop (index views)
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
@@ -264,6 +265,9 @@ class _Scope:
             return self._branches(statement, [statement.body, statement.orelse], loop)
         if isinstance(statement, ast.For | ast.AsyncFor):
             self._confirm_reads(statement.iter)
+            loop_integers = _loop_integers(statement)
+            if not loop_integers & _assigned_names(statement.body):
+                self.integers |= loop_integers
             return self._branches(statement, [statement.body, statement.orelse], True)
         if isinstance(statement, ast.With | ast.AsyncWith):
             if any(_is_no_grad(item.context_expr, self.symbols) for item in statement.items):
@@ -299,7 +303,10 @@ class _Scope:
                     if isinstance(element, ast.Name):
                         self._escape(element.id, "a container")
             if isinstance(node, ast.Call) and not self._follows(node):
-                for argument in [*node.args, *(k.value for k in node.keywords)]:
+                arguments = [*node.args, *(k.value for k in node.keywords)]
+                if self._mutating_helper(node.func) is not None:
+                    arguments = arguments[1:]  # followed: the change it makes is the finding
+                for argument in arguments:
                     if isinstance(argument, ast.Name):
                         self._escape(argument.id, f"`{ast.unparse(node.func)}`")
 
@@ -325,13 +332,24 @@ class _Scope:
         (the state of another iteration), the names a block binds hold something unknown."""
         assigned = _assigned_names(blocks_flat := [s for b in blocks for s in b])
         before = dict(self.env)
+        ends = []
         for block in blocks:
             self.env = dict(before)
             if loop:
                 self._drop(assigned)
             self._block(block)
+            ends.append(self.env)
         self.env = before
         self._drop(assigned | _assigned_names(blocks_flat))
+        for name, binding in list(self.env.items()):  # kept names carry what blocks wrote
+            grown = [e[name] for e in ends if e.get(name) is not None]
+            grown = [b for b in grown if b.counter is binding.counter]
+            if grown:
+                self.env[name] = Binding(
+                    binding.counter,
+                    binding.grad or any(b.grad for b in grown),
+                    binding.graph | _union(grown),
+                )
 
     def _forget(self, statement: ast.stmt) -> None:
         self._drop(_assigned_names([statement]))
@@ -351,6 +369,7 @@ class _Scope:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
                 self._bind(target, result, value)
+                self._write_into(target, result)
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             old = self._binding(statement.target.id)
             grad = old.grad or (result is not None and result.grad)
@@ -359,6 +378,7 @@ class _Scope:
 
     def _bind(self, target: ast.expr, result: Binding | None, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
+            self.integers.discard(target.id)
             self.env[target.id] = result or Binding(Counter())
         elif isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:  # `out, h = self.lstm(x)`: new tensors, same graph
@@ -366,6 +386,15 @@ class _Scope:
                 self._bind(
                     element.value if isinstance(element, ast.Starred) else element, fresh, None
                 )
+
+    def _write_into(self, target: ast.expr, result: Binding | None) -> None:
+        """`hs[t + 1] = torch.tanh(...)`: the tensor (or list) written into now holds the
+        value, its graph and whether it requires grad."""
+        root = _root_name(target) if isinstance(target, ast.Subscript) else None
+        old = self.env.get(root) if root is not None else None
+        if old is None or result is None:
+            return
+        self.env[root] = Binding(old.counter, old.grad or result.grad, old.graph | result.graph)
 
     # -- values -------------------------------------------------------------------------
     def _binding(self, name: str) -> Binding:
@@ -386,7 +415,7 @@ class _Scope:
         if isinstance(node, ast.Subscript):
             base = self._value(node.value, statement)
             self._value(node.slice, statement)
-            if base is not None and _basic_index(node.slice):
+            if base is not None and _basic_index(node.slice, self.integers):
                 return Binding(base.counter, base.grad, base.graph)  # a view
             return Binding(Counter(), base.grad, base.graph) if base else None
         if isinstance(node, ast.Attribute):
@@ -462,6 +491,9 @@ class _Scope:
             return _fresh(known) if known else None
         if self._is_trained_model(func):
             return Binding(Counter(), True, _union(args))
+        if first is not None and self._mutating_helper(func) is not None:
+            # what it returns is computed from the tensor it changed (often that tensor)
+            return Binding(Counter(), first.grad, first.graph)
         return None
 
     def _apply(self, operation: str, source: Binding, node, statement, shown) -> Binding:
@@ -543,6 +575,24 @@ class _Scope:
         info = _project_class(built, self.symbols)
         return (info.node.name, built, info) if info is not None else None
 
+    def _mutating_helper(self, func: ast.expr) -> ast.FunctionDef | None:
+        """A project function or a method of the class, not a layer, that changes its first
+        argument in place (`add_noise_(h)`, `utils.normalize(x)`, `self._mask(scores)`)."""
+        function = None
+        if isinstance(func, ast.Name):
+            function = self.symbols.functions.get(func.id)
+        elif _self_attribute(func) and self.owner is not None and func.attr not in self.modules:
+            function = self.symbols.method(self.owner, func.attr)
+        elif isinstance(func, ast.Attribute):
+            member = self.symbols.member(func)
+            function = member if isinstance(member, ast.FunctionDef) else None
+        if not isinstance(function, ast.FunctionDef):
+            return None
+        home = self.symbols.home(function)
+        key = ("mutates its first argument", id(function))
+        changes = home.remember(key, lambda f: mutates_first_argument(f, home), function)
+        return function if changes else None
+
     def _is_trained_model(self, func: ast.expr) -> bool:
         """`model(x)` in a training function: a module whose parameters something takes
         (`model.parameters()`), and that is not frozen."""
@@ -570,6 +620,7 @@ class _Scope:
         if switch is not None and not self._switch_keeps_values(how, statement, node):
             switch = None  # `inplace=False` would leave a name the change reached unchanged
         change = InPlaceChange(statement, node, var, saves[0], how, switch)
+        change.saved_here = any(s.statement is statement for s in saves)
         aliases = sorted(
             name
             for name, other in self.env.items()
@@ -711,6 +762,8 @@ def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) 
             forward = scope.symbols.method(info, "forward") if info is not None else None
             if forward is not None and mutates_first_argument(forward, scope.symbols.home(forward)):
                 return _root_name(node.args[0])
+        elif scope._mutating_helper(func) is not None:
+            return _root_name(node.args[0])
     return None
 
 
@@ -727,6 +780,8 @@ def _change_kind(node: ast.AST, scope: _Scope) -> tuple[str, ast.expr | None]:
         kind, built, info = layer
         if info is None:
             return "module", _inplace_constructor(built)
+        return "callee", None
+    if scope._mutating_helper(func) is not None:
         return "callee", None
     return "keyword", _inplace_argument(node)
 
@@ -828,14 +883,42 @@ def _self_attribute(node: ast.expr) -> bool:
     )
 
 
-def _basic_index(index: ast.expr) -> bool:
-    """Slices and integer constants index a view; tensors and lists index a copy."""
+def _basic_index(index: ast.expr, integers: set[str]) -> bool:
+    """Slices and integers index a view; tensors and lists index a copy. `integers`: the
+    names known to hold an int (`for t in range(T)`), also in `t + 1`."""
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     return all(
         isinstance(p, ast.Slice)
-        or (isinstance(p, ast.Constant) and (isinstance(p.value, int) or p.value in (None, ...)))
+        or (isinstance(p, ast.Constant) and p.value in (None, ...))
+        or _integer(p, integers)
         for p in parts
     )
+
+
+def _integer(node: ast.expr, integers: set[str]) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return node.id in integers
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _integer(node.operand, integers)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+        return _integer(node.left, integers) and _integer(node.right, integers)
+    return False
+
+
+def _loop_integers(loop: ast.For | ast.AsyncFor) -> set[str]:
+    """The names a loop binds to ints: `t` in `for t in range(T)`, `i` in `for i, batch in
+    enumerate(loader)`."""
+    call = loop.iter
+    name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
+    if name == "range" and isinstance(loop.target, ast.Name):
+        return {loop.target.id}
+    target = loop.target
+    if name == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+        first = target.elts[0]
+        return {first.id} if isinstance(first, ast.Name) else set()
+    return set()
 
 
 def _direct_names(node: ast.expr) -> list[str]:

@@ -16,8 +16,10 @@ slice write or an in-place activation; the input of a convolution, batch norm, t
 `Linear`, `log`, `gelu`, ... changed after the call (`logits = self.fc(feat)` then
 `F.relu(feat, inplace=True)`), a residual block adding the shortcut into what a ReLU kept. It
 follows `forward` (and every method) of the file's `nn.Module` classes and training code, also
-through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`) and a project
-module whose `forward` changes its argument in place.
+through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`), a project
+module whose `forward` changes its argument in place, and a project function or a method of
+the class that does (`attn = self._drop_padding(attn, pad)`, `utils.clip_probs(p)`), when the
+change is in the function's own body before it rebinds the argument (not inside a branch).
 
 Reported only when it is proven: the operation ran on a tensor that requires grad (the output
 of a trainable layer, or computed from one), the changed tensor is the one it saved (by name,
@@ -62,6 +64,9 @@ run's, and every loss, gradient and step of the whole capped run must equal the 
 Safe. No fix is offered when another name for the same tensor (an alias or a view) is read
 after the change, or the tensor was put where names do not follow it (an attribute, a list
 or dict, a tuple, a function's argument), since that copy would no longer see the change.
+No fix either when the statement that writes into the tensor also saves it (`hs[t + 1] =
+torch.tanh(self.U(hs[t]))`, a view saved by `Linear`): a copy made before the statement
+would be the one saved and written; the steps belong in a list passed to `torch.stack`.
 `inplace=False` is used only when the call rebinds its argument to its result (`out =
 self.relu(out)`) and a module so switched is called nowhere else; otherwise the tensor is
 cloned before the change. A change to a wider dtype can differ in place
@@ -112,6 +117,11 @@ class InplaceOnSavedTensor(Rule):
             return None
         made = _out_of_place(context, change)
         if made is None:
+            if change.saved_here:
+                finding.fix_unavailable = (
+                    f"this statement both saves `{change.var}` (a view of it) and writes into "
+                    f"it: collect the steps in a list and `torch.stack` them instead"
+                )
             return None
         title, edits = made
         patched = context.with_edits(edits)
@@ -145,8 +155,8 @@ def _out_of_place(context: FileContext, change: InPlaceChange) -> tuple[str, lis
     method = _method_statement(layout, statement, node, var)
     if method is not None:
         return method
-    if not layout.stands_alone(statement):
-        return None
+    if not layout.stands_alone(statement) or change.saved_here:
+        return None  # a clone before the statement would be the tensor it saves and changes
     clone = layout.insert_before(statement, [f"{var} = {var}.clone()"])
     return f"Clone `{var}` before changing it in place", [clone]
 
