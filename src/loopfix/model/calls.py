@@ -43,6 +43,7 @@ TENSOR_CREATION = {
     "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "zeros_like",
     "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
     "manual_seed", "device", "Generator", "no_grad", "inference_mode",
+    "Variable",  # `torch.autograd.Variable(x, requires_grad=True)` is a new leaf since 0.4
 }
 # nn classes without parameters: calling them builds no graph of their own.
 PARAMETER_FREE_MODULES = {
@@ -145,7 +146,13 @@ class CallsMixin:
             if attr == "append" and added and node.args:
                 self.note_accumulation(node.args[-1], added[0], func.value)
             item = added[0].shape if attr != "extend" and added else None
-            env[key] = Value(old.graphs | union(added), ("seq", shapes.join(_seq_item(old), item)))
+            shape = ("seq", shapes.join(_seq_item(old), item))
+            items = None
+            if attr == "append" and added and added[0].parts is not None:
+                # the positions of the tuples appended so far, joined with this one's
+                before = Value(old.graphs, None, old.item_parts)
+                items = join_values(before, Value(added[0].graphs, None, added[0].parts)).parts
+            env[key] = Value(old.graphs | union(added), shape, None, items)
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None

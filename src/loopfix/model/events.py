@@ -87,6 +87,17 @@ class EventsMixin:
         keys = {g.key for g in loss.graphs}
         retained = retain is not False
         lists = self.per_element_lists(env)
+        # a graph built per iteration of an earlier loop (carried over its back-edge) and
+        # reached through an element of a container this loop walks: each iteration takes
+        # another element (`for r, prob in self.data[::-1]: (-log(prob) * r).backward()`), so
+        # the container keeps the other elements' graphs; what every element shares is not
+        # spared (its piece was built outside that loop, or in a loop around this backward)
+        walked = set().union(*self.iterated_containers) if self.iterated_containers else set()
+        per_element = {
+            g.key
+            for g in known
+            if g.crossed is not None and g.crossed not in loops and g not in failing
+        }
         for name, value in list(env.items()):
             # a list of per-element results (`outputs = [m(x) for m in models]`) keeps the
             # other elements' graphs: this backward went through one element's; the later
@@ -99,6 +110,8 @@ class EventsMixin:
                 )
                 self.peer_index[name] = self.element_indices[-1] if self.element_indices else None
             eaten = keys - spared if name in lists else keys
+            if name in walked:
+                eaten = eaten - per_element
             if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
                 env[name] = value.map_graphs(
                     lambda g, e=eaten: g.consume(backward_id, retained) if g.key in e else g

@@ -79,16 +79,22 @@ class Value:
     # a tuple built item by item (`return x, state`): the graphs of each item, so that
     # unpacking it gives each name its own (None: every item may hold any of `graphs`)
     parts: tuple[frozenset[Graph], ...] | None = None
+    # a list of tuples appended item by item (`self.data.append((reward, prob))`): the
+    # graphs each position of an item may hold, so that `for r, prob in self.data` gives `r`
+    # only what rewards hold
+    item_parts: tuple[frozenset[Graph], ...] | None = None
 
     def with_shape(self, shape: Shape) -> Value:
         return Value(self.graphs, shape)
 
     def map_graphs(self, change) -> Value:
         """This value with `change(graph)` in place of each graph, item by item too."""
-        parts = None
+        parts = items = None
         if self.parts is not None:
             parts = tuple(frozenset(map(change, part)) for part in self.parts)
-        return Value(frozenset(map(change, self.graphs)), self.shape, parts)
+        if self.item_parts is not None:
+            items = tuple(frozenset(map(change, part)) for part in self.item_parts)
+        return Value(frozenset(map(change, self.graphs)), self.shape, parts, items)
 
     def part(self, index: int, count: int) -> frozenset[Graph]:
         """The graphs item `index` of `count` unpacked items may hold."""
@@ -108,14 +114,20 @@ def join_values(a: Value | None, b: Value | None) -> Value | None:
         return b
     if b is None:
         return a
-    parts = None
-    if a.parts is not None and b.parts is not None and len(a.parts) == len(b.parts):
-        parts = tuple(x | y for x, y in zip(a.parts, b.parts, strict=True))
-    elif not b.graphs:  # the other side adds no graph to any item
-        parts = a.parts
-    elif not a.graphs:
-        parts = b.parts
-    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape), parts)
+    parts = _join_parts(a.parts, b.parts, a.graphs, b.graphs)
+    items = _join_parts(a.item_parts, b.item_parts, a.graphs, b.graphs)
+    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape), parts, items)
+
+
+def _join_parts(a, b, a_graphs: frozenset, b_graphs: frozenset):
+    """Positions joined one by one; a side without graph adds nothing to any position."""
+    if a is not None and b is not None and len(a) == len(b):
+        return tuple(x | y for x, y in zip(a, b, strict=True))
+    if a is not None and b is None and not b_graphs:
+        return a
+    if b is not None and a is None and not a_graphs:
+        return b
+    return None
 
 
 def union(values) -> frozenset[Graph]:

@@ -30,6 +30,8 @@ from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
 
 MAX_LOOP_ROUNDS = 12
+# calls that hand on the items of the list they are given, in some order
+KEEP_ITEMS = ("reversed", "list", "tuple", "sorted")
 
 
 class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
@@ -52,6 +54,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.element_loops: list[bool] = []  # per enclosing loop: does it walk elements?
         # per enclosing loop: its index variable when it counts elements (`for k in range(n)`)
         self.element_indices: list[str | None] = []
+        # per enclosing `for` loop: the containers it takes one element of per iteration
+        self.iterated_containers: list[frozenset[str]] = []
         # list key -> the index variable of the loop whose backwards and steps the list's
         # peer view records (reads with that index are the iteration's own element)
         self.peer_index: dict[str, str | None] = {}
@@ -332,6 +336,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.top_loops.add(loop_id)
         head, exits, back = dict(env), Flow(normal=None), None
         outer_loops = tuple(self.loop_stack)
+        # pieces built before the loop are the same graph in every iteration: a variable that
+        # carries them across the back-edge (`outs` collecting `r_out[:, t]`) does not relabel
+        # them, so a backward that consumes them consumes what every other name holds
+        before_loop = {g.key for value in env.values() for g in value.graphs}
+        ran = None  # what the back-edge carried: the state after one or more iterations
         self.loop_stack.append(loop_id)
         try:
             for _ in range(MAX_LOOP_ROUNDS):
@@ -339,6 +348,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.written_stack.append(set())
                 self.element_loops.append(_walks_elements(node))
                 self.element_indices.append(_element_index(node))
+                self.iterated_containers.append(self.containers_iterated(node))
                 if isinstance(node, ast.While):
                     self.eval(node.test, body_env)
                 else:
@@ -350,24 +360,34 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                     source, target = self.key_for(node.iter), self.key_for(node.target)
                     if source is not None and target is not None:
                         self.iterated_from[target] = source
-                    self.bind(
-                        node.target, items.with_shape(shapes.item_shape(items.shape)), body_env
+                    item = Value(
+                        items.graphs,
+                        shapes.item_shape(items.shape),
+                        self.item_parts(node.iter, items, body_env),
                     )
+                    self.bind(node.target, item, body_env)
                     self.iterate_elements(node.target, node.iter, body_env)
                 flow = self.exec_block(node.body, body_env)
                 written = self.written_stack.pop()
                 self.element_loops.pop()
                 self.element_indices.pop()
+                self.iterated_containers.pop()
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
                 back = join_envs(flow.normal, flow.continues)
-                crossed = None if back is None else cross(back, loop_id, written, outer_loops)
+                crossed = None
+                if back is not None:
+                    crossed = cross(back, loop_id, written, outer_loops, before_loop)
+                ran = join_envs(ran, crossed) if crossed is not None else ran
                 new_head = head if crossed is None else join_envs(head, crossed)
                 if new_head == head:
                     break
                 head = new_head
         finally:
             self.loop_stack.pop()
-        start = dict(head)
+        # a `for` loop is taken to run at least once (a loader, `range(n_critic)`): the state
+        # a zero-trip loop would leave (the one before it) is no path real training takes
+        runs = isinstance(node, ast.For | ast.AsyncFor) and ran is not None
+        start = dict(ran if runs else head)
         source = self.key_for(node.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
         if source in start and back is not None and source in back and not back[source].graphs:
             # `for s in hidden: s.detach_()`: every element detached in place (a state is
@@ -382,6 +402,41 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     stmt_AsyncFor = stmt_While = stmt_For
 
     # ---------------------------------------------------------------- elements
+    def item_parts(self, iterated: ast.expr, items: Value, env: Env):
+        """What each position of the items holds, when the loop walks one list of tuples
+        (`for r, prob in self.data[::-1]`), else None."""
+        if items.item_parts is not None:
+            return items.item_parts
+        node = iterated
+        while True:
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+                node = node.value
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in KEEP_ITEMS:
+                node = node.args[0] if node.args else None
+            else:
+                break
+        key = self.key_for(node) if node is not None else None
+        value = env.get(key) if key is not None else None
+        return value.item_parts if value is not None and value.graphs == items.graphs else None
+
+    def containers_iterated(self, loop: ast.AST) -> frozenset[str]:
+        """The keys of the containers a `for` loop walks item by item: `self.data` in `for r,
+        prob in self.data[::-1]`, both lists in `zip(rewards, log_probs)`, `xs` in
+        `enumerate(reversed(xs))`."""
+        if not isinstance(loop, ast.For | ast.AsyncFor):
+            return frozenset()
+        found, pending = set(), [loop.iter]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+                pending.append(node.value)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in ("zip", "enumerate", "reversed", "list", "tuple"):
+                    pending += node.args[: None if node.func.id == "zip" else 1]
+            elif (key := self.key_for(node)) is not None:
+                found.add(key)
+        return frozenset(found)
+
     def per_element_lists(self, env: Env) -> set[str]:
         """Lists of per-element results that the innermost loop walks without rebuilding
         (`outputs` in `for i in range(n): ... optimizers[i].step()`): a backward or a step of
@@ -488,13 +543,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- backward
 
 
-def cross(env: Env, loop_id: int, written: set[str], enclosing: tuple[int, ...]) -> Env:
-    """Relabel the graphs of every variable assigned in the loop as they cross its back-edge."""
+def cross(
+    env: Env, loop_id: int, written: set[str], enclosing: tuple[int, ...], before_loop: set
+) -> Env:
+    """Relabel the graphs of every variable assigned in the loop as they cross its back-edge,
+    except the pieces that existed before the loop (`before_loop`: their keys)."""
     crossed = dict(env)
     for key in written:
         value = crossed.get(key)
         if value is not None and value.graphs:
-            crossed[key] = value.map_graphs(lambda g, k=key: g.carry(loop_id, k, enclosing))
+            crossed[key] = value.map_graphs(
+                lambda g, k=key: g if g.key in before_loop else g.carry(loop_id, k, enclosing)
+            )
     return crossed
 
 

@@ -675,9 +675,13 @@ def _hands_to_call(node: ast.AST, roots: set[str]) -> bool:
 IN_PLACE_SAFE = {"requires_grad_", "zero_", "detach_", "retain_grad", "share_memory_"}
 
 
+# what a running count adds (`index += 1`, `total += loss.item()`, `seen += x.size(0)`)
+COUNT_CALLS = frozenset({"item", "len", "size", "numel", "float", "int"})
+
+
 def _in_place(node: ast.AST) -> bool:
     if isinstance(node, ast.AugAssign):
-        return True
+        return not _counts(node)
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -685,6 +689,19 @@ def _in_place(node: ast.AST) -> bool:
         and not node.func.attr.startswith("_")
         and node.func.attr not in IN_PLACE_SAFE
     )
+
+
+def _counts(node: ast.AugAssign) -> bool:
+    """`index += 1`, `total += loss.item()`: a Python number kept by a name, not a tensor
+    changed in place."""
+    if not isinstance(node.target, ast.Name):
+        return False
+    value = node.value
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, int | float) and not isinstance(value.value, bool)
+    calls = [n.func for n in ast.walk(value) if isinstance(n, ast.Call)]
+    names = {f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "") for f in calls}
+    return isinstance(value, ast.Call) and bool(names & COUNT_CALLS)
 
 
 def _unequal(test: ast.expr, a: str, b: str) -> bool:

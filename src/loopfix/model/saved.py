@@ -214,17 +214,33 @@ def saved_tensor_changes(
     return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
 
 
-def mutates_first_argument(function: ast.FunctionDef, symbols: Symbols) -> bool:
+def mutates_first_argument(
+    function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None = None
+) -> bool:
     """Whether `function` (a `forward(self, x)` or `f(x)`) changes its first tensor argument
-    in place before binding the name to anything else."""
+    in place before binding the name to anything else: by an in-place operation, an in-place
+    module of `owner` (its class: `x = self.act(x)` with `nn.ReLU(inplace=True)`), or a call
+    that does. Answered once per function; a recursive call counts as no change."""
+    key = ("mutates its first argument", id(function))
+    if key in symbols.facts:
+        return bool(symbols.facts[key])
+    symbols.facts[key] = False
+    symbols.facts[key] = _mutates_first(function, symbols, owner)
+    return bool(symbols.facts[key])
+
+
+def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None) -> bool:
     params = [a.arg for a in function.args.args]
     if params and params[0] == "self":
         params = params[1:]
     if not params:
         return False
     name = params[0]
+    built = _attribute_constructors(owner, symbols) if owner is not None else {}
+    scope = _Scope(symbols, owner, count(), built)
+    scope.function, scope.local_modules = function, _local_constructors(function)
     for statement in function.body:
-        if any(_changed_name(node, symbols) == name for node in _in_place_nodes(statement)):
+        if any(_changed_name(n, symbols, scope) == name for n in _in_place_nodes(statement)):
             return True
         if name in _assigned_names([statement]):
             return False
@@ -589,9 +605,8 @@ class _Scope:
         if not isinstance(function, ast.FunctionDef):
             return None
         home = self.symbols.home(function)
-        key = ("mutates its first argument", id(function))
-        changes = home.remember(key, lambda f: mutates_first_argument(f, home), function)
-        return function if changes else None
+        owner = self.owner if _self_attribute(func) else None
+        return function if mutates_first_argument(function, home, owner) else None
 
     def _is_trained_model(self, func: ast.expr) -> bool:
         """`model(x)` in a training function: a module whose parameters something takes
@@ -760,7 +775,8 @@ def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) 
             if kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
                 return _root_name(node.args[0])
             forward = scope.symbols.method(info, "forward") if info is not None else None
-            if forward is not None and mutates_first_argument(forward, scope.symbols.home(forward)):
+            home = scope.symbols.home(forward) if forward is not None else None
+            if forward is not None and mutates_first_argument(forward, home, info):
                 return _root_name(node.args[0])
         elif scope._mutating_helper(func) is not None:
             return _root_name(node.args[0])
