@@ -32,7 +32,13 @@ from loopfix.options import Options, RestrictStyle
 from loopfix.rules import update_order
 from loopfix.rules.base import FileContext, Fix
 from loopfix.source import SourceFile
-from loopfix.verify.compare import first_difference, first_iteration, first_steps, step_difference
+from loopfix.verify.compare import (
+    every_step_difference,
+    first_difference,
+    first_iteration,
+    first_steps,
+    step_difference,
+)
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 
@@ -102,7 +108,7 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
         assert case.error in (original.error or ""), original.stderr[-2000:]
     else:
         assert original.error is None, original.stderr[-2000:]
-    if runs.cloned is not None:  # LF008: against the original with every saved tensor copied
+    if "LF008" in case.rules:  # against the original with every saved tensor copied
         assert runs.cloned.error is None, runs.cloned.stderr[-2000:]
         assert first_difference(runs.cloned.events, patched.events) is None
         assert len(patched.events) == len(runs.cloned.events) > 0
@@ -113,7 +119,10 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     elif {"LF002", "LF003"} & set(case.rules):
         reference = first_steps(runs.reference.events)
         assert reference, "the reference must step"
-        assert step_difference(reference, first_steps(patched.events)) is None
+        deferred = step_difference(reference, first_steps(patched.events))
+        if deferred is not None:  # an agent read what an earlier agent's step changed
+            assert runs.cloned is not None and runs.cloned.error is None, deferred
+            assert every_step_difference(runs.cloned.events, patched.events) is None
     elif "LF009" in case.rules:  # a backward's gradients in two optimizers' steps, then none
         from loopfix.rules.lf009_gradient_leak import shared_backwards
 
@@ -289,6 +298,36 @@ def test_zero_both_backward_both_step_both_is_not_equivalent_but_loopfix_is():
     (naive_verdict,) = judge(result, units)
     assert naive_verdict.verdict.startswith("not equivalent")  # ...wrongly
     assert "optimizer 0" in naive_verdict.verdict  # D got G's gradient too
+
+
+# A reorder judged against the original run with saved tensors copied (the deferred-steps
+# reference cannot judge an agent that reads what an earlier agent's steps changed): wrong
+# reorders that run must still be refused over the whole run.
+WRONG_MULTI_AGENT = {
+    "the actor's loss into the critic too": (
+        "actor_loss.backward(inputs=list(self.actor.parameters()))",
+        "actor_loss.backward()",
+    ),
+    "the critic stepped before the actor's backward, with it": (
+        "        self.critic_optim.step()\n        self.actor_optim.step()\n",
+        "        self.actor_optim.step()\n        self.critic_optim.step()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("wrong", sorted(WRONG_MULTI_AGENT))
+def test_the_copied_saved_tensors_reference_rejects_a_wrong_reorder(wrong):
+    case = next(c for c in POSITIVE if c.name.startswith("lf002_multi_agent"))
+    result = analyse(case.before)
+    (right,) = verify_file(result, VERIFY)
+    assert right.verdict == "equivalent"
+    old, new = WRONG_MULTI_AGENT[wrong]
+    assert old in result.fixed_text
+    result.fixed_text = result.fixed_text.replace(old, new, 1)
+    units = collect_runs(result, VERIFY)
+    assert units[SCRIPT].patched.error is None
+    (verdict,) = judge(result, units)
+    assert verdict.verdict.startswith("not equivalent"), verdict.verdict
 
 
 @pytest.mark.parametrize("name", ["lf002_gan_generator_reuses_d_output", "lf002_coupled_networks"])

@@ -76,7 +76,13 @@ avoid `inputs=`.
 ## Fix safety
 The reorder and the detached peers are **safe** (`[*]`): verification must find every forward,
 loss and first step equal to the criterion's, and the whole run's sequence of steps equal to
-the reference's. Two well-known repairs change what the code computes on purpose; they are
+the reference's. The criterion is measured on the original run with every step deferred; when
+a later forward of the same iteration reads what an earlier step changed (MADDPG: the second
+agent's targets are softly copied from weights the first agent stepped), that run is not the
+author's computation, and the rewrite is judged instead against the original run with every
+saved tensor copied when saved (each backward then gets the gradients of the graph its
+forward built, steps running as written): every step of the whole capped run, in order, with
+exactly its gradients. Two well-known repairs change what the code computes on purpose; they are
 **unsafe** (`[-]`), applied only with `--unsafe-fixes` (or chosen in the editor, where each is
 its own code action), and verification reports what they change ("changed as intended: ...")
 after the patched code ran every capped iteration:
@@ -128,6 +134,13 @@ class StepBeforeBackward(ReorderRule):
             message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
+
+    def needs_runs(self, finding: Finding) -> frozenset[str]:
+        """Also the original with every saved tensor copied when saved, which judges a
+        reorder over the whole run when the deferred-steps reference cannot (see
+        `reorder_oracle`)."""
+        runs = super().needs_runs(finding)
+        return runs | {"cloned"} if finding.fix is not None and finding.fix.safe else runs
 
     def event(self, context: FileContext, finding: Finding):
         """The step that changed the weights, what it changed, and how the code calls it."""

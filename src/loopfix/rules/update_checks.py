@@ -192,13 +192,30 @@ def reorder_oracle(runs) -> str:
     if patched.error:
         return f"not equivalent: the patched code raised {patched.error[:120]}"
     original = runs.original
-    difference = (
-        forward_difference(original.trace.get("forwards", []), patched.trace.get("forwards", []))
-        or loss_difference(original.events, patched.events)
-        or step_difference(expected, _first(first_steps(patched.events), expected))
-        or step_order_difference(reference.events, patched.events)
-    )
+    difference = forward_difference(
+        original.trace.get("forwards", []), patched.trace.get("forwards", [])
+    ) or loss_difference(original.events, patched.events)
+    if difference is None:
+        steps = step_difference(expected, _first(first_steps(patched.events), expected))
+        difference = steps or step_order_difference(reference.events, patched.events)
+        if steps is not None and same_steps_as_copied(runs):
+            difference = None
     return "equivalent" if difference is None else f"not equivalent: {difference}"
+
+
+def same_steps_as_copied(runs) -> bool:
+    """Deferring every step is not the author's computation when a forward after a step
+    reads what it changed (another agent's update in the same iteration reads targets
+    softly copied from stepped weights): the original run with every saved tensor copied when
+    saved (`runs.cloned`) is. Each backward then gets the gradients of the graph its forward
+    built, which is what a reorder computes; every step of the whole capped run, in order,
+    must have exactly its gradients. False when that run was not made or failed."""
+    from loopfix.verify.compare import every_step_difference
+
+    cloned, patched = getattr(runs, "cloned", None), runs.patched
+    if cloned is None or cloned.trace is None or cloned.error or not cloned.events:
+        return False
+    return every_step_difference(cloned.events, patched.events) is None
 
 
 def repairs(before: FileContext, after: FileContext) -> bool:

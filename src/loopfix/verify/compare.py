@@ -80,6 +80,24 @@ def step_difference(reference: dict[int, list], patched: dict[int, list]) -> str
     return None
 
 
+def every_step_difference(reference: list, patched: list) -> str | None:
+    """Whether the patched run steps the same optimizers in the same order with exactly the
+    reference's gradients, over the whole capped run."""
+    expected = [(e[3], e[2]) for e in reference if e[0] == "step"]
+    actual = [(e[3], e[2]) for e in patched if e[0] == "step"]
+    if len(expected) != len(actual):
+        return f"{len(expected)} steps in the reference, {len(actual)} here"
+    for number, ((index, grads), (other, patched_grads)) in enumerate(
+        zip(expected, actual, strict=True)
+    ):
+        if index != other:
+            return f"step {number}: optimizer {index} in the reference, {other} here"
+        difference = _gradient_difference(grads, patched_grads)
+        if difference:
+            return f"step {number} (optimizer {index}): {difference}"
+    return None
+
+
 def _gradient_difference(expected: list, actual: list) -> str | None:
     if len(expected) != len(actual):
         return f"{len(expected)} gradients != {len(actual)}"
