@@ -239,6 +239,19 @@ def test_verify_reports_every_field_as_json(project):
     assert row["seconds"] > 0
 
 
+def test_a_script_that_reaches_no_backward_in_time_is_run_once_and_left_unverified(project):
+    """A script that fills a replay buffer for hours before it trains: the patched and the
+    reference runs would spend the time limit the same way, so they are not made."""
+    buggy = (project / "train.py").read_text()
+    (project / "train.py").write_text("import time\ntime.sleep(60)\n" + buggy)
+    result = invoke("verify", "--format", "json", "--device", "cpu", "--timeout", "2", "train.py")
+    (row,) = json.loads(result.stdout)
+    assert row["verdict"] == "unverified: the original reached no backward in 2 s (--timeout)"
+    assert row["original"] == "raised timed out after 2 s"
+    assert row["patched"].startswith("not run: the original reached no backward")
+    assert result.exit_code == 1
+
+
 def test_verified_apply_over_a_whole_corpus_copy(tmp_path, monkeypatch):
     copy = tmp_path / "corpus"
     # unfixable and unsafe cases keep `apply` at exit 1; project cases are specified alone
@@ -282,9 +295,9 @@ def test_check_marks_an_unsafe_fix_and_says_how_to_enable_it(unsafe_project):
 def test_json_and_sarif_carry_the_fix_applicability(unsafe_project):
     (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
     assert row["fixable"] is False and row["fix_applicability"] == "unsafe"
-    assert row["fix_applied"] is False and row["fix_title"].startswith("Recompute ")
+    assert "fix_applied" not in row and row["fix_title"].startswith("Recompute ")
     (row,) = json.loads(invoke("check", "train.py", "--format", "json", "--unsafe-fixes").stdout)
-    assert row["fix_applied"] is True and row["fixable"] is True
+    assert row["fixable"] is True
     log = json.loads(invoke("check", "train.py", "--format", "sarif").stdout)
     (result,) = log["runs"][0]["results"]
     assert result["properties"] == {"fixable": False, "fixApplicability": "unsafe"}
@@ -310,9 +323,9 @@ def test_apply_writes_an_unsafe_fix_only_with_unsafe_fixes(unsafe_project):
 def test_unsafe_fixes_can_be_set_in_pyproject_and_turned_off_by_a_flag(unsafe_project):
     (unsafe_project / "pyproject.toml").write_text("[tool.loopfix]\nunsafe-fixes = true\n")
     (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
-    assert row["fix_applied"] is True
+    assert row["fixable"] is True
     off = invoke("check", "train.py", "--format", "json", "--no-unsafe-fixes")
-    assert json.loads(off.stdout)[0]["fix_applied"] is False
+    assert json.loads(off.stdout)[0]["fixable"] is False
     (unsafe_project / "pyproject.toml").write_text('[tool.loopfix]\nunsafe-fixes = "yes"\n')
     bad = invoke("check", "train.py")
     assert bad.exit_code == 2
@@ -399,6 +412,16 @@ def test_an_empty_folder_is_a_warning_not_a_pass(tmp_path, monkeypatch):
     result = invoke("check")
     assert result.exit_code == 0 and result.stdout == ""
     assert "warning: No Python files found under the given path(s)" in result.stderr
+
+
+def test_notebooks_are_named_in_a_warning_not_skipped_silently(tmp_path, monkeypatch):
+    (tmp_path / "train.py").write_text("print('no training here')\n")
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "gan.ipynb").write_text('{"cells": []}')
+    monkeypatch.chdir(tmp_path)
+    result = invoke("check", ".")
+    assert result.exit_code == 0
+    assert "warning: 1 Jupyter notebook(s) not checked (e.g. lessons/gan.ipynb)" in result.stderr
 
 
 def test_output_format_alias_output_file_quiet_and_verbose(project):

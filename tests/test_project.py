@@ -189,6 +189,18 @@ def test_a_module_that_does_not_parse_is_named_once_and_importers_are_checked(tm
     assert "train.py" not in result.stdout and "Traceback" not in result.output
 
 
+def test_a_broken_module_imported_from_outside_the_paths_asked_for_is_a_warning(tmp_path):
+    """As Ruff: only the files asked for are errors. A module they import that does not parse
+    is named in a warning, and the importer is checked without it."""
+    write(tmp_path, {"models.py": "class Gen(:\n", "utils.py": UTILS})
+    write(tmp_path, {"train.py": TRAIN_GAN.format(import_line="from models import Gen, Disc")})
+    result = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "train.py")])
+    warnings = [line for line in result.stderr.splitlines() if "models.py:1" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("loopfix: warning:"), result.stderr
+    assert "error" not in result.stderr.replace("syntax error", "")
+    assert result.exit_code == 0, result.output
+
+
 def test_editing_a_dependency_invalidates_the_cached_report(tmp_path, monkeypatch):
     write(tmp_path, {"pyproject.toml": "", "models.py": MODELS})
     write(tmp_path, {"train.py": TRAIN_LM.format(import_line="from models import WordLM",

@@ -12,6 +12,8 @@ import dataclasses
 import functools
 import json
 import os
+import re
+import signal
 import sys
 from dataclasses import asdict
 from enum import StrEnum
@@ -176,21 +178,37 @@ class Run:
         self, paths: list[Path], output_format: OutputFormat, plan_fixes: bool = True
     ) -> list[FileReport]:
         files = []
-        for found in python_files(paths, self.config):
+        notebooks: list[Path] = []
+        for found in python_files(paths, self.config, notebooks):
             if isinstance(found, str):
                 self.error(found)
             else:
                 files.append(found)
+        if notebooks:
+            typer.echo(
+                f"loopfix: warning: {len(notebooks)} Jupyter notebook(s) not checked (e.g. "
+                f"{_display(notebooks[0])}): loopfix reads .py files; `jupyter nbconvert --to "
+                "script` makes one of a notebook",
+                err=True,
+            )
         settings = ScanSettings(self.config, self.cache_folder(), plan_fixes)
         with _progress(len(files), output_format) as advance:
             reports = list(scan(files, settings, self.jobs, advance))
         shown: set[str] = set()  # a broken module is named once, however many import it
+        checked = {Path(found).resolve() for found in files}
         for report in reports:
             report.path = _display(Path(report.path))
-            for message in map(_shown, report.errors):
-                if message not in shown:
-                    shown.add(message)
-                    self.error(message)
+            for message in report.errors:
+                if message in shown:
+                    continue
+                shown.add(message)
+                if _names_another_file(message, checked):
+                    # a module a checked file imports, outside what was asked for (as Ruff,
+                    # only the files asked for are errors): its importers were checked
+                    # without it
+                    typer.echo(f"loopfix: warning: {_shown(message)} (imported)", err=True)
+                else:
+                    self.error(_shown(message))
         return reports
 
     def full_analysis(self, path: Path) -> FileResult | None:
@@ -285,6 +303,14 @@ def _display(path: Path) -> str:
     except ValueError:
         return str(path)
     return relative if not relative.startswith("..") else str(path)
+
+
+def _names_another_file(message: str, checked: set[Path]) -> bool:
+    """Whether an error message (`path:line:col: ...`) is about an existing file that is not
+    one of the `checked` ones (resolved paths)."""
+    where = message.partition(": ")[0]
+    path = Path(re.sub(r"(:\d+)+$", "", where))
+    return path.is_file() and path.resolve() not in checked
 
 
 def _shown(message: str) -> str:
@@ -493,13 +519,18 @@ def verify(
     from loopfix.verify.verifier import INTENDED, verify_file
 
     run = _run_from(locals())
-    results = _changed_results(run, run.reports(paths, OutputFormat.json))
+    reports = run.reports(paths, OutputFormat.json)
+    results = _changed_results(run, reports)
     rows = []
     for result in results:
         for verdict in verify_file(result, run.run_settings):
             rows.append({"path": _display(result.source.path), **asdict(verdict)})
     if not results and output_format is VerifyFormat.text:
-        typer.echo("No planned rewrite to verify (no finding has a fix that apply would write).")
+        where = reports[0].path if len(reports) == 1 else f"the {len(reports)} files checked"
+        typer.echo(
+            f"No planned rewrite to verify in {where} (no finding has a fix that apply would "
+            "write)."
+        )
     if output_format is VerifyFormat.json:
         typer.echo(json.dumps(rows, indent=2))
     else:
@@ -773,7 +804,7 @@ def _print_diagnosis(diagnosis) -> None:
             else "loopfix check, the rules behind this error in these files:"
         )
     for index, row in enumerate(diagnosis.findings):
-        marker = " [*]" if row["fix_applied"] else ""
+        marker = " [*]" if row["fixable"] else ""
         if at_lines and not row.get("at_the_lines", True) and index == len(at_lines):
             typer.echo("also, the same kind of bug elsewhere in the file:")
         typer.echo(
@@ -815,4 +846,11 @@ def version() -> None:
 
 
 def main() -> None:
+    # `kill` (SIGTERM) exits like Ctrl-C does: cleanup runs, so the verification worker and
+    # its run stop with loopfix and no half-written file is left (writes are atomic)
+    signal.signal(signal.SIGTERM, _terminate)
     app()
+
+
+def _terminate(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)

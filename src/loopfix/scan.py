@@ -81,7 +81,6 @@ def finding_rows(result) -> list[dict]:
                 # with --unsafe-fixes); `fix_applicability` tells a hidden unsafe fix apart
                 "fixable": finding.applied,
                 "fix_applicability": finding.fix.applicability.value if finding.fix else None,
-                "fix_applied": finding.applied,
                 "fix_title": finding.fix.title if finding.fix else None,
                 "fix_unavailable": finding.fix_unavailable,
                 "fix_edits": _edits(result, finding) if finding.applied else [],

@@ -225,7 +225,7 @@ def _attach_findings(
                 "name": finding.name,
                 "message": finding.message,
                 "fix": finding.fix.title if finding.fix else None,
-                "fix_applied": finding.applied,
+                "fixable": finding.applied,
                 "no_fix": finding.fix_unavailable if finding.fix is None else None,
                 "verdict": verdicts.get((finding.rule, line)),
                 "at_the_lines": finding in at_lines,

@@ -53,9 +53,12 @@ class ChildRun:
     seconds: float
     timed_out: bool = False
     trace: dict | None = field(default=None, repr=False)
+    skipped: str = ""  # why this run was not made (then it is no evidence either way)
 
     @property
     def error(self) -> str | None:
+        if self.skipped:
+            return self.skipped
         if self.timed_out:
             return f"timed out after {self.seconds:.0f} s"
         if self.trace is None:
@@ -221,12 +224,18 @@ class _Worker:
         return self.process
 
     def stop(self) -> None:
+        """An idle worker exits at the end of its input; a busy one is terminated, which
+        kills the run it forked (in a session of its own, out of the worker's group)."""
         if self.process is not None and self.process.poll() is None:
             self.process.stdin.close()
             try:
-                self.process.wait(timeout=5)
+                self.process.wait(timeout=1)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.process.pid, signal.SIGKILL)
         self.process = None
 
 

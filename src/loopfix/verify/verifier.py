@@ -179,6 +179,12 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
             return "its data is not on this machine, and no single loop to feed"
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
         original = run_script(result.source.data, name, home, settings, **run)
+    if original.timed_out and not original.events:
+        # the other runs would spend the time limit the same way (a script that fills a
+        # replay buffer for hours first): judged by a function's runs, or unverified
+        why = f"the original reached no backward in {original.seconds:.0f} s (--timeout)"
+        skipped = ChildRun(None, "", 0.0, skipped=why)
+        return Runs(original, skipped, None, settings.iterations, None, None)
     patched = run_script(result.fixed_bytes, name, home, settings, **run)
     needed = set().union(
         *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
@@ -231,6 +237,8 @@ def _fixture_for(path: Path, unit: str) -> Path | None:
 def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -> Verdict:
     rule = rule_by_code(finding.rule)
     verdict = rule.judge(finding, runs)
+    if runs.patched.skipped:
+        verdict = f"unverified: {runs.patched.skipped}"
     line, column = result.source.position(finding.start)
     trace = runs.patched.trace or runs.original.trace or {}
     missing = (runs.original.trace or {}).get("missing_package")
@@ -266,6 +274,8 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
 
 
 def describe(run: ChildRun) -> str:
+    if run.skipped:
+        return f"not run: {run.skipped}"
     if run.error:
         return f"raised {run.error.splitlines()[0][:120]}"
     capped = run.trace.get("capped") if run.trace else False

@@ -12,6 +12,7 @@ and never in loopfix's own process. The worker never touches CUDA, which cannot 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -22,6 +23,9 @@ import time
 import torch  # the point of the worker: imported once, inherited by every fork
 
 from loopfix.verify import trace
+
+PARENT = os.getppid()  # the loopfix process that started the worker
+RUNNING: int | None = None  # the forked run in progress (its process group)
 
 
 def warm_up() -> None:
@@ -34,6 +38,7 @@ def warm_up() -> None:
 
 
 def serve() -> None:
+    signal.signal(signal.SIGTERM, _stop_running)
     warm_up()
     for line in sys.stdin:
         request = json.loads(line)
@@ -42,10 +47,12 @@ def serve() -> None:
 
 
 def run(request: dict) -> dict:
+    global RUNNING
     started = time.monotonic()
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the forked child
         _child(request)
+    RUNNING = child
     deadline = started + request["timeout"]
     while True:
         finished, status = os.waitpid(child, os.WNOHANG)
@@ -56,7 +63,17 @@ def run(request: dict) -> dict:
             os.killpg(child, signal.SIGKILL)
             os.waitpid(child, 0)
             return {"returncode": None, "timed_out": True, "seconds": time.monotonic() - started}
+        if os.getppid() != PARENT:  # loopfix was killed: stop its run and go too
+            _stop_running()
         time.sleep(0.01)
+
+
+def _stop_running(*_) -> None:
+    """Kill the run in progress (its own session: the whole group) and exit."""
+    if RUNNING is not None:
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+            os.killpg(RUNNING, signal.SIGKILL)
+    os._exit(1)
 
 
 def _child(request: dict) -> None:  # pragma: no cover - runs in the forked child
