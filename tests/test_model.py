@@ -72,6 +72,27 @@ def test_unresolvable_parameters_leave_the_optimizer_unknown():
     assert model.updates()[0].modules is None
 
 
+def test_an_optimizer_over_named_tensors_steps_those_tensors_and_no_module():
+    """SAC's temperature: `Adam([self.log_alpha])` (alone or with a module's parameters)."""
+    from loopfix.rules.update_order import inputs_expression
+
+    model = model_of(
+        """
+        log_alpha = torch.zeros(1, requires_grad=True)
+        opt_alpha = torch.optim.Adam([log_alpha])
+        opt_both = torch.optim.Adam([*a.parameters(), log_alpha])
+        opt_alpha.step()
+        opt_both.step()
+        """
+    )
+    alone, both = (u.modules for u in model.updates())
+    assert alone == frozenset({"=log_alpha"}) and both == frozenset({"a", "=log_alpha"})
+    assert inputs_expression(sorted(alone)) == "[log_alpha]"
+    assert inputs_expression(sorted(both)) == "[log_alpha, *a.parameters()]"
+    unknown = model_of("opt = torch.optim.Adam([make_tensor()])\nopt.step()\n")
+    assert unknown.updates()[0].modules is None
+
+
 def test_stale_graph_after_step_and_fresh_graph_after_recompute():
     model = model_of(
         """

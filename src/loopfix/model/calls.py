@@ -157,6 +157,31 @@ class CallsMixin:
             return EMPTY.with_shape(NONE)
         return None
 
+    def _tensor_params(self, given: ast.expr, env: Env) -> frozenset[str] | None:
+        """`Adam([self.log_alpha])`, `[*model.parameters(), self.temperature]`: what an
+        optimizer over a list of named tensors steps; each tensor as `shapes.TENSOR_PATH`
+        plus its path (no module's call site is one, so its step changes no module's
+        weights). None unless every item is a named tensor or a module's parameters."""
+        if not isinstance(given, ast.List | ast.Tuple):
+            return None
+        paths: set[str] = set()
+        for item in given.elts:
+            if isinstance(item, ast.Starred):  # `*model.parameters()`
+                call = item.value
+                method = call.func if isinstance(call, ast.Call) else None
+                if not isinstance(method, ast.Attribute) or method.attr != "parameters":
+                    return None
+                path = self.module_path(method.value)
+                if path is None:
+                    return None
+                paths.add(path)
+                continue
+            path = self.module_path(item) if isinstance(item, ast.Name | ast.Attribute) else None
+            if path is None or self._peek(item, env).shape not in (shapes.TENSOR, UNKNOWN, None):
+                return None
+            paths.add(shapes.TENSOR_PATH + path)
+        return frozenset(paths) or None
+
     def _has_backward_method(self, receiver: ast.expr, env: Env) -> bool:
         """An object of a class of the file that defines `backward` (followed as a call)."""
         info = self.class_of(self._peek(receiver, env).shape)
@@ -247,7 +272,10 @@ class CallsMixin:
             return wrapped
         if kind == "optimizer":
             first = positional[0][0] if positional else keywords.get("params", (EMPTY, None))[0]
-            return EMPTY.with_shape(("optimizer", shapes.param_paths(first.shape)))
+            paths = shapes.param_paths(first.shape)
+            if paths is None and node.args:
+                paths = self._tensor_params(node.args[0], env)
+            return EMPTY.with_shape(("optimizer", paths))
         if kind == "scheduler":
             optimizer = self.module_path(node.args[0]) if node.args else None
             return EMPTY.with_shape(("scheduler", optimizer))
@@ -496,7 +524,7 @@ class CallsMixin:
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
-        self.call_sites.record(call.function, bound)
+        self.call_sites.record(call.function, bound, self.listed)
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:

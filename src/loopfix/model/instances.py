@@ -30,14 +30,29 @@ class CallSites:
     distinct call, the shape it passes to each parameter, in the callee's terms."""
 
     bindings: dict[int, set[tuple[tuple[str, Shape], ...]]] = field(default_factory=dict)
+    # names a callee gives the items of a list it was passed (`[opt_g, opt_d] = optimizers`)
+    unpacked: dict[int, set[str]] = field(default_factory=dict)
 
-    def record(self, function: ast.AST, bound: dict[str, tuple[Value, str | None]]) -> None:
-        """`bound`: parameter -> (argument value, the caller's key for it, if any)."""
+    def record(
+        self,
+        function: ast.AST,
+        bound: dict[str, tuple[Value, str | None]],
+        listed: dict[str, tuple[str | None, ...]] | None = None,
+    ) -> None:
+        """`bound`: parameter -> (argument value, the caller's key for it, if any). `listed`:
+        the caller's lists built from names (key -> the items' paths): a callee that unpacks
+        such a list into names at its top (`[generator, discriminator] = models`) calls the
+        items by those names."""
         renames = {
             key: name
             for name, (value, key) in bound.items()
             if key is not None and _identifies(value.shape)
         }
+        for name, (_, key) in bound.items():
+            items = (listed or {}).get(key) if key is not None else None
+            for item, local in _unpacked_names(function, name, items):
+                renames[item] = local
+                self.unpacked.setdefault(id(function), set()).add(local)
         site = tuple(
             sorted(
                 (name, shapes.rename_paths(value.shape, renames))
@@ -50,6 +65,7 @@ class CallSites:
         """Each parameter's value joined over the call sites seen; module paths the callee
         cannot name (a caller's local it was not given) make the optimizer unresolved."""
         joined: dict[str, Shape] = {}
+        visible = visible | self.unpacked.get(id(function), set())
         for site in self.bindings.get(id(function), ()):
             names = {name for name, _ in site}
             for name, shape in site:
@@ -155,6 +171,26 @@ def stored_parameters(function: ast.FunctionDef) -> dict[str, str]:
                 ):
                     stored.setdefault(name, f"self.{target.attr}")
     return stored
+
+
+def _unpacked_names(function: ast.AST, parameter: str, items) -> list[tuple[str, str]]:
+    """(item path, local name) for `[a, b] = parameter` among the function's first-level
+    statements, when the list's items are known (`items`)."""
+    if not items:
+        return []
+    for statement in getattr(function, "body", []):
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if not (isinstance(value, ast.Name) and value.id == parameter):
+            continue
+        if isinstance(target, ast.Tuple | ast.List) and len(target.elts) == len(items):
+            return [
+                (item, element.id)
+                for item, element in zip(items, target.elts, strict=True)
+                if item is not None and isinstance(element, ast.Name)
+            ]
+    return []
 
 
 def _identifies(shape: Shape) -> bool:

@@ -56,6 +56,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.element_indices: list[str | None] = []
         # per enclosing `for` loop: the containers it takes one element of per iteration
         self.iterated_containers: list[frozenset[str]] = []
+        # lists built from named objects (`optimizers = [opt_a, opt_b]`): their items' paths
+        self.listed: dict[str, tuple[str | None, ...]] = {}
         # list key -> the index variable of the loop whose backwards and steps the list's
         # peer view records (reads with that index are the iteration's own element)
         self.peer_index: dict[str, str | None] = {}
@@ -183,6 +185,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.bind(element, value, env)
             return Flow(normal=env)
         value = self.eval(node.value, env)
+        self._note_listed(node, target, source)
         if (
             len(node.targets) == 1
             and isinstance(source, ast.BinOp)
@@ -192,7 +195,36 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.note_accumulation(source.right, self.eval(source.right, env), target)
         for target in node.targets:
             self.bind(target, value, env)
+        self._unpack_listed(node, target, source)
         return Flow(normal=env)
+
+    def _note_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
+        """`models = [encoder, regressor]`: the list's items are those names' objects."""
+        key = self.key_for(target) if len(node.targets) == 1 else None
+        if key is None:
+            return
+        if isinstance(source, ast.List | ast.Tuple) and all(
+            isinstance(e, ast.Name | ast.Attribute) for e in source.elts
+        ):
+            self.listed[key] = tuple(self.module_path(e) for e in source.elts)
+        else:
+            self.listed.pop(key, None)
+
+    def _unpack_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
+        """`[optimizer, optimizer_conf] = optimizers` of a list built from names (passed in
+        as an argument): each name is the object it was built from, as a parameter given that
+        object directly is."""
+        if len(node.targets) != 1 or not isinstance(target, ast.Tuple | ast.List):
+            return
+        if not isinstance(source, ast.Name) or self.frame.is_top:
+            return  # only where a call was followed: a function on its own has no caller
+        path = self.module_path(source)
+        items = self.listed.get(path) if path is not None else None
+        if items is None or len(items) != len(target.elts):
+            return
+        for element, item in zip(target.elts, items, strict=True):
+            if isinstance(element, ast.Name) and item is not None:
+                self.frame.aliases[element.id] = item
 
     def stmt_AnnAssign(self, node: ast.AnnAssign, env: Env) -> Flow:
         if node.value is not None:

@@ -51,6 +51,10 @@ def is_module(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "module"
 
 
+# marks a path in an optimizer's paths that names one tensor (`self.log_alpha`), not a module
+TENSOR_PATH = "="
+
+
 def param_paths(shape: Shape) -> frozenset[str] | None:
     """The module paths whose parameters a value holds, if it holds only parameters."""
     if not isinstance(shape, tuple):
@@ -182,14 +186,18 @@ def rename_paths(shape: Shape, renames: dict[str, str]) -> Shape:
     Paths no entry covers are kept as they are."""
 
     def rename(path: str) -> str:
+        marker = TENSOR_PATH if path.startswith(TENSOR_PATH) else ""
+        path = path.removeprefix(marker)
         for old, new in renames.items():
             if within(path, old):
-                return new + path[len(old) :]
-        return path
+                return marker + new + path[len(old) :]
+        return marker + path
 
     return map_paths(shape, rename) if renames else shape
 
 
 def keep_paths(shape: Shape, visible: set[str]) -> Shape:
     """Paths whose root name is not `visible` in a scope become unknown there."""
-    return map_paths(shape, lambda p: p if p.split(".")[0] in visible else None)
+    return map_paths(
+        shape, lambda p: p if p.removeprefix(TENSOR_PATH).split(".")[0] in visible else None
+    )

@@ -102,7 +102,10 @@ only when the original really raises the in-place version error within the cappe
 (a single `Linear` applied to the raw input) is reported, but not rewritten.
 
 The fix is offered only when every `zero_grad`, backward and step of the iteration sits
-directly in one block, each optimizer's parameters are known and each step has its
+directly in one block, each optimizer's parameters are known (modules' `parameters()`, param
+groups, chains, or named tensors such as SAC's `Adam([self.log_alpha])`), no weight is changed
+by hand (`p.data.copy_(...)`) before the last step (a soft target update after it is fine),
+and each step has its
 `zero_grad` in the same block (gradient accumulation across iterations is left alone);
 otherwise the finding has no fix, and its message says why.
 

@@ -345,8 +345,12 @@ def _refuse_jumps_across_updates(model, units: list[Unit], order: list[int]) -> 
 
 def _refuse_hand_updates(model, units: list[Unit]) -> None:
     """Weights changed in place outside an optimizer (`p.data -= lr * p.grad`, an update
-    under `torch.no_grad()`) are a step the model does not see: no reorder is planned."""
-    for unit in units:
+    under `torch.no_grad()`) are a step the model does not see: no reorder is planned. Unless
+    it comes after every backward and step of the block (a soft update of target networks at
+    the end of an update): the reorder moves nothing across it."""
+    events = [i for i, u in enumerate(units) if u.kind in ("zero", "backward", "step")]
+    last = max(events, default=-1)
+    for unit in units[: last + 1]:
         if model.updates_weights_by_hand(unit.statement):
             raise NotReorderable(
                 f"line {unit.statement.lineno} changes weights in place outside an optimizer"
@@ -635,10 +639,17 @@ def optimizer_expression(step) -> str:
 
 
 def inputs_expression(modules: list[str]) -> str:
-    """The parameters of `modules` (paths as the code names them) as a list expression."""
-    if len(modules) == 1:
+    """The parameters of `modules` (paths as the code names them; a tensor's path marked
+    with `shapes.TENSOR_PATH`) as a list expression."""
+    if len(modules) == 1 and not modules[0].startswith(shapes.TENSOR_PATH):
         return f"list({modules[0]}.parameters())"
-    return "[" + ", ".join(f"*{m}.parameters()" for m in modules) + "]"
+    items = [
+        m.removeprefix(shapes.TENSOR_PATH)
+        if m.startswith(shapes.TENSOR_PATH)
+        else f"*{m}.parameters()"
+        for m in modules
+    ]
+    return "[" + ", ".join(items) + "]"
 
 
 # ---------------------------------------------------------------------------- the new order
