@@ -65,6 +65,18 @@ def test_a_stale_weight_names_the_parameter_the_step_and_the_forward():
     assert [(r["rule"], r["line"]) for r in report["findings"]] == [("LF002", 25)]
 
 
+def test_a_change_before_the_save_is_not_taken_for_the_culprit():
+    """Target networks loaded with `load_state_dict` in `__init__` copy into weights of the
+    failing one's shape and version: the change that broke the backward came after the
+    forward saved it (the critic's step), not before."""
+    folder = CORPUS / "lf002_multi_agent_critic_step_before_actor_backward"
+    code, report = diagnose(folder, "python", "before.py")
+    assert code == 1
+    facts = report["facts"]
+    assert facts["tensor"]["parameter"] == "self.critic.net.2.weight"
+    assert facts["changed"]["by_step"] and facts["changed"]["line"]["line"] == 55
+
+
 def test_an_in_place_change_of_a_saved_output_points_at_the_change():
     folder = CORPUS / "lf008_residual_add_after_relu"
     code, report = diagnose(folder, "python", "before.py")

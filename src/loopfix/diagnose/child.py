@@ -275,12 +275,19 @@ class Recorder(TorchFunctionMode):
         # a view of the tensor (a Linear's transposed weight): its base may be either shape
         view = bool(output_of) and re.sub(r"Backward\d*$", "", output_of) in VIEW_NODES
         shapes = [shape] + ([shape[::-1]] if view else [])
-        # the first change after the save: from the expected version to the next
+        culprit = _culprit(loss)  # the node whose saved tensor was changed
+        # the first change after the save, from the expected version to the next (a change
+        # before the saving node was built, such as a copy into a target network's weights of
+        # that shape in `__init__`, cannot be it)
+        saved_at = _meta(culprit)[0] if culprit is not None and _meta(culprit) else -1
         change = next(
-            (c for c in self.changes if c["shape"] in shapes and c["version"] == expected + 1),
+            (
+                c
+                for c in self.changes
+                if c["shape"] in shapes and c["version"] == expected + 1 and c["mark"] >= saved_at
+            ),
             None,
         )
-        culprit = _culprit(loss)  # the node whose saved tensor was changed
         module = None
         if culprit is not None and _meta(culprit):
             serial, _, line = _meta(culprit)
