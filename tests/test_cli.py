@@ -414,16 +414,6 @@ def test_an_empty_folder_is_a_warning_not_a_pass(tmp_path, monkeypatch):
     assert "warning: No Python files found under the given path(s)" in result.stderr
 
 
-def test_notebooks_are_named_in_a_warning_not_skipped_silently(tmp_path, monkeypatch):
-    (tmp_path / "train.py").write_text("print('no training here')\n")
-    (tmp_path / "lessons").mkdir()
-    (tmp_path / "lessons" / "gan.ipynb").write_text('{"cells": []}')
-    monkeypatch.chdir(tmp_path)
-    result = invoke("check", ".")
-    assert result.exit_code == 0
-    assert "warning: 1 Jupyter notebook(s) not checked (e.g. lessons/gan.ipynb)" in result.stderr
-
-
 def test_output_format_alias_output_file_quiet_and_verbose(project):
     (project / "notes.py").write_text("print('no training here')\n")
     result = invoke("check", "--output-format", "json", "-o", "report.json", ".")

@@ -178,19 +178,11 @@ class Run:
         self, paths: list[Path], output_format: OutputFormat, plan_fixes: bool = True
     ) -> list[FileReport]:
         files = []
-        notebooks: list[Path] = []
-        for found in python_files(paths, self.config, notebooks):
+        for found in python_files(paths, self.config):
             if isinstance(found, str):
                 self.error(found)
             else:
                 files.append(found)
-        if notebooks:
-            typer.echo(
-                f"loopfix: warning: {len(notebooks)} Jupyter notebook(s) not checked (e.g. "
-                f"{_display(notebooks[0])}): loopfix reads .py files; `jupyter nbconvert --to "
-                "script` makes one of a notebook",
-                err=True,
-            )
         settings = ScanSettings(self.config, self.cache_folder(), plan_fixes)
         with _progress(len(files), output_format) as advance:
             reports = list(scan(files, settings, self.jobs, advance))
@@ -547,6 +539,20 @@ def verify(
     raise typer.Exit(2 if run.errors else 1 if failed else 0)
 
 
+def _writable(run: Run, results: list[FileResult]) -> list[FileResult]:
+    """The results whose fixed text the file can take (a notebook's fix may not)."""
+    kept = []
+    for result in results:
+        try:
+            result.fixed_bytes  # noqa: B018 - computed to see whether it can be
+        except SourceError as error:
+            reason = str(error).split(": ", 1)[-1]  # the message starts with the path
+            run.not_written(f"{_display(result.source.path)}: not written: {reason}")
+            continue
+        kept.append(result)
+    return kept
+
+
 def _changed_results(run: Run, reports: list[FileReport]) -> list[FileResult]:
     """Full analyses (with fixes) of the files whose reports plan a fix."""
     results = []
@@ -609,7 +615,7 @@ def apply(
     if paths == [Path("-")]:
         _apply_stdin(run, stdin_filename, no_verify, exit_zero)
     reports = run.reports(paths, OutputFormat.text)
-    results = _changed_results(run, reports)
+    results = _writable(run, _changed_results(run, reports))
     settings = run.run_settings
     verdicts = {id(r): [] if no_verify else verify_file(r, settings) for r in results}
     say = _silent if quiet else functools.partial(typer.echo, err=True)

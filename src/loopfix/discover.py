@@ -26,19 +26,15 @@ def is_virtual_environment(folder: Path) -> bool:
     return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
 
 
-def python_files(
-    paths: list[Path], config: Config | None = None, notebooks: list[Path] | None = None
-) -> Iterator[Path | str]:
-    """Every `.py` file under `paths`, in a stable order; a str is an error message. The
-    Jupyter notebooks met in the folders walked (not ignored) are added to `notebooks`: loopfix
-    does not read them, and says so."""
+def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Path | str]:
+    """Every `.py` file and Jupyter notebook (`.ipynb`) under `paths`, in a stable order; a
+    str is an error message."""
     config = config or Config()
-    notebooks = [] if notebooks is None else notebooks
     roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in paths]
     seen: set[str] = set()
     for path in paths:
         if path.is_dir():
-            candidates = _walk(path, config, notebooks)
+            candidates = _walk(path, config)
         elif path.is_file() or path.is_symlink():
             candidates = iter([] if config.excluded(path) else [path])
         else:
@@ -71,7 +67,7 @@ def _link_problem(path: Path, roots: list[Path]) -> str | None:
     return None
 
 
-def _walk(root: Path, config: Config, notebooks: list[Path]) -> Iterator[Path]:
+def _walk(root: Path, config: Config) -> Iterator[Path]:
     top, ignore = rules_for_walk(Path(os.path.abspath(root)))
     for folder, subfolders, files in os.walk(root):
         here = Path(folder)
@@ -93,8 +89,5 @@ def _walk(root: Path, config: Config, notebooks: list[Path]) -> Iterator[Path]:
             if not name.endswith((".py", ".ipynb")) or name.startswith("."):
                 continue
             if ignore.ignored(inside + name, is_folder=False) or config.excluded(here / name):
-                continue
-            if name.endswith(".ipynb"):
-                notebooks.append(here / name)
                 continue
             yield here / name

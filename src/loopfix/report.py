@@ -54,7 +54,8 @@ def text_line(row: dict) -> str:
     marker = " [*]" if row["fixable"] else ""
     if not row["fixable"] and row.get("fix_applicability") == "unsafe":
         marker = " [-]"
-    where = f"{row['path']}:{row['line']}:{row['column']}"
+    cell = f"cell {row['cell']}:" if row.get("cell") is not None else ""  # as Ruff writes it
+    where = f"{row['path']}:{cell}{row['line']}:{row['column']}"
     return f"{where}: {row['rule']}{marker} {row['message']}"
 
 

@@ -23,6 +23,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -62,27 +63,52 @@ class FileReport:
     dependencies: dict[str, str] = field(default_factory=dict)
 
 
+_LINE_REFERENCE = re.compile(r"\b(lines?) (\d+)(?: and (\d+))?")
+
+
+def in_cells(message: str | None, source) -> str | None:
+    """A message's line numbers (`line 61`, `lines 105 and 117`) as a notebook's cell and
+    line (`cell 7 line 11`); unchanged for a `.py` file."""
+    if message is None or source.notebook is None:
+        return message
+
+    def cell_line(number: str) -> tuple[int, int]:
+        return source.notebook.cell_of(source.text, int(number))
+
+    def replace(match: re.Match) -> str:
+        first = cell_line(match.group(2))
+        if match.group(3) is None:
+            return f"cell {first[0]} line {first[1]}"
+        second = cell_line(match.group(3))
+        if first[0] == second[0]:
+            return f"cell {first[0]} lines {first[1]} and {second[1]}"
+        return f"cell {first[0]} line {first[1]} and cell {second[0]} line {second[1]}"
+
+    return _LINE_REFERENCE.sub(replace, message)
+
+
 def finding_rows(result) -> list[dict]:
     """The reported facts of each finding of a `FileResult`."""
     rows = []
     for finding in result.findings:
-        line, column = result.source.position(finding.start)
-        end_line, end_column = result.source.position(finding.end)
+        cell, line, column = result.source.cell_position(finding.start)
+        _, end_line, end_column = result.source.cell_position(finding.end)
         rows.append(
             {
+                **({"cell": cell} if cell is not None else {}),  # a notebook's, from 1
                 "line": line,
                 "column": column,
                 "end_line": end_line,
                 "end_column": end_column,
                 "rule": finding.rule,
                 "name": finding.name,
-                "message": finding.message,
+                "message": in_cells(finding.message, result.source),
                 # as Ruff counts it: fixed by `apply` with these settings (an unsafe fix only
                 # with --unsafe-fixes); `fix_applicability` tells a hidden unsafe fix apart
                 "fixable": finding.applied,
                 "fix_applicability": finding.fix.applicability.value if finding.fix else None,
-                "fix_title": finding.fix.title if finding.fix else None,
-                "fix_unavailable": finding.fix_unavailable,
+                "fix_title": in_cells(finding.fix.title if finding.fix else None, result.source),
+                "fix_unavailable": in_cells(finding.fix_unavailable, result.source),
                 "fix_edits": _edits(result, finding) if finding.applied else [],
             }
         )
@@ -93,12 +119,11 @@ def _edits(result, finding) -> list[dict]:
     """The applied fix's edits as 1-based (line, column) ranges and their new text."""
     edits = []
     for edit in finding.fix.edits:
-        (line, column), (end_line, end_column) = (
-            result.source.position(edit.start),
-            result.source.position(edit.end),
-        )
+        cell, line, column = result.source.cell_position(edit.start)
+        _, end_line, end_column = result.source.cell_position(edit.end)
         edits.append(
             {
+                **({"cell": cell} if cell is not None else {}),
                 "line": line,
                 "column": column,
                 "end_line": end_line,

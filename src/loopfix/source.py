@@ -15,6 +15,10 @@ import tokenize
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loopfix.notebook import Notebook
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
@@ -35,9 +39,13 @@ class SourceFile:
     has_bom: bool
     text: str
     _line_starts: list[int] = field(default_factory=list, repr=False)
+    # a Jupyter notebook: `text` is its code cells as Python (`loopfix.notebook`)
+    notebook: Notebook | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, path: Path, data: bytes) -> SourceFile:
+        if Path(path).suffix == ".ipynb":
+            return cls.from_notebook(path, data)
         if b"\x00" in data:
             raise SourceError(f"{path}: contains NUL bytes; not a Python source file")
         has_bom = data.startswith(codecs.BOM_UTF8)
@@ -84,10 +92,43 @@ class SourceFile:
             raise SourceError(f"{path}: cannot read: {error.strerror or error}") from None
         return cls.from_bytes(path, data)
 
+    @classmethod
+    def from_notebook(cls, path: Path, data: bytes) -> SourceFile:
+        """A Jupyter notebook, analysed as its code cells joined (`loopfix.notebook`)."""
+        from loopfix.notebook import NotebookError, to_python
+
+        try:
+            text, notebook = to_python(data)
+        except NotebookError as error:
+            raise SourceError(f"{path}: {error}") from None
+        return cls(path, data, "utf-8", False, text, notebook=notebook)
+
     def encode(self, text: str) -> bytes:
-        """Bytes for `text` written the way this file was written (encoding and BOM)."""
+        """Bytes for `text` written the way this file was written (encoding and BOM; for a
+        notebook, its JSON with the cells' new sources). Raises `SourceError` when a notebook
+        cannot take the text back."""
+        if self.notebook is not None:
+            from loopfix.notebook import NotebookError, from_python
+
+            try:
+                return from_python(self.notebook, text)
+            except NotebookError as error:
+                raise SourceError(f"{self.path}: {error}") from None
         body = text.encode(self.encoding)
         return codecs.BOM_UTF8 + body if self.has_bom else body
+
+    def runnable(self, text: str) -> bytes:
+        """`text` as a Python script to run (a notebook's cells joined, magics commented)."""
+        return text.encode("utf-8") if self.notebook is not None else self.encode(text)
+
+    def cell_position(self, offset: int) -> tuple[int | None, int, int]:
+        """(notebook cell number or None, 1-based line within it or the file, 1-based
+        column) of a text offset."""
+        line, column = self.position(offset)
+        if self.notebook is None:
+            return None, line, column
+        cell, line_in_cell = self.notebook.cell_of(self.text, line)
+        return cell, line_in_cell, column
 
     @property
     def line_starts(self) -> list[int]:

@@ -61,6 +61,8 @@ class Verdict:
     iterations: int
     seconds: float
     sandbox: str = "-"  # how the runs were cut from the network
+    # a notebook's (cell from 1, line within it) for people; `line` counts the joined cells
+    cell: tuple[int, int] | None = None
 
     @property
     def equivalent(self) -> bool:
@@ -73,8 +75,11 @@ class Verdict:
         return self.equivalent or self.verdict.startswith(INTENDED)
 
     def summary(self) -> str:
+        where = f"line {self.line}"
+        if self.cell is not None:
+            where = f"cell {self.cell[0]} line {self.cell[1]}"
         return (
-            f"{self.rule} line {self.line}: {self.verdict} ({self.level}, {self.device}, "
+            f"{self.rule} {where}: {self.verdict} ({self.level}, {self.device}, "
             f"{self.iterations} iterations, {self.seconds:.1f} s)"
         )
 
@@ -164,6 +169,9 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         return unusable
     path = result.source.path
     name, home = path.name, path.resolve().parent
+    if result.source.notebook is not None:
+        name = path.stem + ".py"  # its cells, joined, run as a script
+    original_code = result.source.runnable(result.source.text)
     run: dict = dict(call=None if unit == SCRIPT else unit)
     if unit == SCRIPT and not is_runnable(result.source.text):
         return f"nothing runs it: no module-level code or __main__ block, and no {FIXTURES}"
@@ -172,30 +180,30 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
         if plan is not None and plan.needs_data and not plan.stands_in:
             run["synthetic_loop"] = _loop_line(result, unit)  # its data is an argument: make some
-    original = run_script(result.source.data, name, home, settings, **run)
+    original = run_script(original_code, name, home, settings, **run)
     if _needs_synthetic_data(original) and "synthetic_loop" not in run:
         loop = _loop_line(result, unit)
         if loop is None:
             return "its data is not on this machine, and no single loop to feed"
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
-        original = run_script(result.source.data, name, home, settings, **run)
+        original = run_script(original_code, name, home, settings, **run)
     if original.timed_out and not original.events:
         # the other runs would spend the time limit the same way (a script that fills a
         # replay buffer for hours first): judged by a function's runs, or unverified
         why = f"the original reached no backward in {original.seconds:.0f} s (--timeout)"
         skipped = ChildRun(None, "", 0.0, skipped=why)
         return Runs(original, skipped, None, settings.iterations, None, None)
-    patched = run_script(result.fixed_bytes, name, home, settings, **run)
+    patched = run_script(result.source.runnable(result.fixed_text), name, home, settings, **run)
     needed = set().union(
         *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
     )
     reference = retained = cloned = None
     if "cloned" in needed:
-        cloned = run_script(result.source.data, name, home, settings, clone_saved=True, **run)
+        cloned = run_script(original_code, name, home, settings, clone_saved=True, **run)
     if "deferred" in needed:
-        reference = run_script(result.source.data, name, home, settings, defer_steps=True, **run)
+        reference = run_script(original_code, name, home, settings, defer_steps=True, **run)
     if "retained" in needed:
-        retained = run_script(result.source.data, name, home, settings, retain_graphs=True, **run)
+        retained = run_script(original_code, name, home, settings, retain_graphs=True, **run)
     return Runs(original, patched, reference, settings.iterations, retained, cloned)
 
 
@@ -270,7 +278,13 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
         iterations=(runs.patched.trace or {}).get("iterations", 0),
         seconds=seconds,
         sandbox=trace.get("sandbox", "-"),
+        cell=_cell(result, finding),
     )
+
+
+def _cell(result: FileResult, finding: Finding) -> tuple[int, int] | None:
+    cell, line, _ = result.source.cell_position(finding.start)
+    return None if cell is None else (cell, line)
 
 
 def describe(run: ChildRun) -> str:
@@ -285,5 +299,15 @@ def describe(run: ChildRun) -> str:
 def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
     line, column = result.source.position(finding.start)
     return Verdict(
-        finding.rule, line, column, "-", "-", f"unverified: {reason}", "unverified", "-", 0, 0.0
+        finding.rule,
+        line,
+        column,
+        "-",
+        "-",
+        f"unverified: {reason}",
+        "unverified",
+        "-",
+        0,
+        0.0,
+        cell=_cell(result, finding),
     )

@@ -1,0 +1,158 @@
+"""Jupyter notebooks as Python text, and back.
+
+A notebook (nbformat 4, `.ipynb`) is analysed as one script: its code cells in order, each
+after a marker comment (`# loopfix: cell 3`, numbered from 1 over every cell, as Jupyter and
+Ruff show them), with IPython's line magics, cell magics and shell escapes (`%matplotlib
+inline`, `%%time`, `!pip install x`) turned into comments so the text parses and runs. The
+way back splits an edited text at the markers and restores the magics; the notebook is written
+only when its JSON layout is one that re-serialises to the very bytes read (what nbformat and
+Jupyter write: one-space indentation, sorted keys, non-ASCII kept), so every byte outside the
+changed cells' `source` stays identical. Outputs, metadata and markdown cells are untouched.
+
+Source of the format: the nbformat 4 schema (`nbformat/v4/nbformat.v4.schema.json`) and
+nbformat's JSON writer (`nbformat/v4/nbjson.py`: `indent=1, sort_keys=True,
+ensure_ascii=False`, then a newline).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+MARKER = "# loopfix: cell {}"
+_MARKER_LINE = re.compile(r"^# loopfix: cell (\d+)\n", re.M)
+MAGIC = "# loopfix magic: "  # the comment a magic line becomes
+_MAGIC_LINE = re.compile(r"^([ \t]*)" + re.escape(MAGIC) + r"(.*)$", re.M)
+_ESCAPE = re.compile(r"^([ \t]*)([%!].*)$")
+# the layouts tried when writing back, nbformat's first
+_LAYOUTS = ({"indent": 1, "sort_keys": True}, {"indent": 2, "sort_keys": False},
+            {"indent": 1, "sort_keys": False}, {"indent": 2, "sort_keys": True})  # fmt: skip
+
+
+class NotebookError(Exception):
+    """A notebook that cannot be read as one, or an edit that cannot be written back."""
+
+
+@dataclass
+class Notebook:
+    document: dict
+    code_cells: list[int]  # indices in document["cells"] of the code cells, in order
+    ends_with_newline: dict[int, bool] = field(default_factory=dict)  # per code cell
+    layout: dict | None = None  # json.dumps arguments that give back the bytes read
+    trailing: str = ""  # what follows the JSON in the file (nbformat: a newline)
+
+    def cell_of(self, text: str, line: int) -> tuple[int, int]:
+        """(cell number from 1, line within the cell from 1) of a 1-based line of the Python
+        text; the marker line itself counts as line 0 of its cell."""
+        cell, start = 1, 1
+        for marker in _MARKER_LINE.finditer(text):
+            marker_line = text.count("\n", 0, marker.start()) + 1
+            if marker_line > line:
+                break
+            cell, start = int(marker.group(1)), marker_line
+        return cell, line - start
+
+
+def to_python(data: bytes) -> tuple[str, Notebook]:
+    """The notebook's code as Python text, and what is needed to write an edited text back.
+    Raises `NotebookError` for what is not an nbformat 4 notebook."""
+    try:
+        text = data.decode("utf-8")
+        document = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise NotebookError(f"not a notebook: invalid JSON ({error})") from None
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list) or document.get("nbformat") != 4:
+        raise NotebookError("not an nbformat 4 notebook (no `cells`, or another nbformat)")
+    notebook = Notebook(document, [])
+    parts = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        code = "".join(source) if isinstance(source, list) else str(source)
+        notebook.code_cells.append(index)
+        notebook.ends_with_newline[index] = code.endswith("\n")
+        parts.append(MARKER.format(index + 1) + "\n" + _comment_magics(code))
+        if not code.endswith("\n"):
+            parts.append("\n")
+    notebook.layout, notebook.trailing = _layout(text, document)
+    return "".join(parts), notebook
+
+
+def from_python(notebook: Notebook, text: str) -> bytes:
+    """The notebook with each code cell's source taken from `text` (an edited `to_python`
+    text). Raises `NotebookError` when the markers are not all there in order (an edit moved
+    code across cells) or the notebook's layout cannot be written back byte for byte."""
+    if notebook.layout is None:
+        raise NotebookError(
+            "its JSON layout is not one loopfix can write back unchanged (save it from Jupyter)"
+        )
+    markers = list(_MARKER_LINE.finditer(text))
+    expected = [index + 1 for index in notebook.code_cells]
+    if [int(m.group(1)) for m in markers] != expected or (markers and markers[0].start() != 0):
+        raise NotebookError("a fix would move code from one cell to another")
+    document = json.loads(json.dumps(notebook.document))  # a copy
+    followers = [*markers[1:], None] if markers else []
+    codes = {}
+    for marker, following, index in zip(markers, followers, notebook.code_cells, strict=True):
+        code = text[marker.end() : following.start() if following else len(text)]
+        if not notebook.ends_with_newline[index] and code.endswith("\n"):
+            code = code[:-1]
+        codes[index] = _MAGIC_LINE.sub(r"\1\2", code)
+    _refuse_moves(notebook, codes)
+    for index, code in codes.items():
+        cell, original = document["cells"][index], notebook.document["cells"][index]
+        if code != _joined(original.get("source", "")):
+            as_list = isinstance(original.get("source"), list)
+            cell["source"] = code.splitlines(keepends=True) if as_list else code
+    return (json.dumps(document, ensure_ascii=False, **notebook.layout) + notebook.trailing).encode(
+        "utf-8"
+    )
+
+
+def _refuse_moves(notebook: Notebook, codes: dict[int, str]) -> None:
+    """A cell gaining a line that another cell had and it did not: code moved across cells
+    (a reorder of statements that span two cells). Run in order, such a notebook computes the
+    same; run cell by cell, it would not: nothing is written."""
+    before = {
+        index: _statements(_joined(notebook.document["cells"][index].get("source", "")))
+        for index in codes
+    }
+    for index, code in codes.items():
+        gained = _statements(code) - before[index]
+        elsewhere = set().union(*(lines for other, lines in before.items() if other != index))
+        if gained & elsewhere:
+            raise NotebookError("a fix would move code from one cell to another")
+
+
+def _statements(code: str) -> set[str]:
+    return {
+        line.strip()
+        for line in code.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    }
+
+
+def _joined(source) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _comment_magics(code: str) -> str:
+    """IPython syntax as comments: a cell magic (`%%time` first) comments the whole cell; a
+    line magic or shell escape (`%pip ...`, `!nvidia-smi`) comments its line."""
+    lines = code.splitlines(keepends=True)
+    if lines and lines[0].lstrip().startswith("%%"):
+        return "".join(MAGIC + line if line.strip() else line for line in lines)
+    return "".join(_ESCAPE.sub(lambda m: m.group(1) + MAGIC + m.group(2), line) for line in lines)
+
+
+def _layout(text: str, document: dict) -> tuple[dict | None, str]:
+    """The `json.dumps` arguments that write `document` back as `text`, and what follows."""
+    body = text.rstrip("\n")
+    trailing = text[len(body) :]
+    for layout in _LAYOUTS:
+        if json.dumps(document, ensure_ascii=False, **layout) == body:
+            return layout, trailing
+    return None, trailing

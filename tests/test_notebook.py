@@ -1,0 +1,154 @@
+"""Jupyter notebooks: checked as their code cells joined, reported by cell, fixed in place
+(only the changed cells' sources), verified by running the joined cells, and never written
+when a fix would move code across cells or the JSON layout would change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from loopfix.cli import app
+from loopfix.notebook import from_python, to_python
+from loopfix.source import SourceFile
+
+from corpus_cases import CORPUS
+
+GAN = (CORPUS / "lf002_gan_generator_reuses_d_output" / "before.py").read_text()
+HEAD, LOOP = GAN.split("for i in range(3):\n")
+
+
+def notebook(*cells: str, markdown: str = "# A GAN on toy data") -> bytes:
+    """An nbformat 4 notebook as Jupyter writes it: a markdown cell, then code cells with
+    outputs, in nbformat's JSON layout."""
+    entries = [{"cell_type": "markdown", "metadata": {}, "source": markdown.splitlines(True)}]
+    for number, code in enumerate(cells, start=1):
+        entries.append(
+            {
+                "cell_type": "code",
+                "execution_count": number,
+                "metadata": {"scrolled": True},
+                "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
+                "source": code.splitlines(True),
+            }
+        )
+    document = {
+        "cells": entries,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def gan_notebook(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "gan.ipynb"
+    path.write_bytes(notebook("%matplotlib inline\n" + HEAD, "for i in range(3):\n" + LOOP))
+    return path
+
+
+def test_a_notebook_is_checked_and_reported_by_cell(gan_notebook):
+    result = invoke("check", "--no-cache", ".")
+    assert result.exit_code == 1, result.output
+    (line,) = result.stdout.splitlines()
+    # cell 3 (the markdown cell is cell 1), line 15 of it: `errG.backward()`
+    assert line.startswith("gan.ipynb:cell 3:15:5: LF002 [*]"), line
+    assert "(cell 3 line 11)" in line  # the step it names, in the same terms
+    (row,) = json.loads(invoke("check", "--no-cache", "--format", "json", ".").stdout)
+    assert (row["cell"], row["line"], row["column"]) == (3, 15, 5)
+
+
+def test_apply_writes_only_the_changed_cell_and_the_fix_verifies(gan_notebook):
+    before = json.loads(gan_notebook.read_bytes())
+    result = invoke("apply", "--device", "cpu", ".")
+    assert result.exit_code == 0, result.output
+    assert "wrote gan.ipynb: LF002 cell 3 line 15: equivalent" in result.stderr
+    after = json.loads(gan_notebook.read_bytes())
+    pairs = zip(before["cells"], after["cells"], strict=True)
+    changed = [i for i, (a, b) in enumerate(pairs) if a != b]
+    assert changed == [2]  # the loop's cell; its outputs and metadata are untouched
+    assert {k: v for k, v in after["cells"][2].items() if k != "source"} == {
+        k: v for k, v in before["cells"][2].items() if k != "source"
+    }
+    assert after["cells"][1]["source"][0] == "%matplotlib inline\n"  # magics come back
+    code = "".join("".join(c["source"]) + "\n" for c in after["cells"][1:])
+    code = code.replace("%matplotlib inline", "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr  # the fixed notebook runs top to bottom
+    assert invoke("check", "--no-cache", ".").stdout == "All checks passed!\n"
+
+
+def test_a_fix_that_would_move_code_across_cells_is_not_written(tmp_path, monkeypatch):
+    """The loop's update split over two cells (the reorder would move `optimizerD.step()`
+    into the next cell): reported, and the file left as it was."""
+    monkeypatch.chdir(tmp_path)
+    first, second = LOOP.split("    # (2) update G")
+    flat = [line[4:] for line in (first + "    # (2) update G" + second).splitlines(True)]
+    split = "".join(flat).index("# (2) update G")
+    body = "".join(flat)
+    path = tmp_path / "gan.ipynb"
+    data = notebook(HEAD + "i = 0\n" + body[:split], body[split:])
+    path.write_bytes(data)
+    result = invoke("apply", "--no-verify", ".")
+    assert "not written: a fix would move code from one cell to another" in result.stderr
+    assert path.read_bytes() == data
+
+
+def test_a_layout_loopfix_cannot_write_back_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    document = json.loads(notebook("%matplotlib inline\n" + HEAD, "for i in range(3):\n" + LOOP))
+    data = json.dumps(document, indent=4).encode()  # nobody's writer: 4 spaces, no newline
+    (tmp_path / "gan.ipynb").write_bytes(data)
+    result = invoke("apply", "--no-verify", ".")
+    assert "not written: its JSON layout is not one loopfix can write back" in result.stderr
+    assert (tmp_path / "gan.ipynb").read_bytes() == data
+
+
+def test_what_is_not_a_notebook_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.ipynb").write_text('{"cells": ["loss.backward()"')
+    result = invoke("check", "--no-cache", ".")
+    assert result.exit_code == 2
+    assert "broken.ipynb: not a notebook: invalid JSON" in result.stderr
+
+
+CELL_LINES = st.lists(
+    st.sampled_from(
+        ["x = 1", "%matplotlib inline", "!pip install x", "  %time f()", "print('é')", "", "#"]
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(CELL_LINES, st.booleans()), max_size=4), st.booleans())
+def test_reading_and_writing_back_unchanged_gives_the_same_bytes(cells, as_string):
+    codes = ["\n".join(lines) + ("\n" if newline else "") for lines, newline in cells]
+    document = json.loads(notebook(*codes))
+    if as_string:  # nbformat also allows a cell's source as one string
+        for cell in document["cells"]:
+            cell["source"] = "".join(cell["source"])
+    data = (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    text, parsed = to_python(data)
+    assert from_python(parsed, text) == data
+    compile(text, "<notebook>", "exec")  # magics are comments: the joined cells parse
+
+
+def test_a_notebook_source_maps_offsets_to_cells(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(notebook("a = 1\nb = 2\n", "c = 3\n"))
+    source = SourceFile.read(path)
+    assert source.cell_position(source.text.index("b = 2")) == (2, 2, 1)
+    assert source.cell_position(source.text.index("c = 3")) == (3, 1, 1)
