@@ -44,3 +44,82 @@ def test_a_reorder_of_code_that_runs_is_not_confirmed(tmp_path):
     assert [(f.rule, f.fixable) for f in result.findings] == [("LF003", True)]
     (verdict,) = verify_file(result, SETTINGS)
     assert verdict.verdict.startswith("not confirmed: the original did not fail"), verdict
+
+
+# A mean teacher: the teacher is an average of the student's weights taken right after the
+# student's step. Moving that step after the average (the reorder loopfix once proposed) keeps
+# the first iteration's gradients exactly and changes every later one.
+MEAN_TEACHER = """
+    import copy
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    @torch.no_grad()
+    def ema_update(teacher, student, decay=0.9):
+        for t, s in zip(teacher.parameters(), student.parameters()):
+            t.mul_(decay).add_(s, alpha=1 - decay)
+
+
+    torch.manual_seed(0)
+    student = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16))
+    teacher = copy.deepcopy(student)
+    classifier = nn.Linear(16, 3)
+    opt_s = torch.optim.SGD(student.parameters(), lr=0.5)
+    opt_c = torch.optim.SGD(classifier.parameters(), lr=0.5)
+    for step in range(3):
+        x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+        feat = student(x)
+        logits = classifier(feat)
+        with torch.no_grad():
+            t_feat = teacher(x + 0.1 * torch.randn_like(x))
+        consistency = F.mse_loss(feat, t_feat)
+        opt_s.zero_grad()
+        consistency.backward(retain_graph=True)
+        opt_s.step()
+        ema_update(teacher, student)
+        cls_loss = F.cross_entropy(logits, y)
+        opt_c.zero_grad()
+        cls_loss.backward()
+        opt_c.step()
+"""
+STEP_AFTER_THE_AVERAGE = (
+    """    opt_s.zero_grad()
+    consistency.backward(retain_graph=True)
+    opt_s.step()
+    ema_update(teacher, student)
+    cls_loss = F.cross_entropy(logits, y)
+    opt_c.zero_grad()
+    cls_loss.backward()
+    opt_c.step()
+""",
+    """    opt_s.zero_grad()
+    opt_c.zero_grad()
+    consistency.backward(retain_graph=True)
+    ema_update(teacher, student)
+    cls_loss = F.cross_entropy(logits, y)
+    cls_loss.backward(inputs=list(classifier.parameters()))
+    opt_s.step()
+    opt_c.step()
+""",
+)
+
+
+def test_a_step_moved_past_a_read_of_its_weights_is_not_planned_nor_accepted(tmp_path):
+    from loopfix.rules.base import Applicability, Fix
+
+    path = tmp_path / "mean_teacher.py"
+    path.write_text(textwrap.dedent(MEAN_TEACHER))
+    result = analyse_source(SourceFile.read(path))
+    (finding,) = result.findings
+    assert finding.rule == "LF002" and not finding.fix.safe  # no reorder is planned
+    assert "uses `student`" in finding.fix_unavailable
+    # the oracle refuses it too, over the whole run, although the first iteration matches
+    old, new = STEP_AFTER_THE_AVERAGE
+    assert old in result.source.text
+    finding.fix = Fix("reorder", (), Applicability.safe)
+    finding.applied = True
+    result.fixed_text = result.source.text.replace(old, new)
+    (verdict,) = verify_file(result, SETTINGS)
+    assert verdict.verdict.startswith("not equivalent: against the original with saved"), verdict

@@ -198,24 +198,32 @@ def reorder_oracle(runs) -> str:
     if difference is None:
         steps = step_difference(expected, _first(first_steps(patched.events), expected))
         difference = steps or step_order_difference(reference.events, patched.events)
-        if steps is not None and same_steps_as_copied(runs):
+        copied = copied_steps_difference(runs)
+        if steps is not None and copied == "":
             difference = None
+        elif difference is None and copied:
+            difference = f"against the original with saved tensors copied, {copied}"
     return "equivalent" if difference is None else f"not equivalent: {difference}"
 
 
-def same_steps_as_copied(runs) -> bool:
-    """Deferring every step is not the author's computation when a forward after a step
-    reads what it changed (another agent's update in the same iteration reads targets
-    softly copied from stepped weights): the original run with every saved tensor copied when
-    saved (`runs.cloned`) is. Each backward then gets the gradients of the graph its forward
-    built, which is what a reorder computes; every step of the whole capped run, in order,
-    must have exactly its gradients. False when that run was not made or failed."""
+def copied_steps_difference(runs) -> str | None:
+    """Where the patched run's steps leave the original run with every saved tensor copied
+    when saved (`runs.cloned`): each backward there gets the gradients of the graph its
+    forward built, with the steps running as written, which is what a reorder computes. It
+    judges every step of the whole capped run, in order: "" when they all match, None when
+    that run was not made or failed.
+
+    Deferring every step is not the author's computation when a forward after a step reads
+    what it changed (another agent's update in the same iteration reads targets softly copied
+    from stepped weights); then this run stands in for it. And the deferred reference sees
+    only the first iteration: a moved step that a later iteration would notice (an average
+    of the weights taken before the step instead of after) shows here."""
     from loopfix.verify.compare import every_step_difference
 
     cloned, patched = getattr(runs, "cloned", None), runs.patched
     if cloned is None or cloned.trace is None or cloned.error or not cloned.events:
-        return False
-    return every_step_difference(cloned.events, patched.events) is None
+        return None
+    return every_step_difference(cloned.events, patched.events) or ""
 
 
 def repairs(before: FileContext, after: FileContext) -> bool:

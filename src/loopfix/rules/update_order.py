@@ -324,6 +324,25 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving it before the step would change what it computes"
                 )
+            named = _names_owned(unit.statement, step.update.modules)
+            if named is not None:  # `ema_update(teacher, student)`: it reads the weights
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} uses `{named}`, whose weights "
+                    f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
+                    "moving the step after it would change what it reads"
+                )
+
+
+def _names_owned(statement: ast.stmt, modules: frozenset[str]) -> str | None:
+    """The first module (or parameter) of `modules` that `statement` names: passed to a
+    helper (an EMA of the weights, a copy into a target network), read through
+    `.parameters()`, `.state_dict()` or `.data`."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name | ast.Attribute):
+            dotted = dotted_name(node)
+            if dotted is not None and _owner(dotted, modules):
+                return dotted
+    return None
 
 
 def _refuse_jumps_across_updates(model, units: list[Unit], order: list[int]) -> None:
