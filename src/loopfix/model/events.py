@@ -96,7 +96,10 @@ class EventsMixin:
         per_element = {
             g.key
             for g in known
-            if g.crossed is not None and g.crossed not in loops and g not in failing
+            if g.crossed is not None
+            and g.crossed not in loops
+            and g not in failing
+            and g.key not in self.obs.chained.get(g.crossed, ())
         }
         for name, value in list(env.items()):
             # a list of per-element results (`outputs = [m(x) for m in models]`) keeps the

@@ -41,6 +41,9 @@ class Observations:
     peer_reads: dict[int, ast.expr] = field(default_factory=dict)
     peer_owners: dict[int, str | None] = field(default_factory=dict)  # the loop's own index
     carried: dict[tuple[int, str], CarriedGraph] = field(default_factory=dict)
+    # loop id -> keys of the graph pieces its loop-carried names hold (`h` in `out, h =
+    # cell(x, h)`): every element a container gathered in that loop shares them
+    chained: dict[int, set[tuple]] = field(default_factory=dict)
     writers: dict[tuple[int, str], list[ast.stmt]] = field(default_factory=dict)
     # id of a statement of the scope being run -> the backwards and updates that calls in it
     # ran in functions of the file: ("backward" | "update", id, modules as the scope names

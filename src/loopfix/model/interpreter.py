@@ -416,6 +416,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 head = new_head
         finally:
             self.loop_stack.pop()
+        if ran is not None:
+            chained = self.obs.chained.setdefault(loop_id, set())
+            for name in _loop_carried_names(node):
+                value = ran.get(self.key_for(ast.Name(name)) or name)
+                if value is not None:
+                    chained.update(g.key for g in value.graphs if g.crossed == loop_id)
         # a `for` loop is taken to run at least once (a loader, `range(n_critic)`): the state
         # a zero-trip loop would leave (the one before it) is no path real training takes
         runs = isinstance(node, ast.For | ast.AsyncFor) and ran is not None
@@ -439,6 +445,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         (`for r, prob in self.data[::-1]`), else None."""
         if items.item_parts is not None:
             return items.item_parts
+        if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "zip":
+            # `for logp, r in zip(log_probs, rewards)`: each position from its own list
+            lists = [self._listed_value(a, env) for a in iterated.args]
+            if iterated.args and all(v is not None for v in lists):
+                return tuple(v.graphs for v in lists)
+            return None
         node = iterated
         while True:
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
@@ -451,13 +463,48 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         value = env.get(key) if key is not None else None
         return value.item_parts if value is not None and value.graphs == items.graphs else None
 
+    def _listed_value(self, node: ast.expr, env: Env) -> Value | None:
+        """The value of the list `node` walks (`reversed(xs)`, `xs[::-1]`, `xs`), or None."""
+        while True:
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+                node = node.value
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in KEEP_ITEMS:
+                if not node.args:
+                    return None
+                node = node.args[0]
+            else:
+                break
+        key = self.key_for(node)
+        return env.get(key) if key is not None else None
+
+    def _indexed_by_loop(self, loop: ast.For | ast.AsyncFor) -> set[str]:
+        """`self.log_probs` in `for t in reversed(range(len(self.rewards))): ...
+        self.log_probs[t]`: lists the loop reads one element of per iteration, by its
+        integer index."""
+        counted = loop.iter
+        while isinstance(counted, ast.Call) and getattr(counted.func, "id", "") == "reversed":
+            counted = counted.args[0] if counted.args else None
+        is_range = isinstance(counted, ast.Call) and getattr(counted.func, "id", "") == "range"
+        if not is_range or not isinstance(loop.target, ast.Name):
+            return set()
+        index = loop.target.id
+        return {
+            key
+            for statement in loop.body
+            for node in ast.walk(statement)
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Name)
+            and node.slice.id == index
+            and (key := self.key_for(node.value)) is not None
+        }
+
     def containers_iterated(self, loop: ast.AST) -> frozenset[str]:
         """The keys of the containers a `for` loop walks item by item: `self.data` in `for r,
         prob in self.data[::-1]`, both lists in `zip(rewards, log_probs)`, `xs` in
         `enumerate(reversed(xs))`."""
         if not isinstance(loop, ast.For | ast.AsyncFor):
             return frozenset()
-        found, pending = set(), [loop.iter]
+        found, pending = set(self._indexed_by_loop(loop)), [loop.iter]
         while pending:
             node = pending.pop()
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
@@ -613,6 +660,37 @@ def _element_index(loop: ast.AST) -> str | None:
         first = target.elts[0]
         return first.id if isinstance(first, ast.Name) else None
     return None
+
+
+def _loop_carried_names(loop: ast.AST) -> set[str]:
+    """Names a loop's body reads before it assigns them (`h` in `out, h = cell(x, h)`): what
+    one iteration hands the next. Not a list only appended to, nor a name set before use."""
+    assigned: set[str] = set()
+    carried: set[str] = set()
+    for statement in loop.body:
+        stores = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}  # fmt: skip
+        carried |= (_graph_loads(statement) - assigned) & _names_assigned_in(loop)
+        assigned |= stores
+    return carried
+
+
+def _graph_loads(node: ast.AST) -> set[str]:
+    """Names read for their graph: not as `h.detach()`, `h.data` or `h.item()`."""
+    if isinstance(node, ast.Attribute) and node.attr in ("detach", "data", "item"):
+        return set()
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) else set()
+    return set().union(*(_graph_loads(child) for child in ast.iter_child_nodes(node)))
+
+
+def _names_assigned_in(loop: ast.AST) -> set[str]:
+    return {
+        n.id
+        for statement in loop.body
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _walks_elements(loop: ast.AST) -> bool:

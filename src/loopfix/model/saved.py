@@ -258,6 +258,7 @@ class _Scope:
         self._frozen: set[str] | None = None
         self.later_reads: dict[str, list[ast.Name]] = {}
         self.integers: set[str] = set()  # names bound to ints by a loop (index views)
+        self.lists: set[str] = set()  # names bound to Python lists (`hs = [None] * (T + 1)`)
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
@@ -395,6 +396,10 @@ class _Scope:
     def _bind(self, target: ast.expr, result: Binding | None, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             self.integers.discard(target.id)
+            if value is not None and _is_list(value):
+                self.lists.add(target.id)
+            else:
+                self.lists.discard(target.id)
             self.env[target.id] = result or Binding(Counter())
         elif isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:  # `out, h = self.lstm(x)`: new tensors, same graph
@@ -431,6 +436,9 @@ class _Scope:
         if isinstance(node, ast.Subscript):
             base = self._value(node.value, statement)
             self._value(node.slice, statement)
+            if isinstance(node.value, ast.Name) and node.value.id in self.lists:
+                # an item of a Python list: its own tensor, not a view of the list
+                return Binding(Counter(), base.grad, base.graph) if base else None
             if base is not None and _basic_index(node.slice, self.integers):
                 return Binding(base.counter, base.grad, base.graph)  # a view
             return Binding(Counter(), base.grad, base.graph) if base else None
@@ -626,6 +634,8 @@ class _Scope:
         var = _changed_name(node, self.symbols, self)
         if var is None or var not in self.env:
             return
+        if isinstance(node, ast.Subscript) and var in self.lists:
+            return  # `hs[t + 1] = ...` stores into a Python list: no tensor changes
         binding = self.env[var]
         saves = [s for s in binding.counter.saves if _before_change(s, statement, node)]
         if not saves:
@@ -909,6 +919,15 @@ def _basic_index(index: ast.expr, integers: set[str]) -> bool:
         or _integer(p, integers)
         for p in parts
     )
+
+
+def _is_list(value: ast.expr) -> bool:
+    """`[]`, `[None] * n`, `[... for ...]`, `list(...)`: a Python list, not a tensor."""
+    if isinstance(value, ast.List | ast.ListComp):
+        return True
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult | ast.Add):
+        return _is_list(value.left) or _is_list(value.right)
+    return isinstance(value, ast.Call) and getattr(value.func, "id", "") == "list"
 
 
 def _integer(node: ast.expr, integers: set[str]) -> bool:
