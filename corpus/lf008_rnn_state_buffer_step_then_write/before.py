@@ -5,8 +5,7 @@ import torch.nn as nn
 class RNN(nn.Module):
     def __init__(self, n_in, n_hidden):
         super().__init__()
-        self.W = nn.Linear(n_in, n_hidden)
-        self.U = nn.Linear(n_hidden, n_hidden)
+        self.W, self.U = nn.Linear(n_in, n_hidden), nn.Linear(n_hidden, n_hidden)
         self.n_hidden = n_hidden
 
     def forward(self, x):

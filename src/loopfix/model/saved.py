@@ -1044,15 +1044,27 @@ def _attribute_constructors(info: ClassInfo, symbols: Symbols) -> dict[str, ast.
             if not isinstance(node, ast.Assign | ast.AnnAssign):
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
+            for target, value in _pairs(targets, node.value):
                 if _self_attribute(target):
                     if target.attr in seen and cls is info and target.attr in built:
                         built.pop(target.attr)
                         continue
                     seen.add(target.attr)
-                    if isinstance(node.value, ast.Call):
-                        built[target.attr] = node.value
+                    if isinstance(value, ast.Call):
+                        built[target.attr] = value
     return built
+
+
+def _pairs(targets: list[ast.expr], value: ast.expr | None) -> list[tuple]:
+    """(target, value) of an assignment, item by item for `self.W, self.U = A(), B()`."""
+    pairs = []
+    for target in targets:
+        same = isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+        if same and len(target.elts) == len(value.elts):
+            pairs += list(zip(target.elts, value.elts, strict=True))
+        else:
+            pairs.append((target, value))
+    return pairs
 
 
 def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
