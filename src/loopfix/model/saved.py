@@ -321,8 +321,15 @@ class _Scope:
                         self._escape(element.id, "a container")
             if isinstance(node, ast.Call) and not self._follows(node):
                 arguments = [*node.args, *(k.value for k in node.keywords)]
-                if self._mutating_helper(node.func) is not None:
-                    arguments = arguments[1:]  # followed: the change it makes is the finding
+                helper = self._mutating_helper(node.func)
+                if helper is not None:  # followed: the change it makes is the finding
+                    first = _first_parameter(helper)
+                    changed = (
+                        node.args[0]
+                        if node.args
+                        else next((k.value for k in node.keywords if k.arg == first), None)
+                    )
+                    arguments = [a for a in arguments if a is not changed]
                 for argument in arguments:
                     if isinstance(argument, ast.Name):
                         self._escape(argument.id, f"`{ast.unparse(node.func)}`")
@@ -479,10 +486,11 @@ class _Scope:
         if isinstance(func, ast.Attribute) and not is_function and not _self_attribute(func):
             receiver = self._value(func.value, statement)
         args = [self._value(a, statement) for a in node.args]
-        for keyword in node.keywords:
-            self._value(keyword.value, statement)
+        keywords = {k.arg: self._value(k.value, statement) for k in node.keywords}
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         first = args[0] if args else None
+        if first is None and keywords and (helper := self._mutating_helper(func)) is not None:
+            first = keywords.get(_first_parameter(helper))
         if receiver is not None:  # a tensor method: `x.sigmoid()`, `x.view(...)`, `x.add_(r)`
             if name == "detach":
                 return Binding(receiver.counter)  # the same version counter, no graph
@@ -790,7 +798,19 @@ def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) 
                 return _root_name(node.args[0])
         elif scope._mutating_helper(func) is not None:
             return _root_name(node.args[0])
+    if scope is not None and not node.args and node.keywords:
+        helper = scope._mutating_helper(func)  # `self._drop_padding(pad=pad, attn=attn)`
+        first = _first_parameter(helper) if helper is not None else None
+        given = next((k.value for k in node.keywords if k.arg == first), None)
+        if given is not None:
+            return _root_name(given)
     return None
+
+
+def _first_parameter(function: ast.FunctionDef) -> str | None:
+    names = [a.arg for a in function.args.args]
+    names = names[1:] if names and names[0] == "self" else names
+    return names[0] if names else None
 
 
 def _change_kind(node: ast.AST, scope: _Scope) -> tuple[str, ast.expr | None]:
