@@ -11,6 +11,8 @@ from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import verify_file
 
+from corpus_cases import CORPUS
+
 SETTINGS = RunSettings(device="cpu", iterations=3, timeout=120)
 
 # The backbone is frozen through `setattr`, which loopfix does not read: it believes the two
@@ -46,44 +48,10 @@ def test_a_reorder_of_code_that_runs_is_not_confirmed(tmp_path):
     assert verdict.verdict.startswith("not confirmed: the original did not fail"), verdict
 
 
-# A mean teacher: the teacher is an average of the student's weights taken right after the
-# student's step. Moving that step after the average (the reorder loopfix once proposed) keeps
-# the first iteration's gradients exactly and changes every later one.
-MEAN_TEACHER = """
-    import copy
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-
-    @torch.no_grad()
-    def ema_update(teacher, student, decay=0.9):
-        for t, s in zip(teacher.parameters(), student.parameters()):
-            t.mul_(decay).add_(s, alpha=1 - decay)
-
-
-    torch.manual_seed(0)
-    student = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16))
-    teacher = copy.deepcopy(student)
-    classifier = nn.Linear(16, 3)
-    opt_s = torch.optim.SGD(student.parameters(), lr=0.5)
-    opt_c = torch.optim.SGD(classifier.parameters(), lr=0.5)
-    for step in range(3):
-        x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
-        feat = student(x)
-        logits = classifier(feat)
-        with torch.no_grad():
-            t_feat = teacher(x + 0.1 * torch.randn_like(x))
-        consistency = F.mse_loss(feat, t_feat)
-        opt_s.zero_grad()
-        consistency.backward(retain_graph=True)
-        opt_s.step()
-        ema_update(teacher, student)
-        cls_loss = F.cross_entropy(logits, y)
-        opt_c.zero_grad()
-        cls_loss.backward()
-        opt_c.step()
-"""
+# A mean teacher (the corpus case): the teacher is an average of the student's weights taken
+# right after the student's step. Moving that step after the average (the reorder loopfix once
+# proposed) keeps the first iteration's gradients exactly and changes every later one.
+MEAN_TEACHER = CORPUS / "lf002_mean_teacher_ema_after_student_step" / "before.py"
 STEP_AFTER_THE_AVERAGE = (
     """    opt_s.zero_grad()
     consistency.backward(retain_graph=True)
@@ -106,12 +74,10 @@ STEP_AFTER_THE_AVERAGE = (
 )
 
 
-def test_a_step_moved_past_a_read_of_its_weights_is_not_planned_nor_accepted(tmp_path):
+def test_a_step_moved_past_a_read_of_its_weights_is_not_planned_nor_accepted():
     from loopfix.rules.base import Applicability, Fix
 
-    path = tmp_path / "mean_teacher.py"
-    path.write_text(textwrap.dedent(MEAN_TEACHER))
-    result = analyse_source(SourceFile.read(path))
+    result = analyse_source(SourceFile.read(MEAN_TEACHER))
     (finding,) = result.findings
     assert finding.rule == "LF002" and not finding.fix.safe  # no reorder is planned
     assert "uses `student`" in finding.fix_unavailable
