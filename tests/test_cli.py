@@ -107,7 +107,8 @@ def test_apply_verifies_writes_the_fix_and_a_second_apply_changes_nothing(projec
     assert (project / "clean.py").read_text() == CLEAN
     assert not (project / ".ropeproject").exists()
     again = invoke("apply", "--dry-run", ".")
-    assert again.exit_code == 0 and again.stdout == ""
+    assert again.exit_code == 0 and again.stdout == ""  # no diff: stdout stays a patch
+    assert "Nothing to fix: all checks passed." in again.stderr
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,13 @@ def test_a_layout_loopfix_cannot_write_back_is_left_alone(tmp_path, monkeypatch)
     assert (tmp_path / "gan.ipynb").read_bytes() == data
 
 
+def test_a_syntax_error_in_a_notebook_names_its_cell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "n.ipynb").write_bytes(notebook("import torch\n", "x = 1\nloss.backward(\n"))
+    result = invoke("check", "--no-cache", ".")
+    assert result.exit_code == 2 and "n.ipynb:cell 3:2:" in result.stderr, result.stderr
+
+
 def test_what_is_not_a_notebook_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "broken.ipynb").write_text('{"cells": ["loss.backward()"')
@@ -126,7 +133,17 @@ def test_what_is_not_a_notebook_is_a_one_line_error(tmp_path, monkeypatch):
 
 CELL_LINES = st.lists(
     st.sampled_from(
-        ["x = 1", "%matplotlib inline", "!pip install x", "  %time f()", "print('é')", "", "#"]
+        [
+            "x = 1",
+            "%matplotlib inline",
+            "!pip install x",
+            "if x:\n    %time f()",
+            "files = !ls",
+            "print('%d' \\\n      % 3)",
+            "print('é')",
+            "",
+            "#",
+        ]
     ),
     max_size=4,
 )

@@ -42,12 +42,22 @@ class FileResult:
 
 
 def parse_context(
-    text: str, filename: str, options: Options | None = None, parser=parse, resolver=None
+    text: str,
+    filename: str,
+    options: Options | None = None,
+    parser=parse,
+    resolver=None,
+    source: SourceFile | None = None,
 ) -> FileContext:
+    """The file's context; a syntax error names the place as the report does (`source`: a
+    notebook's cell and line within it)."""
     try:
         return FileContext.parse(text, filename, options, parser, resolver)
     except SyntaxError as error:
         where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
+        if error.lineno and source is not None and source.notebook is not None:
+            cell, line = source.notebook.cell_of(text, error.lineno)
+            where = f":cell {cell}:{line}:{error.offset or 0}"
         raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
     except (RecursionError, MemoryError):
         raise SourceError(f"{filename}: nested too deeply to analyse") from None
@@ -79,7 +89,7 @@ def analyse_source(
     if project is ON_DISK:
         project = project_for(source.path)
     resolver = project.resolver_for(source.path) if project is not None else None
-    context = parse_context(source.text, str(source.path), options, parser, resolver)
+    context = parse_context(source.text, str(source.path), options, parser, resolver, source)
     if resolver is not None:
         result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
         result.errors.extend(resolver.errors)

@@ -22,9 +22,13 @@ from dataclasses import dataclass, field
 
 MARKER = "# loopfix: cell {}"
 _MARKER_LINE = re.compile(r"^# loopfix: cell (\d+)\n", re.M)
-MAGIC = "# loopfix magic: "  # the comment a magic line becomes
-_MAGIC_LINE = re.compile(r"^([ \t]*)" + re.escape(MAGIC) + r"(.*)$", re.M)
+MAGIC = "# loopfix magic: "  # the comment a magic line becomes (after `pass` or `x = None`)
+_MAGIC_LINE = re.compile(
+    r"^([ \t]*)(?:pass  |[^#\n]*= None  )?" + re.escape(MAGIC) + r"(.*)$", re.M
+)
 _ESCAPE = re.compile(r"^([ \t]*)([%!].*)$")
+# `files = !ls`, `t = %timeit -o f()`: IPython's assignment from a shell command or magic
+_ASSIGNED_ESCAPE = re.compile(r"^([ \t]*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[%!]")
 # the layouts tried when writing back, nbformat's first
 _LAYOUTS = ({"indent": 1, "sort_keys": True}, {"indent": 2, "sort_keys": False},
             {"indent": 1, "sort_keys": False}, {"indent": 2, "sort_keys": True})  # fmt: skip
@@ -140,12 +144,52 @@ def _joined(source) -> str:
 
 
 def _comment_magics(code: str) -> str:
-    """IPython syntax as comments: a cell magic (`%%time` first) comments the whole cell; a
-    line magic or shell escape (`%pip ...`, `!nvidia-smi`) comments its line."""
+    """IPython syntax as Python: a cell magic (`%%time` first) comments the whole cell; a line
+    magic or shell escape at the start of a statement (`%pip ...`, `!nvidia-smi`) becomes
+    `pass` with the line in a comment, and `x = !ls` becomes `x = None` (so an indented block
+    keeps a statement). A `%` starting a line inside brackets or after a backslash is the
+    formatting operator of the statement going on, not a magic."""
     lines = code.splitlines(keepends=True)
     if lines and lines[0].lstrip().startswith("%%"):
         return "".join(MAGIC + line if line.strip() else line for line in lines)
-    return "".join(_ESCAPE.sub(lambda m: m.group(1) + MAGIC + m.group(2), line) for line in lines)
+    out, depth, continued = [], 0, False
+    for line in lines:
+        body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
+        if not continued and (match := _ASSIGNED_ESCAPE.match(body)):
+            body = f"{match.group(1)}{match.group(2)} = None  {MAGIC}{body.lstrip()}"
+        elif not continued and (match := _ESCAPE.match(body)):
+            body = f"{match.group(1)}pass  {MAGIC}{match.group(2)}"
+        else:
+            depth = _depth_after(body, depth)
+        continued = depth > 0 or body.rstrip().endswith("\\")
+        out.append(body + end)
+    return "".join(out)
+
+
+def _depth_after(line: str, depth: int) -> int:
+    """How many brackets are open after `line` (counted outside strings and comments; a
+    string spanning lines is not followed)."""
+    quote = None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif line.startswith(quote, index):
+                index += len(quote) - 1
+                quote = None
+        elif char == "#":
+            break
+        elif char in "\"'":
+            quote = char * 3 if line.startswith(char * 3, index) else char
+            index += len(quote) - 1
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        index += 1
+    return depth
 
 
 def _layout(text: str, document: dict) -> tuple[dict | None, str]:

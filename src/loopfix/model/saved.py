@@ -196,6 +196,7 @@ def saved_tensor_changes(
     found: list[InPlaceChange] = []
     ids = count()
     built: dict[int, dict] = {}
+    trained: dict[int, set[str]] = {}
     for owner, function in functions:
         if _no_grad(function, symbols):
             continue
@@ -206,12 +207,36 @@ def saved_tensor_changes(
             continue
         if owner.name in symbols.frozen_classes or function.name == "__init__":
             continue
+        if id(owner) not in trained:
+            trained[id(owner)] = _trained_methods(owner)
+        if function.name not in trained[id(owner)] and "backward" not in words.get(
+            id(function), ()
+        ):
+            continue  # `generate()`, `predict()`: inference a backward never goes through
         if id(owner) not in built:
             built[id(owner)] = _attribute_constructors(info, symbols)
         found += _Scope(symbols, info, ids, built[id(owner)]).run(function)
     if "backward" in words.get(id(tree), ()):
         found += _Scope(symbols, None, ids, {}).run(tree)
     return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
+
+
+def _trained_methods(cls: ast.ClassDef) -> set[str]:
+    """`forward` and the methods it calls through `self`, transitively: what a training
+    step's backward goes through. Other methods (`generate`, `predict`, `sample`) are
+    inference or bookkeeping, which a backward reaches only in ways loopfix does not see."""
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    reached, pending = set(), ["forward"]
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in methods:
+            continue
+        reached.add(name)
+        for node in ast.walk(methods[name]):
+            func = node.func if isinstance(node, ast.Call) else None
+            if isinstance(func, ast.Attribute) and _self_attribute(func):
+                pending.append(func.attr)
+    return reached | {"forward"}
 
 
 def mutates_first_argument(
