@@ -741,6 +741,15 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
         elif isinstance(parent, ast.Attribute):
             if parent.attr not in LOGGING_CALLS:
                 return False
+        elif isinstance(parent, ast.Tuple):  # `'[%d] loss: %.3f' % (i, total_loss / 2)`
+            formatting = parents.get(id(parent))
+            if not (
+                isinstance(formatting, ast.BinOp)
+                and isinstance(formatting.op, ast.Mod)
+                and isinstance(formatting.left, ast.Constant)
+                and isinstance(formatting.left.value, str)
+            ):
+                return False
         elif not isinstance(parent, ast.BinOp | ast.UnaryOp | ast.Subscript | ast.Compare):
             return False
         current = parent
