@@ -148,7 +148,7 @@ class CallsMixin:
             item = added[0].shape if attr != "extend" and added else None
             shape = ("seq", shapes.join(_seq_item(old), item))
             items = None
-            if attr == "append" and added and added[0].parts is not None:
+            if attr in ("append", "insert") and added and added[0].parts is not None:
                 # the positions of the tuples appended so far, joined with this one's
                 before = Value(old.graphs, None, old.item_parts)
                 items = join_values(before, Value(added[0].graphs, None, added[0].parts)).parts

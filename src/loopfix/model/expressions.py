@@ -116,7 +116,13 @@ class ExpressionsMixin:
             isinstance(e, ast.Starred) for e in node.elts
         ):  # [opt_g, opt_d]: indexable like a tuple, each optimizer kept apart
             return Value(union(items), ("tuple", tuple(i.shape for i in items)))
-        return Value(union(items), ("seq", shapes.join_all(i.shape for i in items)))
+        # each item's graphs too (unpacked `a, b = [x, y]`, appended `data.append([r, p])`)
+        parts = (
+            None
+            if any(isinstance(e, ast.Starred) for e in node.elts)
+            else (tuple(i.graphs for i in items))
+        )
+        return Value(union(items), ("seq", shapes.join_all(i.shape for i in items)), parts)
 
     def expr_Dict(self, node: ast.Dict, env: Env) -> Value:
         """A param group `{"params": model.parameters(), "lr": ...}` holds its params."""
