@@ -666,14 +666,16 @@ def _element_index(loop: ast.AST) -> str | None:
 
 def _loop_carried_names(loop: ast.AST) -> set[str]:
     """Names a loop's body reads before it assigns them (`h` in `out, h = cell(x, h)`): what
-    one iteration hands the next. Not a list only appended to, nor a name set before use."""
+    one iteration hands the next. Not a list only appended to, nor a name set before use; a
+    name set only under a condition (`if t == 0: baseline = critic(s)`) is handed on by the
+    iterations that skip it."""
     assigned: set[str] = set()
     carried: set[str] = set()
     for statement in loop.body:
-        stores = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
-                  and isinstance(n.ctx, ast.Store)}  # fmt: skip
         carried |= (_graph_loads(statement) - assigned) & _names_assigned_in(loop)
-        assigned |= stores
+        if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
+            assigned |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Store)}  # fmt: skip
     return carried
 
 
