@@ -218,12 +218,24 @@ class ExpressionsMixin:
             targets |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
             for condition in generator.ifs:
                 self.eval(condition, inner)
+        before = {g.key for value in inner.values() for g in value.graphs}
         values = [self.eval(e, inner) for e in elements]
         self.frame.aliases = aliases
         for key, value in inner.items():
             if key not in targets and key.removeprefix(self.frame.prefix) not in targets:
                 env[key] = value
         result = values[-1]
+        if isinstance(node, ast.ListComp):
+            # each item is its own evaluation: what the element expression built is one item's
+            # (marked as built per pass, as a loop's are), what it read from outside is shared
+            per_item = self._id("loop", node)
+            result = result.map_graphs(
+                lambda g: (
+                    g
+                    if g.key in before or g.opaque or g.crossed is not None
+                    else g.carry(per_item, "<comprehension>", ())
+                )
+            )
         return Value(result.graphs, ("seq", result.shape if len(values) == 1 else UNKNOWN))
 
     expr_SetComp = expr_GeneratorExp = expr_ListComp

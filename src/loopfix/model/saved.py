@@ -197,6 +197,10 @@ def saved_tensor_changes(
     ids = count()
     built: dict[int, dict] = {}
     trained: dict[int, set[str]] = {}
+    training = [tree, *(f for _, f in functions)]
+    called = _called_from_training(
+        [t for t in training if "backward" in words.get(id(t), ())], symbols
+    )
     for owner, function in functions:
         if _no_grad(function, symbols):
             continue
@@ -204,11 +208,15 @@ def saved_tensor_changes(
         if info is None or info.node is not owner or not info.is_module:
             if "backward" in words.get(id(function), ()):  # training code
                 found += _Scope(symbols, None, ids, {}).run(function)
+            elif owner is None and function.name in called:  # a helper the training calls:
+                scope = _Scope(symbols, None, ids, {})  # what it returns is backpropagated
+                scope.returns_to_backward = True
+                found += scope.run(function)
             continue
         if owner.name in symbols.frozen_classes or function.name == "__init__":
             continue
         if id(owner) not in trained:
-            trained[id(owner)] = _trained_methods(owner)
+            trained[id(owner)] = _trained_methods(owner) | (called - {"__init__"})
         if function.name not in trained[id(owner)] and "backward" not in words.get(
             id(function), ()
         ):
@@ -219,6 +227,29 @@ def saved_tensor_changes(
     if "backward" in words.get(id(tree), ()):
         found += _Scope(symbols, None, ids, {}).run(tree)
     return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
+
+
+def _called_from_training(scopes: list[ast.AST], symbols: Symbols) -> set[str]:
+    """Names the training code calls (`model.compute_loss(x)`, `loss_fn(out, y)`): the
+    methods and functions whose values its backward goes through. Not in the functions and
+    classes it defines, nor under `torch.no_grad()` (`model.generate(x)` to evaluate)."""
+    names = set()
+    pending = [child for scope in scopes for child in ast.iter_child_nodes(scope)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.With) and any(
+            _is_no_grad(item.context_expr, symbols) for item in node.items
+        ):
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name and name not in ("backward", "step", "zero_grad"):
+                names.add(name)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _trained_methods(cls: ast.ClassDef) -> set[str]:
@@ -277,6 +308,7 @@ class _Scope:
 
     def __init__(self, symbols: Symbols, owner: ClassInfo | None, ids, built: dict) -> None:
         self.symbols, self.owner, self.ids = symbols, owner, ids
+        self.returns_to_backward = owner is not None  # its values go to a backward elsewhere
         self.env: dict[str, Binding] = {}
         self.candidates: list[_Candidate] = []
         self.modules = built  # attribute -> the constructor call that builds it
@@ -546,7 +578,9 @@ class _Scope:
                 return self._apply(operation, first, node, statement, f"`{dotted}`")
             known = [b for b in args if b is not None]
             return _fresh(known) if known else None
-        if self._is_trained_model(func):
+        if self._is_trained_model(func) or (
+            isinstance(func, ast.Name) and func.id == "self" and self.owner is not None
+        ):  # `model(x)` in training code; `self(x)`: the module's own forward
             return Binding(Counter(), True, _union(args))
         if first is not None and self._mutating_helper(func) is not None:
             # what it returns is computed from the tensor it changed (often that tensor)
@@ -733,7 +767,11 @@ class _Scope:
 
     def _confirm_reads(self, node: ast.AST) -> None:
         """A read of a value whose graph goes through a changed tensor's saver: the
-        backward will reach the saver."""
+        backward will reach the saver. In training code, only when a backward comes after
+        the read (what a loop computes for logging after its only backward is never
+        backpropagated); a module's methods hand their values to a backward outside."""
+        if not self.returns_to_backward and not self._backward_after(node):
+            return
         for name in _graph_reads(node):
             binding = self.env.get(name)
             if binding is None:
@@ -741,6 +779,18 @@ class _Scope:
             for candidate in self.candidates:
                 if candidate.at_risk & binding.graph:
                     candidate.confirmed = True
+
+    def _backward_after(self, node: ast.AST) -> bool:
+        if not hasattr(self, "_backwards"):
+            self._backwards = [
+                (n.lineno, n.col_offset)
+                for n in ast.walk(self.function)
+                if isinstance(n, ast.Call)
+                and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
+                in ("backward", "grad", "manual_backward")
+            ]
+        end = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+        return any(position > end for position in self._backwards)
 
 
 def _fresh(known: list[Binding], saves: frozenset[int] = frozenset()) -> Binding:

@@ -15,8 +15,10 @@ result of `torch.sigmoid`/`tanh`/`exp`/`relu`/`softmax` changed by `out += resid
 slice write or an in-place activation; the input of a convolution, batch norm, trainable
 `Linear`, `log`, `gelu`, ... changed after the call (`logits = self.fc(feat)` then
 `F.relu(feat, inplace=True)`), a residual block adding the shortcut into what a ReLU kept. It
-follows `forward` of the file's `nn.Module` classes and the methods it calls through `self`
-(not `generate()`, `predict()` and other inference methods), and training code, also
+follows `forward` of the file's `nn.Module` classes and the methods it calls through `self`,
+the methods and functions the training code calls (`model.compute_loss(x)`), and training code
+itself, where a change counts only when a backward comes after it (not `generate()` or other
+inference methods, nor what a loop computes for its log after its last backward), also
 through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`), a project
 module whose `forward` changes its argument in place, and a project function or a method of
 the class that does (`attn = self._drop_padding(attn, pad)`, `utils.clip_probs(p)`), when the
