@@ -139,6 +139,7 @@ CELL_LINES = st.lists(
             "!pip install x",
             "if x:\n    %time f()",
             "files = !ls",
+            "nn.Linear?",
             "print('%d' \\\n      % 3)",
             "print('é')",
             "",
@@ -161,6 +162,16 @@ def test_reading_and_writing_back_unchanged_gives_the_same_bytes(cells, as_strin
     text, parsed = to_python(data)
     assert from_python(parsed, text) == data
     compile(text, "<notebook>", "exec")  # magics are comments: the joined cells parse
+
+
+def test_the_body_of_a_timed_cell_is_checked(tmp_path, monkeypatch):
+    """`%%time` runs its cell as Python (a `%%bash` cell is not Python and is skipped)."""
+    monkeypatch.chdir(tmp_path)
+    loop = "for i in range(3):\n" + LOOP
+    path = tmp_path / "gan.ipynb"
+    path.write_bytes(notebook(HEAD, "%%time\n" + loop, "%%bash\necho done\n"))
+    result = invoke("check", "--no-cache", ".")
+    assert "gan.ipynb:cell 3:16:5: LF002 [*]" in result.stdout, result.output
 
 
 def test_a_notebook_source_maps_offsets_to_cells(tmp_path):

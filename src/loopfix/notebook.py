@@ -24,9 +24,11 @@ MARKER = "# loopfix: cell {}"
 _MARKER_LINE = re.compile(r"^# loopfix: cell (\d+)\n", re.M)
 MAGIC = "# loopfix magic: "  # the comment a magic line becomes (after `pass` or `x = None`)
 _MAGIC_LINE = re.compile(
-    r"^([ \t]*)(?:pass  |[^#\n]*= None  )?" + re.escape(MAGIC) + r"(.*)$", re.M
+    r"^([ \t]*)(?:pass  |[^#\n]*= (?:None|\[\])  )?" + re.escape(MAGIC) + r"(.*)$", re.M
 )
-_ESCAPE = re.compile(r"^([ \t]*)([%!].*)$")
+_ESCAPE = re.compile(r"^([ \t]*)([%!].*|[\w.]+\?{1,2}[ \t]*)$")  # `nn.Linear?` asks for help
+# cell magics whose body IPython runs as Python (timed, profiled, captured)
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit"})
 # `files = !ls`, `t = %timeit -o f()`: IPython's assignment from a shell command or magic
 _ASSIGNED_ESCAPE = re.compile(r"^([ \t]*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[%!]")
 # the layouts tried when writing back, nbformat's first
@@ -151,12 +153,19 @@ def _comment_magics(code: str) -> str:
     formatting operator of the statement going on, not a magic."""
     lines = code.splitlines(keepends=True)
     if lines and lines[0].lstrip().startswith("%%"):
-        return "".join(MAGIC + line if line.strip() else line for line in lines)
+        name = lines[0].lstrip()[2:].split(maxsplit=1)[0] if lines[0].strip() != "%%" else ""
+        if name not in PYTHON_CELL_MAGICS:  # `%%bash`, `%%writefile`: not Python at all
+            return "".join(MAGIC + line if line.strip() else line for line in lines)
+        lines = [MAGIC + lines[0], *lines[1:]]  # `%%time`: the body is Python
     out, depth, continued = [], 0, False
     for line in lines:
         body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
-        if not continued and (match := _ASSIGNED_ESCAPE.match(body)):
-            body = f"{match.group(1)}{match.group(2)} = None  {MAGIC}{body.lstrip()}"
+        if body.startswith(MAGIC):  # a cell magic's first line, already a comment
+            pass
+        elif not continued and (match := _ASSIGNED_ESCAPE.match(body)):
+            # `files = !ls` gives a list of lines; `t = %timeit -o ...` a result object
+            empty = "[]" if body[match.end() - 1] == "!" else "None"
+            body = f"{match.group(1)}{match.group(2)} = {empty}  {MAGIC}{body.lstrip()}"
         elif not continued and (match := _ESCAPE.match(body)):
             body = f"{match.group(1)}pass  {MAGIC}{match.group(2)}"
         else:
