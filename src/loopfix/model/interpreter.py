@@ -14,6 +14,7 @@ import ast
 
 from loopfix.model import shapes
 from loopfix.model.calls import CallsMixin
+from loopfix.model.counters import Counter, Phase, loop_counter
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
 from loopfix.model.frames import Frame, Observations
@@ -69,6 +70,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_from: dict[str, str] = {}
         # names that stand for one element of a container of modules (`for h in heads`)
         self.element_names: set[str] = set()
+        # counter key -> (counter, phase of the iteration being run), for the enclosing loops
+        # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
+        self.phases: dict[str, tuple[Counter, Phase]] = {}
 
     # ---------------------------------------------------------------- entry points
     def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
@@ -300,6 +304,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_If(self, node: ast.If, env: Env) -> Flow:
         self.eval(node.test, env)
+        known = self._known_test(node.test)
+        if known is not None:  # `if t == 0:` in a loop over t: the phase decides
+            return self.exec_block(node.body if known else node.orelse, dict(env))
         taken, skipped = dict(env), dict(env)
         none_check = self._none_check(node.test)
         if none_check is not None:
@@ -307,6 +314,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if key in env:  # on the branch where it is None, it holds no graph
                 (taken if none_when_true else skipped)[key] = EMPTY.with_shape(NONE)
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
+
+    def _known_test(self, test: ast.expr) -> bool | None:
+        """The value of a test of a loop counter (`t == 0`, `t % k == k - 1`) in the phase
+        of the iteration being run, else None."""
+        for name in sorted({n.id for n in ast.walk(test) if isinstance(n, ast.Name)}):
+            known = self.phases.get(self.key_for(ast.Name(name)) or name)
+            if known is not None and (value := known[0].holds(test, known[1])) is not None:
+                return value
+        return None
 
     def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
         """`x is None` -> (x, True); `x is not None` -> (x, False)."""
@@ -373,49 +389,52 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # them, so a backward that consumes them consumes what every other name holds
         before_loop = {g.key for value in env.values() for g in value.graphs}
         ran = None  # what the back-edge carried: the state after one or more iterations
+        # a loop whose body tests its counter (`if t == 0:`) runs once per kind of iteration
+        # (`Phase`), each from what the iterations that can precede it leave
+        counter = loop_counter(node)
+        counter_key = self.key_for(ast.Name(counter.index)) if counter else None
+        outer_phase = self.phases.get(counter_key) if counter_key else None
+        starts: dict[Phase, Env] = {counter.initial(): dict(env)} if counter else {}
+        pending = list(starts)
+        rounds = MAX_LOOP_ROUNDS * (len(counter.residues) + 2 if counter else 1)
         self.loop_stack.append(loop_id)
         try:
-            for _ in range(MAX_LOOP_ROUNDS):
-                body_env = dict(head)
-                self.written_stack.append(set())
-                self.element_loops.append(_walks_elements(node))
-                self.element_indices.append(_element_index(node))
-                self.iterated_containers.append(self.containers_iterated(node))
-                if isinstance(node, ast.While):
-                    self.eval(node.test, body_env)
+            for _ in range(rounds):
+                if counter_key is not None:
+                    if not pending:
+                        break
+                    phase = pending.pop(0)
+                    body_env = dict(starts[phase])
+                    self.phases[counter_key] = (counter, phase)
                 else:
-                    self.iterating = True
-                    try:
-                        items = self.eval(node.iter, body_env)
-                    finally:
-                        self.iterating = False
-                    source, target = self.key_for(node.iter), self.key_for(node.target)
-                    if source is not None and target is not None:
-                        self.iterated_from[target] = source
-                    item = Value(
-                        items.graphs,
-                        shapes.item_shape(items.shape),
-                        self.item_parts(node.iter, items, body_env),
-                    )
-                    self.bind(node.target, item, body_env)
-                    self.iterate_elements(node.target, node.iter, body_env)
-                flow = self.exec_block(node.body, body_env)
-                written = self.written_stack.pop()
-                self.element_loops.pop()
-                self.element_indices.pop()
-                self.iterated_containers.pop()
+                    body_env = dict(head)
+                flow, written = self._run_iteration(node, body_env)
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
-                back = join_envs(flow.normal, flow.continues)
+                back_now = join_envs(flow.normal, flow.continues)
+                back = join_envs(back, back_now) if counter_key is not None else back_now
                 crossed = None
-                if back is not None:
-                    crossed = cross(back, loop_id, written, outer_loops, before_loop)
+                if back_now is not None:
+                    crossed = cross(back_now, loop_id, written, outer_loops, before_loop)
                 ran = join_envs(ran, crossed) if crossed is not None else ran
+                if counter_key is not None:
+                    for successor in counter.successors(phase) if crossed is not None else []:
+                        grown = join_envs(starts.get(successor), crossed)
+                        if grown != starts.get(successor):
+                            starts[successor] = grown
+                            pending += [] if successor in pending else [successor]
+                    continue
                 new_head = head if crossed is None else join_envs(head, crossed)
                 if new_head == head:
                     break
                 head = new_head
         finally:
             self.loop_stack.pop()
+            if counter_key is not None:
+                self.phases.pop(counter_key, None)
+                if outer_phase is not None:
+                    self.phases[counter_key] = outer_phase
+        for start_env in starts.values():
+            head = join_envs(head, start_env)
         if ran is not None:
             chained = self.obs.chained.setdefault(loop_id, set())
             for name in _loop_carried_names(node):
@@ -438,6 +457,42 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         )
 
     stmt_AsyncFor = stmt_While = stmt_For
+
+    def _run_iteration(
+        self, node: ast.For | ast.AsyncFor | ast.While, body_env: Env
+    ) -> tuple[Flow, set[str]]:
+        """One iteration from `body_env`: the loop's test or item, then its body. Returns the
+        body's flow and the keys it wrote."""
+        self.written_stack.append(set())
+        self.element_loops.append(_walks_elements(node))
+        self.element_indices.append(_element_index(node))
+        self.iterated_containers.append(self.containers_iterated(node))
+        try:
+            if isinstance(node, ast.While):
+                self.eval(node.test, body_env)
+            else:
+                self.iterating = True
+                try:
+                    items = self.eval(node.iter, body_env)
+                finally:
+                    self.iterating = False
+                source, target = self.key_for(node.iter), self.key_for(node.target)
+                if source is not None and target is not None:
+                    self.iterated_from[target] = source
+                item = Value(
+                    items.graphs,
+                    shapes.item_shape(items.shape),
+                    self.item_parts(node.iter, items, body_env),
+                )
+                self.bind(node.target, item, body_env)
+                self.iterate_elements(node.target, node.iter, body_env)
+            flow = self.exec_block(node.body, body_env)
+        finally:
+            written = self.written_stack.pop()
+            self.element_loops.pop()
+            self.element_indices.pop()
+            self.iterated_containers.pop()
+        return flow, written
 
     # ---------------------------------------------------------------- elements
     def item_parts(self, iterated: ast.expr, items: Value, env: Env):

@@ -1,0 +1,311 @@
+"""What a loop's body knows from its counter: which iteration it is in.
+
+Real training loops branch on the loop's own counter: `if t == 0: h = init_state()` at the
+start of a decoder's timesteps, truncated BPTT as `if t % k == 0: h = h.detach()` with the
+backward under `if (t + 1) % k == 0:`, an update every other iteration under `if it % 2 == 0:`
+at two places. Following both sides of each `if` independently of its condition, the loop
+model would carry a state past the branch that resets it. Here the iterations of a loop over
+`range(...)` or `enumerate(...)` are told apart by a `Phase`: whether it is the first one, and
+which of the residues its body tests (`t % k == r`) the counter has. The interpreter runs
+the body once per reachable phase, and each `if` on the counter takes only the side its phase
+decides.
+
+A modulus that is not a constant (`args.bptt`) is taken to be larger than the spread of the
+residues tested and the counter's start (`t % k == 0` and `t % k == k - 1` are different
+iterations): a modulus of 1 would make them one iteration, in which both tests hold, and
+such a run is not followed. A small constant modulus is followed residue by residue.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from loopfix.model.symbols import dotted_name
+
+# a constant modulus up to this many residues is followed residue by residue
+MAX_TRACKED_RESIDUES = 16
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One kind of iteration: the first or a later one, and the counter's residue among
+    those the body tests (None: none of them)."""
+
+    first: bool
+    residue: int | None
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A loop's counter and the tests its body makes of it.
+
+    `index` counts up by one from `start`; `modulus` is the source of the one modulus its
+    periodic tests use (`"k"`, `"args.bptt"`, `"2"`), `residues` the residues they test.
+    """
+
+    index: str
+    start: int
+    modulus: str | None
+    residues: frozenset[int]
+
+    def initial(self) -> Phase:
+        return Phase(True, self._residue_of(self.start))
+
+    def successors(self, phase: Phase) -> list[Phase]:
+        """The phases the iteration after one in `phase` can be in."""
+        if phase.residue is not None:
+            following = [Phase(False, self._residue_of(phase.residue + 1))]
+            if self._wraps_after(phase.residue):
+                following.append(Phase(False, min(self.residues)))
+            return following
+        untested = [r for r in self.residues if self._residue_of(r - 1) is None]
+        return [Phase(False, r) for r in sorted(untested)] + [Phase(False, None)]
+
+    def _wraps_after(self, residue: int) -> bool:
+        """Whether, for a modulus that is not a constant, the lowest tested residue may come
+        right after `residue`: only after the highest, when the modulus is one more than the
+        spread of the tested residues (`t % k == 0` right after `t % k == k - 1`... and
+        `t % k == k - 1` right after `t % k == 0` when k == 2)."""
+        if _constant_modulus(self.modulus) is not None or len(self.residues) < 2:
+            return False
+        return residue == max(self.residues) and residue + 1 not in self.residues
+
+    def holds(self, test: ast.expr, phase: Phase) -> bool | None:
+        """The value of `test` in an iteration in `phase`, or None when the phase does not
+        decide it."""
+        first = first_iteration_test(test, self.index, self.start)
+        if first is not None:
+            return first == phase.first
+        periodic = self.periodic_test(test)
+        if periodic is not None:
+            residue, equal = periodic
+            return (phase.residue == residue) == equal
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.holds(test.operand, phase)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):  # three-valued: `t % k == 0 and t > 0`
+            values = [self.holds(value, phase) for value in test.values]
+            decisive = isinstance(test.op, ast.Or)  # the value that decides alone
+            if decisive in values:
+                return decisive
+            return None if None in values else not decisive
+        return None
+
+    def periodic_test(self, test: ast.expr) -> tuple[int, bool] | None:
+        """(residue, True) for `(t + b) % k == c`, (residue, False) for `!=`, `not`-less
+        truth (`if t % k:`); None for other tests or another modulus."""
+        found = _periodic(test, self.index)
+        if found is None or self.modulus is None or found[0] != self.modulus:
+            return None
+        _, residue, equal = found
+        return self._normal(residue), equal
+
+    def _normal(self, residue: int) -> int:
+        constant = _constant_modulus(self.modulus)
+        return residue % constant if constant else residue
+
+    def _residue_of(self, value: int) -> int | None:
+        value = self._normal(value)
+        return value if value in self.residues else None
+
+
+def loop_counter(loop: ast.AST) -> Counter | None:
+    """The counter of a `for` loop over `range(...)` or `enumerate(...)` whose body tests
+    it (first iteration or a residue), else None. The counter must not be assigned in the
+    body, and its periodic tests must share one modulus."""
+    start = _first_index_value(loop)
+    if start is None:
+        return None
+    index = _counter_name(loop)
+    if index is None or index in _names_assigned(loop):
+        return None
+    tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    first_tested = any(_mentions_first(test, index, start) for test in tests)
+    periodic = [p for test in tests for p in _periodic_parts(test, index)]
+    moduli = {modulus for modulus, _, _ in periodic}
+    if len(moduli) > 1 or (moduli and _names_assigned(loop) & _names_in(next(iter(moduli)))):
+        periodic, moduli = [], set()
+    if not first_tested and not periodic:
+        return None
+    modulus = next(iter(moduli)) if moduli else None
+    constant = _constant_modulus(modulus)
+    tested = {counter_residue for _, counter_residue, _ in periodic}
+    if constant is not None and constant <= MAX_TRACKED_RESIDUES and len(tested) > 1:
+        # tests of several residues of a small constant modulus (`t % 5 == 0`, `t % 5 == 4`):
+        # every residue is a phase, so that the count between them is exact
+        return Counter(index, start, modulus, frozenset(range(constant)))
+    counter = Counter(index, start, modulus, frozenset())
+    return Counter(index, start, modulus, frozenset(counter._normal(r) for _, r, _ in periodic))
+
+
+def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
+    """True when `test` holds exactly in the first iteration of a loop whose `index` counts up
+    from `start` (`t == 0`, `not t`, `t < 1`), False when it holds exactly in the later ones
+    (`t > 0`, `t != 0`, `t >= 1`, `t`), None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = first_iteration_test(test.operand, index, start)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and test.id == index:
+        return False if start == 0 else None  # `if t:`
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and right.id == index:  # `0 == t` -> `t == 0`
+        left, right = right, left
+        op = _MIRRORED.get(type(op), op)
+    bound = _int_constant(right)
+    if not (isinstance(left, ast.Name) and left.id == index) or bound is None:
+        return None
+    first_only = {ast.Eq: bound == start, ast.LtE: bound == start, ast.Lt: bound == start + 1}
+    later_only = {ast.NotEq: bound == start, ast.Gt: bound == start, ast.GtE: bound == start + 1}
+    if first_only.get(type(op)):
+        return True
+    if later_only.get(type(op)):
+        return False
+    return None
+
+
+_MIRRORED = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(), ast.GtE: ast.LtE()}
+
+
+def _mentions_first(test: ast.expr, index: str, start: int) -> bool:
+    return any(first_iteration_test(part, index, start) is not None for part in _test_parts(test))
+
+
+def _periodic_parts(test: ast.expr, index: str) -> list[tuple[str, int, bool]]:
+    return [p for part in _test_parts(test) if (p := _periodic(part, index)) is not None]
+
+
+def _test_parts(test: ast.expr) -> list[ast.expr]:
+    """The test and the operands of its `and`/`or`/`not`: where a counter test can sit."""
+    if isinstance(test, ast.BoolOp):
+        return [test] + [p for value in test.values for p in _test_parts(value)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return [test] + _test_parts(test.operand)
+    return [test]
+
+
+def _periodic(test: ast.expr, index: str) -> tuple[str, int, bool] | None:
+    """(modulus source, residue, equal) for `(t + b) % k == c` (residue c - b), `t % k != c`,
+    `t % k` (a truth test: residue 0, not equal); `c` may be `k - 1`."""
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        found = _modulo(test, index)  # `if (t + b) % k:` holds unless t == -b (mod k)
+        return None if found is None else (found[0], -found[1], False)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq | ast.NotEq):
+        return None
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod)):
+        left, right = right, left
+    found = _modulo(left, index) if isinstance(left, ast.BinOp) else None
+    if found is None:
+        return None
+    modulus, shift = found
+    wanted = _offset_of(right, modulus)
+    if wanted is None:
+        return None
+    return modulus, wanted - shift, isinstance(test.ops[0], ast.Eq)
+
+
+def _modulo(node: ast.BinOp, index: str) -> tuple[str, int] | None:
+    """(modulus source, b) for `(t + b) % k`."""
+    if not isinstance(node.op, ast.Mod):
+        return None
+    shift = _shift_of(node.left, index)
+    if shift is None or _names_in(ast.unparse(node.right)) & {index}:
+        return None
+    modulus = ast.unparse(node.right)
+    if not (dotted_name(node.right) or _int_constant(node.right) is not None):
+        return None
+    return modulus, shift
+
+
+def _shift_of(node: ast.expr, index: str) -> int | None:
+    """b for `t`, `t + b`, `b + t`, `t - b`."""
+    if isinstance(node, ast.Name) and node.id == index:
+        return 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        left, right = node.left, node.right
+        if isinstance(left, ast.Name) and left.id == index and _int_constant(right) is not None:
+            return _int_constant(right) * (1 if isinstance(node.op, ast.Add) else -1)
+        if isinstance(node.op, ast.Add) and isinstance(right, ast.Name) and right.id == index:
+            return _int_constant(left)
+    return None
+
+
+def _offset_of(node: ast.expr, modulus: str) -> int | None:
+    """c for a constant `c`, or `k - c` read as -c (the residue below k)."""
+    constant = _int_constant(node)
+    if constant is not None:
+        return constant
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub)
+        and ast.unparse(node.left) == modulus
+        and _int_constant(node.right) is not None
+    ):
+        return -_int_constant(node.right)
+    return None
+
+
+def _constant_modulus(modulus: str | None) -> int | None:
+    return int(modulus) if modulus is not None and modulus.isdigit() and int(modulus) else None
+
+
+def _first_index_value(loop: ast.AST) -> int | None:
+    """0 for `range(n)` and `enumerate(xs)`; `a` for `range(a, n)` and `enumerate(xs, a)`;
+    None for a step that is not 1 or a start that is not a constant."""
+    if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
+        return None
+    call = loop.iter
+    function = dotted_name(call.func)
+    if function == "range" and 1 <= len(call.args) <= 3 and not call.keywords:
+        if len(call.args) == 3 and _int_constant(call.args[2]) != 1:
+            return None
+        return 0 if len(call.args) == 1 else _int_constant(call.args[0])
+    if function == "enumerate":
+        given = call.args[1:] + [k.value for k in call.keywords if k.arg == "start"]
+        return _int_constant(given[0]) if given else 0
+    return None
+
+
+def _counter_name(loop: ast.For | ast.AsyncFor) -> str | None:
+    """`t` in `for t in range(n)` and `for t, x in enumerate(xs)`."""
+    target = loop.target
+    if isinstance(target, ast.Tuple) and target.elts:
+        if dotted_name(loop.iter.func) != "enumerate":
+            return None
+        target = target.elts[0]
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _int_constant(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _names_assigned(loop: ast.AST) -> set[str]:
+    return {
+        n.id
+        for statement in loop.body
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _names_in(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

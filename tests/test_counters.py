@@ -1,0 +1,240 @@
+"""Loops that test their own counter: which iterations each `if` runs in (`model.counters`),
+and what the loop model concludes from it. The scripts here run: each claim about a script
+raising or not is checked by running it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loopfix.analysis import analyse_source
+from loopfix.model.counters import Phase, loop_counter
+from loopfix.source import SourceFile
+
+
+def counter_of(loop_source: str):
+    return loop_counter(ast.parse(textwrap.dedent(loop_source)).body[0])
+
+
+def test_a_loop_that_does_not_test_its_counter_has_none():
+    assert counter_of("for t in range(5):\n    h = f(h)\n") is None
+    assert counter_of("for x in loader:\n    if x == 0:\n        pass\n") is None
+
+
+def test_a_counter_assigned_in_the_body_is_not_followed():
+    assert counter_of("for t in range(5):\n    t += 1\n    if t == 0:\n        pass\n") is None
+
+
+@pytest.mark.parametrize(
+    ("loop", "test", "first", "later"),
+    [
+        ("for t in range(n):", "t == 0", True, False),
+        ("for t in range(n):", "0 == t", True, False),
+        ("for t in range(n):", "not t", True, False),
+        ("for t in range(n):", "t > 0", False, True),
+        ("for t in range(n):", "t", False, True),
+        ("for t in range(n):", "t >= 1", False, True),
+        ("for t in range(1, n):", "t == 1", True, False),
+        ("for t in range(1, n):", "t > 1", False, True),
+        ("for i, x in enumerate(xs):", "i == 0", True, False),
+        ("for i, x in enumerate(xs, start=1):", "i == 1", True, False),
+    ],
+)
+def test_first_iteration_tests(loop, test, first, later):
+    counter = counter_of(f"{loop}\n    if {test}:\n        pass\n")
+    parsed = ast.parse(test, mode="eval").body
+    assert counter.holds(parsed, counter.initial()) is first
+    for phase in counter.successors(counter.initial()):
+        assert counter.holds(parsed, phase) is later
+
+
+@pytest.mark.parametrize("loop", ["for t in range(0, n, 2):", "for t in range(k, n):"])
+def test_a_loop_whose_counter_is_not_known_from_its_start_has_none(loop):
+    assert counter_of(f"{loop}\n    if t == 0:\n        pass\n") is None
+
+
+def _real_path_is_followed(counter, tests: list[str], steps: int, real) -> int:
+    """Walk the real counter 0, 1, ... alongside the phases: at each step one phase the
+    previous real phase can be followed by gives every test its real value (`real(t)`).
+    Returns the most phases offered at one step (1: the count is followed exactly)."""
+    parsed = [ast.parse(t, mode="eval").body for t in tests]
+    offered, widest = [counter.initial()], 1
+    for t in range(steps):
+        matching = [p for p in offered if tuple(counter.holds(e, p) for e in parsed) == real(t)]
+        assert matching, (t, offered)
+        offered = counter.successors(matching[0])
+        widest = max(widest, len(offered))
+    return widest
+
+
+@settings(deadline=None)
+@given(k=st.integers(2, 40), shift=st.integers(-3, 3), residue=st.integers(0, 39))
+def test_every_real_iteration_is_a_phase_that_decides_the_tests_as_it_does(k, shift, residue):
+    residue %= k
+    tests = [f"(t + {shift}) % {k} == {residue}", f"t % {k} == {k - 1}", "t == 0"]
+    loop = "for t in range(n):\n" + "".join(f"    if {t}:\n        pass\n" for t in tests)
+    counter = counter_of(loop)
+
+    def real(t):
+        return ((t + shift) % k == residue, t % k == k - 1, t == 0)
+
+    widest = _real_path_is_followed(counter, tests, 3 * k, real)
+    # two residues of a small constant modulus: every residue is a phase, no guessing
+    if k <= 16 and (residue - shift) % k != k - 1:
+        assert widest == 1
+
+
+def test_a_modulus_that_is_a_name_tells_the_tested_residues_apart():
+    loop = (
+        "for i, x in enumerate(xs):\n"
+        "    if i % args.bptt == 0:\n        pass\n"
+        "    if i % args.bptt == args.bptt - 1:\n        pass\n"
+    )
+    counter = counter_of(loop)
+    start, end = (
+        ast.parse(t, mode="eval").body
+        for t in ("i % args.bptt == 0", "i % args.bptt == args.bptt - 1")
+    )
+    assert counter.initial() == Phase(True, 0)
+    # the iteration after a window's last one starts the next window
+    (after_end,) = counter.successors(Phase(False, -1))
+    assert counter.holds(start, after_end) is True and counter.holds(end, after_end) is False
+    # between them any number of untested residues (none when k == 2)
+    assert set(counter.successors(Phase(False, 0))) == {Phase(False, None), Phase(False, -1)}
+    assert Phase(False, -1) in counter.successors(Phase(False, None))
+
+
+@settings(deadline=None)
+@given(k=st.integers(2, 30), residues=st.sets(st.integers(-3, 3), min_size=1, max_size=3))
+def test_a_modulus_that_is_a_name_follows_every_modulus_above_the_spread(k, residues):
+    """Whatever `args.k` is at run time (larger than the spread of the residues tested and
+    the counter's start), the real run is a path through the phases."""
+    if k <= max(residues | {0}) - min(residues | {0}):
+        return  # the modulus is taken to exceed the spread of the residues and the start
+    tests = [f"i % args.k == {r}" if r >= 0 else f"i % args.k == args.k - {-r}" for r in residues]
+    loop = "for i in range(n):\n" + "".join(f"    if {t}:\n        pass\n" for t in tests)
+
+    def real(t):
+        return tuple(t % k == r % k for r in residues)
+
+    _real_path_is_followed(counter_of(loop), tests, 3 * k, real)
+
+
+def test_tests_combined_with_and_or_not():
+    counter = counter_of(
+        "for t in range(n):\n    if t % 4 == 0 and t > 0:\n        pass\n"
+        "    if t % 4 == 1:\n        pass\n"
+    )
+    both = ast.parse("t % 4 == 0 and t > 0", mode="eval").body
+    other = ast.parse("t % 4 == 0 or flag", mode="eval").body
+    negated = ast.parse("not t % 4 == 0", mode="eval").body
+    values = []
+    phase = counter.initial()
+    for _ in range(9):
+        values.append(
+            (counter.holds(both, phase), counter.holds(other, phase), counter.holds(negated, phase))
+        )
+        (phase,) = counter.successors(phase)
+    assert [v[0] for v in values] == [False, False, False, False, True, False, False, False, True]
+    assert [v[1] for v in values] == [True, None, None, None, True, None, None, None, True]
+    assert [v[2] for v in values] == [t % 4 != 0 for t in range(9)]
+
+
+# -- what the loop model concludes ---------------------------------------------------------
+
+ALTERNATING_BUG = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+net = nn.Linear(4, 4)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for it in range(6):
+    x = torch.randn(2, 4)
+    if it % 2 == 0:
+        features = net(x)
+    loss = features.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+# The detach comes one step after the window's backward: the step in between builds on the
+# freed graph, but its loss is dropped with the reset, so no backward goes through it.
+LATE_RESET = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+rnn, head = nn.GRUCell(4, 8), nn.Linear(8, 1)
+optimizer = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.1)
+stream = torch.randn(20, 2, 4)
+hidden = torch.zeros(2, 8)
+loss = 0
+for t in range(20):
+    if t % 5 == 1:
+        hidden = hidden.detach()
+        loss = 0
+    hidden = rnn(stream[t], hidden)
+    loss = loss + head(hidden).pow(2).mean()
+    if t % 5 == 4:
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+# A baseline computed only at an episode's first step and used by every step's backward:
+# from the second step on it carries the first step's freed graph.
+FIRST_STEP_BASELINE = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+critic, actor = nn.Linear(4, 1), nn.Linear(4, 2)
+optimizer = torch.optim.SGD([*critic.parameters(), *actor.parameters()], lr=0.1)
+for episode in range(3):
+    state = torch.randn(1, 4)
+    for t in range(5):
+        if t == 0:
+            baseline = critic(state)
+        log_prob = torch.log_softmax(actor(state), -1)[0, 0]
+        loss = -(log_prob * (1.0 - baseline)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        state = torch.randn(1, 4)
+"""
+
+
+def run_script(source: str, tmp_path) -> subprocess.CompletedProcess:
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+
+
+def rules_reported(source: str) -> list[str]:
+    result = analyse_source(SourceFile.from_bytes("train.py", source.encode()))
+    return [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    "source", [ALTERNATING_BUG, FIRST_STEP_BASELINE], ids=["alternating", "first_step_baseline"]
+)
+def test_a_value_read_in_iterations_that_do_not_set_it_is_still_found(source, tmp_path):
+    run = run_script(source, tmp_path)
+    assert "backward through the graph a second time" in run.stderr
+    assert rules_reported(source) == ["LF001"]
+
+
+def test_a_reset_one_step_late_that_drops_the_stale_loss_is_not_reported(tmp_path):
+    run = run_script(LATE_RESET, tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert rules_reported(LATE_RESET) == []
