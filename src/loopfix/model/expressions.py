@@ -170,6 +170,9 @@ class ExpressionsMixin:
 
     def expr_IfExp(self, node: ast.IfExp, env: Env) -> Value:
         self.eval(node.test, env)
+        known = self._known_test(node.test)  # `init if t == 0 else h` in a loop over t
+        if known is not None:
+            return self.eval(node.body if known else node.orelse, env)
         return join_values(self.eval(node.body, env), self.eval(node.orelse, env))
 
     def expr_NamedExpr(self, node: ast.NamedExpr, env: Env) -> Value:
