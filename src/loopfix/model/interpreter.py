@@ -11,9 +11,11 @@ The interpreter only records observations (`Observations`); rules turn them into
 from __future__ import annotations
 
 import ast
+import itertools
 
 from loopfix.model import shapes
 from loopfix.model.calls import CallsMixin
+from loopfix.model.conditions import invariant_tests, unnegated
 from loopfix.model.counters import Counter, Phase, loop_counter
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
@@ -70,6 +72,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_from: dict[str, str] = {}
         # names that stand for one element of a container of modules (`for h in heads`)
         self.element_names: set[str] = set()
+        # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
+        # loop is being run with
+        self.assumed: dict[str, bool] = {}
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
@@ -317,7 +322,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _known_test(self, test: ast.expr) -> bool | None:
         """The value of a test of a loop counter (`t == 0`, `t % k == k - 1`) in the phase
-        of the iteration being run, else None."""
+        of the iteration being run, or of a test the loop cannot change in the run that
+        assumes it, else None."""
+        key, flipped = unnegated(test)
+        if key in self.assumed:
+            return self.assumed[key] != flipped
         for name in sorted({n.id for n in ast.walk(test) if isinstance(n, ast.Name)}):
             known = self.phases.get(self.key_for(ast.Name(name)) or name)
             if known is not None and (value := known[0].holds(test, known[1])) is not None:
@@ -378,6 +387,23 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     stmt_TryStar = stmt_Try
 
     def stmt_For(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
+        """A loop whose body repeats a test it cannot change (`if args.aux:` twice) is run
+        once per value of it (`conditions`); the flows after it are joined."""
+        keys = [key for key in invariant_tests(node) if key not in self.assumed]
+        flow = None
+        for values in itertools.product((True, False), repeat=len(keys)):
+            self.assumed.update(zip(keys, values, strict=True))
+            try:
+                run = self._run_loop(node, dict(env))
+            finally:
+                for key in keys:
+                    del self.assumed[key]
+            flow = run if flow is None else flow.join(run)
+        return flow
+
+    stmt_AsyncFor = stmt_While = stmt_For
+
+    def _run_loop(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         loop_id = self._id("loop", node)
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
@@ -455,8 +481,6 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
             Flow(None, None, None, after.returns, after.returned)
         )
-
-    stmt_AsyncFor = stmt_While = stmt_For
 
     def _run_iteration(
         self, node: ast.For | ast.AsyncFor | ast.While, body_env: Env

@@ -1,0 +1,98 @@
+"""Tests a loop cannot change (`model.conditions`): which are taken to have one value for the
+whole loop, and what the loop model concludes from it. Claims about scripts are run."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from loopfix.analysis import analyse_source
+from loopfix.model.conditions import invariant_tests, unnegated
+from loopfix.source import SourceFile
+
+
+def keys_of(loop_source: str) -> list[str]:
+    return invariant_tests(ast.parse(textwrap.dedent(loop_source)).body[0])
+
+
+def key(test: str) -> str:
+    return unnegated(ast.parse(test, mode="eval").body)[0]
+
+
+def test_a_test_repeated_with_nothing_in_the_loop_changing_it_is_invariant():
+    loop = """
+        for x in loader:
+            if args.aux:
+                a = f(x)
+            if not args.aux:
+                pass
+            y = a if args.aux else x
+    """
+    assert keys_of(loop) == [key("args.aux")]
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        # tested once: nothing to correlate
+        "for x in loader:\n    if flag:\n        a = f(x)\n",
+        # the loop changes what it reads
+        "for x in loader:\n    if flag:\n        flag = False\n    if flag:\n        pass\n",
+        "for x in xs:\n    if cfg.aux:\n        cfg.aux = 0\n    if cfg.aux:\n        pass\n",
+        "for x in xs:\n    if cfg.aux:\n        cfg = g()\n    if cfg.aux:\n        pass\n",
+        # the loop's own target changes every iteration
+        "for x in xs:\n    if x > 0:\n        pass\n    if x > 0:\n        pass\n",
+        # a call or a subscript may give another value each time
+        "for x in xs:\n    if ready():\n        pass\n    if ready():\n        pass\n",
+        "for x in xs:\n    if d['k']:\n        pass\n    if d['k']:\n        pass\n",
+    ],
+    ids=["once", "reassigned", "attribute_set", "root_rebound", "target", "call", "subscript"],
+)
+def test_tests_the_loop_may_change_are_not_invariant(loop):
+    assert keys_of(loop) == []
+
+
+def test_at_most_two_tests_split_a_loop():
+    body = "".join(f"    if f{i}:\n        pass\n    if f{i}:\n        pass\n" for i in range(4))
+    assert keys_of("for x in xs:\n" + body) == [key("f0"), key("f1")]
+
+
+def analyse(text: str):
+    return analyse_source(SourceFile.from_bytes("train.py", textwrap.dedent(text).encode()))
+
+
+# The auxiliary output is computed under one flag and read under another: with `aux` on and
+# `detach_aux` off, every iteration after the first reads the first iteration's output.
+TWO_FLAGS = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+aux, stale = True, True
+backbone, aux_head = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer = torch.optim.SGD([*backbone.parameters(), *aux_head.parameters()], lr=0.1)
+for step in range(3):
+    feat = backbone(torch.randn(2, 4))
+    if aux and not stale:
+        aux_out = aux_head(feat)
+    if step == 0:
+        aux_out = aux_head(feat)
+    loss = feat.pow(2).mean()
+    if aux:
+        loss = loss + aux_out.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_read_under_a_flag_the_write_does_not_share_is_still_found(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(TWO_FLAGS)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert "backward through the graph a second time" in run.stderr
+    assert [f.rule for f in analyse(TWO_FLAGS).findings] == ["LF001"]
