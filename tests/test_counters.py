@@ -238,3 +238,62 @@ def test_a_reset_one_step_late_that_drops_the_stale_loss_is_not_reported(tmp_pat
     run = run_script(LATE_RESET, tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert rules_reported(LATE_RESET) == []
+
+
+@pytest.mark.parametrize(
+    ("loop", "test", "last"),
+    [
+        ("for t in range(n):", "t == n - 1", True),
+        ("for t in range(n):", "t + 1 == n", True),
+        ("for t in range(n):", "n - 1 == t", True),
+        ("for t in range(n):", "t >= n - 1", True),
+        ("for t in range(n):", "t > n - 2", True),
+        ("for t in range(n):", "t < n - 1", False),
+        ("for t in range(n):", "t != n - 1", False),
+        ("for t in range(n):", "not t == n - 1", False),
+        ("for t in range(1, n):", "t == n - 1", True),
+        ("for k, c in enumerate(chunks):", "k == len(chunks) - 1", True),
+        ("for k, c in enumerate(chunks):", "k + 1 < len(chunks)", False),
+    ],
+)
+def test_last_iteration_tests(loop, test, last):
+    counter = counter_of(f"{loop}\n    if {test}:\n        pass\n")
+    parsed = ast.parse(test, mode="eval").body
+    firsts = counter.initials()
+    assert {counter.holds(parsed, p) for p in firsts} == {True, False}
+    for phase in firsts + [q for p in firsts for q in counter.successors(p)]:
+        assert counter.holds(parsed, phase) is (phase.last if last else not phase.last)
+        if phase.last:
+            assert counter.successors(phase) == []
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for t in range(n):\n    n -= 1\n    if t == n - 1:\n        pass\n",
+        "for k, c in enumerate(chunks, 1):\n    if k == len(chunks):\n        pass\n",
+        "for t in range(n):\n    if t == m - 1:\n        pass\n",
+    ],
+    ids=["bound_changes", "enumerate_from_1", "another_bound"],
+)
+def test_a_last_test_the_loop_cannot_tie_to_its_bound_is_not_followed(loop):
+    counter = counter_of(loop)
+    assert counter is None or counter.end is None
+
+
+@settings(deadline=None)
+@given(n=st.integers(1, 12), k=st.integers(2, 5))
+def test_the_last_iteration_is_reachable_after_any_number_of_iterations(n, k):
+    """For a loop of n iterations testing `t % k == 0` and `t == n - 1`: the real run is a
+    path through the phases, and it ends in a last phase."""
+    tests = [f"t % {k} == 0", "t == n - 1"]
+    loop = "for t in range(n):\n" + "".join(f"    if {t}:\n        pass\n" for t in tests)
+    counter = counter_of(loop)
+    parsed = [ast.parse(t, mode="eval").body for t in tests]
+    offered = counter.initials()
+    for t in range(n):
+        real = (t % k == 0, t == n - 1)
+        matching = [p for p in offered if tuple(counter.holds(e, p) for e in parsed) == real]
+        assert matching, (t, offered)
+        offered = counter.successors(matching[0])
+    assert offered == []

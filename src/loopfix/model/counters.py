@@ -29,11 +29,12 @@ MAX_TRACKED_RESIDUES = 16
 
 @dataclass(frozen=True)
 class Phase:
-    """One kind of iteration: the first or a later one, and the counter's residue among
-    those the body tests (None: none of them)."""
+    """One kind of iteration: the first or a later one, the counter's residue among those
+    the body tests (None: none of them), and whether it is the last."""
 
     first: bool
     residue: int | None
+    last: bool = False  # the loop's last iteration (only where the body tests for it)
 
 
 @dataclass(frozen=True)
@@ -41,26 +42,41 @@ class Counter:
     """A loop's counter and the tests its body makes of it.
 
     `index` counts up by one from `start`; `modulus` is the source of the one modulus its
-    periodic tests use (`"k"`, `"args.bptt"`, `"2"`), `residues` the residues they test.
+    periodic tests use (`"k"`, `"args.bptt"`, `"2"`), `residues` the residues they test;
+    `end` the source of the bound the index stays below (`"n"` for `range(n)`,
+    `"len(chunks)"` for `enumerate(chunks)`) where the body tests for the last iteration.
     """
 
     index: str
     start: int
     modulus: str | None
     residues: frozenset[int]
+    end: str | None = None
 
     def initial(self) -> Phase:
         return Phase(True, self._residue_of(self.start))
 
+    def initials(self) -> list[Phase]:
+        """The phases of the first iteration: also the last one when the body tests for
+        it (a loop of one iteration)."""
+        return self._with_last([self.initial()])
+
     def successors(self, phase: Phase) -> list[Phase]:
-        """The phases the iteration after one in `phase` can be in."""
+        """The phases the iteration after one in `phase` can be in (none after the last)."""
+        if phase.last:
+            return []
         if phase.residue is not None:
             following = [Phase(False, self._residue_of(phase.residue + 1))]
             if self._wraps_after(phase.residue):
                 following.append(Phase(False, min(self.residues)))
-            return following
+            return self._with_last(following)
         untested = [r for r in self.residues if self._residue_of(r - 1) is None]
-        return [Phase(False, r) for r in sorted(untested)] + [Phase(False, None)]
+        return self._with_last([Phase(False, r) for r in sorted(untested)] + [Phase(False, None)])
+
+    def _with_last(self, phases: list[Phase]) -> list[Phase]:
+        if self.end is None:
+            return phases
+        return [Phase(p.first, p.residue, last) for p in phases for last in (False, True)]
 
     def _wraps_after(self, residue: int) -> bool:
         """Whether, for a modulus that is not a constant, the lowest tested residue may come
@@ -77,6 +93,9 @@ class Counter:
         first = first_iteration_test(test, self.index, self.start)
         if first is not None:
             return first == phase.first
+        last = last_iteration_test(test, self.index, self.end) if self.end else None
+        if last is not None:
+            return last == phase.last
         periodic = self.periodic_test(test)
         if periodic is not None:
             residue, equal = periodic
@@ -122,11 +141,17 @@ def loop_counter(loop: ast.AST) -> Counter | None:
         return None
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
     first_tested = any(_mentions_first(test, index, start) for test in tests)
+    end = _end_of(loop)
+    if end is not None and (
+        _names_in(end) & _names_assigned(loop)
+        or not any(_mentions_last(test, index, end) for test in tests)
+    ):
+        end = None
     periodic = [p for test in tests for p in _periodic_parts(test, index)]
     moduli = {modulus for modulus, _, _ in periodic}
     if len(moduli) > 1 or (moduli and _names_assigned(loop) & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
-    if not first_tested and not periodic:
+    if not first_tested and not periodic and end is None:
         return None
     modulus = next(iter(moduli)) if moduli else None
     constant = _constant_modulus(modulus)
@@ -134,9 +159,10 @@ def loop_counter(loop: ast.AST) -> Counter | None:
     if constant is not None and constant <= MAX_TRACKED_RESIDUES and len(tested) > 1:
         # tests of several residues of a small constant modulus (`t % 5 == 0`, `t % 5 == 4`):
         # every residue is a phase, so that the count between them is exact
-        return Counter(index, start, modulus, frozenset(range(constant)))
+        return Counter(index, start, modulus, frozenset(range(constant)), end)
     counter = Counter(index, start, modulus, frozenset())
-    return Counter(index, start, modulus, frozenset(counter._normal(r) for _, r, _ in periodic))
+    residues = frozenset(counter._normal(r) for _, r, _ in periodic)
+    return Counter(index, start, modulus, residues, end)
 
 
 def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
@@ -167,6 +193,66 @@ def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
 
 
 _MIRRORED = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(), ast.GtE: ast.LtE()}
+
+
+def last_iteration_test(test: ast.expr, index: str, end: str) -> bool | None:
+    """True when `test` holds exactly in the last iteration of a loop whose `index` stays
+    below `end` (`t == n - 1`, `t + 1 == n`, `t >= n - 1`), False when it holds exactly in
+    the others (`t != n - 1`, `t < n - 1`, `t + 1 < n`), None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = last_iteration_test(test.operand, index, end)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if _shift_of(right, index) is not None and _shift_of(left, index) is None:
+        left, right = right, left
+        op = _MIRRORED.get(type(op), op)
+    shift = _shift_of(left, index)  # `t + shift` against `right`
+    bound = _bound_offset(right, end)  # `right` is `end + bound`
+    if shift is None or bound is None:
+        return None
+    gap = bound - shift  # the test compares t with end + gap; the last t is end - 1
+    if gap == -1 and isinstance(op, ast.Eq | ast.GtE):
+        return True
+    if gap == 0 and isinstance(op, ast.Gt):
+        return None  # never holds
+    if gap == -1 and isinstance(op, ast.NotEq | ast.Lt):
+        return False
+    if gap == 0 and isinstance(op, ast.Lt):
+        return None  # always holds
+    if gap == -2 and isinstance(op, ast.Gt):
+        return True
+    if gap == -2 and isinstance(op, ast.LtE):
+        return False
+    return None
+
+
+def _bound_offset(node: ast.expr, end: str) -> int | None:
+    """b for `end + b` (`n - 1` -> -1, `n` -> 0)."""
+    if ast.unparse(node) == end:
+        return 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        constant = _int_constant(node.right)
+        if constant is not None and ast.unparse(node.left) == end:
+            return constant if isinstance(node.op, ast.Add) else -constant
+    return None
+
+
+def _end_of(loop: ast.For | ast.AsyncFor) -> str | None:
+    """The bound the counter stays below: `n` of `range(n)` or `range(a, n)`, `len(xs)` of
+    `enumerate(xs)` (counting from 0)."""
+    call = loop.iter
+    function = dotted_name(call.func)
+    if function == "range" and len(call.args) in (1, 2):
+        return ast.unparse(call.args[-1])
+    if function == "enumerate" and len(call.args) == 1 and not call.keywords:
+        return f"len({ast.unparse(call.args[0])})"
+    return None
+
+
+def _mentions_last(test: ast.expr, index: str, end: str) -> bool:
+    return any(last_iteration_test(part, index, end) is not None for part in _test_parts(test))
 
 
 def _mentions_first(test: ast.expr, index: str, start: int) -> bool:

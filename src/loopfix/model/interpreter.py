@@ -420,7 +420,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         counter = loop_counter(node)
         counter_key = self.key_for(ast.Name(counter.index)) if counter else None
         outer_phase = self.phases.get(counter_key) if counter_key else None
-        starts: dict[Phase, Env] = {counter.initial(): dict(env)} if counter else {}
+        starts: dict[Phase, Env] = {p: dict(env) for p in counter.initials()} if counter else {}
+        left = None  # what the last iterations leave, where the body tests for the last one
         pending = list(starts)
         rounds = MAX_LOOP_ROUNDS * (len(counter.residues) + 2 if counter else 1)
         self.loop_stack.append(loop_id)
@@ -442,6 +443,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 if back_now is not None:
                     crossed = cross(back_now, loop_id, written, outer_loops, before_loop)
                 ran = join_envs(ran, crossed) if crossed is not None else ran
+                if counter_key is not None and phase.last and crossed is not None:
+                    left = join_envs(left, crossed)
                 if counter_key is not None:
                     for successor in counter.successors(phase) if crossed is not None else []:
                         grown = join_envs(starts.get(successor), crossed)
@@ -470,7 +473,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # a `for` loop is taken to run at least once (a loader, `range(n_critic)`): the state
         # a zero-trip loop would leave (the one before it) is no path real training takes
         runs = isinstance(node, ast.For | ast.AsyncFor) and ran is not None
-        start = dict(ran if runs else head)
+        if counter is not None and counter.end is not None:
+            ran = left  # only a last iteration leads out of the loop
+        start = dict(ran if runs and ran is not None else head)
         source = self.key_for(node.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
         if source in start and back is not None and source in back and not back[source].graphs:
             # `for s in hidden: s.detach_()`: every element detached in place (a state is
