@@ -27,6 +27,15 @@ def test_a_loop_that_does_not_test_its_counter_has_none():
     assert counter_of("for x in loader:\n    if x == 0:\n        pass\n") is None
 
 
+def test_a_lone_periodic_test_splits_nothing():
+    """`if i % 100 == 0: print(...)` alone: following its phases would give what the
+    ordinary join of both sides gives, at several times the cost."""
+    assert counter_of("for i in range(n):\n    if i % 100 == 0:\n        log(i)\n") is None
+    assert counter_of("for i in range(n):\n    if i % 9 == 0 and i > 0:\n        log(i)\n") is None
+    two = "for i in range(n):\n    if i % 9 == 0:\n        a = f()\n    if i % 9 == 0:\n        g(a)\n"
+    assert counter_of(two).residues == frozenset({0})
+
+
 def test_a_counter_assigned_in_the_body_is_not_followed():
     assert counter_of("for t in range(5):\n    t += 1\n    if t == 0:\n        pass\n") is None
 
@@ -63,6 +72,8 @@ def _real_path_is_followed(counter, tests: list[str], steps: int, real) -> int:
     """Walk the real counter 0, 1, ... alongside the phases: at each step one phase the
     previous real phase can be followed by gives every test its real value (`real(t)`).
     Returns the most phases offered at one step (1: the count is followed exactly)."""
+    if counter is None:
+        return 1  # no phases: both sides of every test, as for any other test
     parsed = [ast.parse(t, mode="eval").body for t in tests]
     offered, widest = [counter.initial()], 1
     for t in range(steps):

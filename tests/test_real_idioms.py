@@ -160,3 +160,39 @@ def test_a_class_that_freezes_itself_builds_no_graph_unless_something_is_thawed(
     assert analyse(SELF_FROZEN_ENCODER.format(thaw="")).findings == []
     thawed = analyse(SELF_FROZEN_ENCODER.format(thaw="encoder.lstm.requires_grad_(True)"))
     assert [f.rule for f in thawed.findings] == ["LF001"]
+
+
+WRAPPER_OF_A_BUILT_BODY = """
+    import torch
+    import torch.nn as nn
+    from registry import build_body
+
+
+    class Wrapper(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.body = build_body(cfg)
+
+        def forward(self, x):
+            return self.body(x)
+
+
+    G, D = Wrapper("g"), Wrapper("d")
+    opt_g = torch.optim.Adam(G.parameters())
+    opt_d = torch.optim.Adam(D.parameters())
+    for i in range(3):
+        d_fake = D(G(torch.randn(4, 3)))
+        opt_d.zero_grad()
+        d_fake.mean().backward(retain_graph=True)
+        opt_d.step()
+        opt_g.zero_grad()
+        (-d_fake.mean()).backward()
+        opt_g.step()
+"""
+
+
+def test_a_module_whose_forward_calls_what_it_holds_builds_graph_even_when_unresolved():
+    """Only a forward that reads nothing of `self` (a pass-through body) builds no graph of
+    its module's own: a wrapper around a body built by a registry still holds D's weights."""
+    result = analyse(WRAPPER_OF_A_BUILT_BODY)
+    assert [f.rule for f in result.findings] == ["LF002"]

@@ -423,9 +423,12 @@ class CallsMixin:
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )
-        if not (self.frozen_forwards or frozen_class or self._frozen(path)):
-            graphs |= {Graph(site)}
         forward = info.methods.get("forward") if info is not None else None
+        # the call's own graph stands for what the module holds; a forward that reads
+        # nothing of `self` holds nothing
+        owns = forward is None or not self.symbols.home(info.node).stateless_forward(info)
+        if owns and not (self.frozen_forwards or frozen_class or self._frozen(path)):
+            graphs |= {Graph(site)}
         if forward is None:
             default = UNKNOWN if kind == "custom" else TENSOR
             return Value(graphs, shapes.RECURRENT_OUTPUT.get(kind, default))

@@ -140,14 +140,30 @@ def loop_counter(loop: ast.AST) -> Counter | None:
     if index is None or index in _names_assigned(loop):
         return None
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
-    first_tested = any(_mentions_first(test, index, start) for test in tests)
     end = _end_of(loop)
-    if end is not None and (
-        _names_in(end) & _names_assigned(loop)
-        or not any(_mentions_last(test, index, end) for test in tests)
-    ):
+    if end is not None and _names_in(end) & _names_assigned(loop):
         end = None
-    periodic = [p for test in tests for p in _periodic_parts(test, index)]
+    testing = [
+        test
+        for test in tests
+        if _mentions_first(test, index, start)
+        or _periodic_parts(test, index)
+        or (end is not None and _mentions_last(test, index, end))
+    ]
+    if len(testing) < 2:
+        # one test of the counter: phases only tell apart what a whole first or last test
+        # decides (`if t == 0: h = init`); a lone periodic test (`if i % 100 == 0: log`)
+        # splits nothing that the ordinary join would not give, at a multiple of the cost
+        testing = [
+            test
+            for test in testing
+            if first_iteration_test(test, index, start) is not None
+            or (end is not None and last_iteration_test(test, index, end) is not None)
+        ]
+    first_tested = any(_mentions_first(test, index, start) for test in testing)
+    if end is not None and not any(_mentions_last(test, index, end) for test in testing):
+        end = None
+    periodic = [p for test in testing for p in _periodic_parts(test, index)]
     moduli = {modulus for modulus, _, _ in periodic}
     if len(moduli) > 1 or (moduli and _names_assigned(loop) & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()

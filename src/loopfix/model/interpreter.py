@@ -75,6 +75,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
+        self._facts: dict[int, tuple[Counter | None, list[str]]] = {}
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
@@ -324,9 +325,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """The value of a test of a loop counter (`t == 0`, `t % k == k - 1`) in the phase
         of the iteration being run, or of a test the loop cannot change in the run that
         assumes it, else None."""
-        key, flipped = unnegated(test)
-        if key in self.assumed:
-            return self.assumed[key] != flipped
+        if self.assumed:
+            key, flipped = unnegated(test)
+            if key in self.assumed:
+                return self.assumed[key] != flipped
+        if not self.phases:
+            return None
         for name in sorted({n.id for n in ast.walk(test) if isinstance(n, ast.Name)}):
             known = self.phases.get(self.key_for(ast.Name(name)) or name)
             if known is not None and (value := known[0].holds(test, known[1])) is not None:
@@ -389,7 +393,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def stmt_For(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         """A loop whose body repeats a test it cannot change (`if args.aux:` twice) is run
         once per value of it (`conditions`); the flows after it are joined."""
-        keys = [key for key in invariant_tests(node) if key not in self.assumed]
+        keys = [key for key in self._loop_facts(node)[1] if key not in self.assumed]
         flow = None
         for values in itertools.product((True, False), repeat=len(keys)):
             self.assumed.update(zip(keys, values, strict=True))
@@ -402,6 +406,14 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return flow
 
     stmt_AsyncFor = stmt_While = stmt_For
+
+    def _loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str]]:
+        """The loop's counter and its invariant tests, read once per loop (a nested loop is
+        run again in every round of the loops around it)."""
+        facts = self._facts.get(id(node))
+        if facts is None:
+            facts = self._facts[id(node)] = (loop_counter(node), invariant_tests(node))
+        return facts
 
     def _run_loop(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         loop_id = self._id("loop", node)
@@ -417,7 +429,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         ran = None  # what the back-edge carried: the state after one or more iterations
         # a loop whose body tests its counter (`if t == 0:`) runs once per kind of iteration
         # (`Phase`), each from what the iterations that can precede it leave
-        counter = loop_counter(node)
+        counter = self._loop_facts(node)[0]
         counter_key = self.key_for(ast.Name(counter.index)) if counter else None
         outer_phase = self.phases.get(counter_key) if counter_key else None
         starts: dict[Phase, Env] = {p: dict(env) for p in counter.initials()} if counter else {}

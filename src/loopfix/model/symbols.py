@@ -156,6 +156,18 @@ class Symbols:
                 bases.append(found)
         return bases
 
+    def stateless_forward(self, info: ClassInfo) -> bool:
+        """Whether the class's `forward` is a function of its arguments alone: it reads
+        nothing of `self` (no parameter, submodule or attribute), the class creates no
+        parameter and derives from `nn.Module` itself. Calling such a module (DeepRL's
+        `DummyBody`, whose forward returns its input) builds no graph of its own."""
+        if any(name not in PLAIN_MODULE_BASES for name in info.base_names):
+            return False
+        forward = info.methods.get("forward")
+        if forward is None or not forward.args.args:
+            return False
+        return self.remember(("stateless_forward", id(info.node)), _reads_no_self, info.node)
+
     def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
         """`name` as the class or one of its bases in the file defines it."""
         if name in info.methods:
@@ -165,6 +177,27 @@ class Symbols:
             if found is not None:
                 return found
         return None
+
+
+PLAIN_MODULE_BASES = ("nn.Module", "Module", "torch.nn.Module")
+PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
+
+
+def _reads_no_self(node: ast.ClassDef) -> bool:
+    forward = next(
+        m
+        for m in node.body
+        if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name == "forward"
+    )
+    me = forward.args.args[0].arg
+    if any(isinstance(n, ast.Name) and n.id == me for n in ast.walk(forward)):
+        return False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            name = dotted_name(inner.func) or ""
+            if name.rpartition(".")[2] in PARAMETER_MAKERS:
+                return False
+    return True
 
 
 def dotted_name(node: ast.expr) -> str | None:
