@@ -31,7 +31,14 @@ from loopfix.ignore import repository_root
 from loopfix.options import Options, RestrictStyle
 from loopfix.report import OutputFormat, render, statistics
 from loopfix.rules import ALL_RULES, rule_by_code
-from loopfix.scan import FileReport, ScanSettings, default_jobs, finding_rows, scan
+from loopfix.scan import (
+    NO_BACKWARD,
+    FileReport,
+    ScanSettings,
+    default_jobs,
+    finding_rows,
+    scan,
+)
 from loopfix.source import SourceError, SourceFile
 
 if TYPE_CHECKING:  # verification is imported by the commands that verify
@@ -187,7 +194,11 @@ class Run:
         with _progress(len(files), output_format) as advance:
             reports = list(scan(files, settings, self.jobs, advance))
         shown: set[str] = set()  # a broken module is named once, however many import it
-        checked = {Path(found).resolve() for found in files}
+        # a file without a backward pass is not analysed, so not parsed, when asked for: its
+        # syntax error (seen because a checked file imports it) is the importer's warning
+        checked = {Path(found).resolve() for found in files} - {
+            Path(report.path).resolve() for report in reports if report.skipped == NO_BACKWARD
+        }
         for report in reports:
             report.path = _display(Path(report.path))
             for message in report.errors:

@@ -48,6 +48,7 @@ def _changes_in_place(data: bytes) -> bool:
 
 CACHE_SCHEMA = "4"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
+NO_BACKWARD = "no backward pass"  # why a file was not analysed
 
 
 @dataclass
@@ -207,7 +208,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
     if not any(word in data for word in MENTIONS) and not _changes_in_place(data):
-        return FileReport(shown, skipped="no backward pass")
+        return FileReport(shown, skipped=NO_BACKWARD)
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
     key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
