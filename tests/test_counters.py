@@ -32,7 +32,8 @@ def test_a_lone_periodic_test_splits_nothing():
     ordinary join of both sides gives, at several times the cost."""
     assert counter_of("for i in range(n):\n    if i % 100 == 0:\n        log(i)\n") is None
     assert counter_of("for i in range(n):\n    if i % 9 == 0 and i > 0:\n        log(i)\n") is None
-    two = "for i in range(n):\n    if i % 9 == 0:\n        a = f()\n    if i % 9 == 0:\n        g(a)\n"
+    two = "for i in range(n):\n    if i % 9 == 0:\n        a = f()\n"
+    two += "    if i % 9 == 0:\n        g(a)\n"
     assert counter_of(two).residues == frozenset({0})
 
 
