@@ -70,17 +70,17 @@ def test_a_loop_whose_counter_is_not_known_from_its_start_has_none(loop):
 
 
 def _real_path_is_followed(counter, tests: list[str], steps: int, real) -> int:
-    """Walk the real counter 0, 1, ... alongside the phases: at each step one phase the
-    previous real phase can be followed by gives every test its real value (`real(t)`).
+    """Walk the real counter 0, 1, ... alongside the phases: at each step a phase that can
+    follow one matching the previous step gives every test its real value (`real(t)`).
     Returns the most phases offered at one step (1: the count is followed exactly)."""
     if counter is None:
         return 1  # no phases: both sides of every test, as for any other test
     parsed = [ast.parse(t, mode="eval").body for t in tests]
-    offered, widest = [counter.initial()], 1
+    offered, widest = counter.initials(), 1
     for t in range(steps):
         matching = [p for p in offered if tuple(counter.holds(e, p) for e in parsed) == real(t)]
         assert matching, (t, offered)
-        offered = counter.successors(matching[0])
+        offered = list(dict.fromkeys(q for p in matching for q in counter.successors(p)))
         widest = max(widest, len(offered))
     return widest
 
@@ -123,17 +123,17 @@ def test_a_modulus_that_is_a_name_tells_the_tested_residues_apart():
 
 
 @settings(deadline=None)
-@given(k=st.integers(2, 30), residues=st.sets(st.integers(-3, 3), min_size=1, max_size=3))
+@given(k=st.integers(1, 30), residues=st.sets(st.integers(-3, 3), min_size=1, max_size=3))
 def test_a_modulus_that_is_a_name_follows_every_modulus_above_the_spread(k, residues):
     """Whatever `args.k` is at run time (larger than the spread of the residues tested and
     the counter's start), the real run is a path through the phases."""
-    if k <= max(residues | {0}) - min(residues | {0}):
-        return  # the modulus is taken to exceed the spread of the residues and the start
+    if 1 < k <= max(residues | {0}) - min(residues | {0}):
+        return  # the modulus is taken to be 1 or to exceed the spread of the residues and start
     tests = [f"i % args.k == {r}" if r >= 0 else f"i % args.k == args.k - {-r}" for r in residues]
     loop = "for i in range(n):\n" + "".join(f"    if {t}:\n        pass\n" for t in tests)
 
-    def real(t):
-        return tuple(t % k == r % k for r in residues)
+    def real(t):  # `i % k == k - d` is never true when d > k
+        return tuple(t % k == (r if r >= 0 else k + r) for r in residues)
 
     _real_path_is_followed(counter_of(loop), tests, 3 * k, real)
 
@@ -309,3 +309,48 @@ def test_the_last_iteration_is_reachable_after_any_number_of_iterations(n, k):
         assert matching, (t, offered)
         offered = counter.successors(matching[0])
     assert offered == []
+
+
+# Two task heads updated in alternation over a shared backbone: with a period of 1 both run
+# every iteration, and the second backward goes through the backbone's freed graph.
+ALTERNATING_TASKS = """
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--task-period", type=int, default=1)
+args = parser.parse_args()
+torch.manual_seed(0)
+backbone = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+head_a, head_b = nn.Linear(4, 1), nn.Linear(4, 1)
+optimizer = torch.optim.SGD([*backbone.parameters(), *head_a.parameters(),
+                             *head_b.parameters()], lr=0.1)
+PERIOD = {period}
+for i in range(6):
+    feats = backbone(torch.randn(3, 4))
+    if i % PERIOD == 0:
+        head_a(feats).pow(2).mean().backward()
+    if i % PERIOD == PERIOD - 1:
+        head_b(feats).pow(2).mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("period", ["1", "args.task_period"], ids=["constant", "setting"])
+def test_a_period_of_one_puts_both_windows_in_every_iteration(period, tmp_path):
+    """A modulus bound once to 1 is read as 1; one that is a setting may be 1 (a run where
+    every periodic test takes its value at k == 1 is followed beside the others)."""
+    source = ALTERNATING_TASKS.format(period=period)
+    run = run_script(source, tmp_path)
+    assert "backward through the graph a second time" in run.stderr
+    assert rules_reported(source) == ["LF003"]
+
+
+def test_a_period_above_one_alternates_the_windows(tmp_path):
+    source = ALTERNATING_TASKS.format(period="2")
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert rules_reported(source) == []

@@ -10,10 +10,12 @@ which of the residues its body tests (`t % k == r`) the counter has. The interpr
 the body once per reachable phase, and each `if` on the counter takes only the side its phase
 decides.
 
-A modulus that is not a constant (`args.bptt`) is taken to be larger than the spread of the
-residues tested and the counter's start (`t % k == 0` and `t % k == k - 1` are different
-iterations): a modulus of 1 would make them one iteration, in which both tests hold, and
-such a run is not followed. A small constant modulus is followed residue by residue.
+A modulus that is not a constant (`args.bptt`) is taken to be either 1 (a run where every
+iteration is in every window, as `--accum-steps 1` makes it, is followed beside the others)
+or larger than the spread of the residues tested and the counter's start (`t % k == 0` and
+`t % k == k - 1` are different iterations); a modulus between the two (2 for residues 0 and
+2) is not followed. A name the module binds once to an integer (`K = 5`) is that constant,
+and a small constant modulus is followed residue by residue.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class Phase:
     first: bool
     residue: int | None
     last: bool = False  # the loop's last iteration (only where the body tests for it)
+    # a run where a modulus that is not a constant is 1 (`--accum-steps 1`): every iteration
+    # is in every window, and each periodic test reads its value at k == 1
+    unit: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,19 +57,26 @@ class Counter:
     modulus: str | None
     residues: frozenset[int]
     end: str | None = None
+    constant: int | None = None  # the modulus's value, where it is a known constant
 
     def initial(self) -> Phase:
         return Phase(True, self._residue_of(self.start))
 
     def initials(self) -> list[Phase]:
         """The phases of the first iteration: also the last one when the body tests for
-        it (a loop of one iteration)."""
-        return self._with_last([self.initial()])
+        it (a loop of one iteration), and the run with a modulus of 1."""
+        unit = [Phase(True, None, unit=True)] if self._may_be_one() else []
+        return self._with_last([self.initial(), *unit])
+
+    def _may_be_one(self) -> bool:
+        return self.modulus is not None and self.constant is None
 
     def successors(self, phase: Phase) -> list[Phase]:
         """The phases the iteration after one in `phase` can be in (none after the last)."""
         if phase.last:
             return []
+        if phase.unit:
+            return self._with_last([Phase(False, None, unit=True)])
         if phase.residue is not None:
             following = [Phase(False, self._residue_of(phase.residue + 1))]
             if self._wraps_after(phase.residue):
@@ -76,14 +88,14 @@ class Counter:
     def _with_last(self, phases: list[Phase]) -> list[Phase]:
         if self.end is None:
             return phases
-        return [Phase(p.first, p.residue, last) for p in phases for last in (False, True)]
+        return [Phase(p.first, p.residue, last, p.unit) for p in phases for last in (False, True)]
 
     def _wraps_after(self, residue: int) -> bool:
         """Whether, for a modulus that is not a constant, the lowest tested residue may come
         right after `residue`: only after the highest, when the modulus is one more than the
         spread of the tested residues (`t % k == 0` right after `t % k == k - 1`... and
         `t % k == k - 1` right after `t % k == 0` when k == 2)."""
-        if _constant_modulus(self.modulus) is not None or len(self.residues) < 2:
+        if self.constant is not None or len(self.residues) < 2:
             return False
         return residue == max(self.residues) and residue + 1 not in self.residues
 
@@ -96,10 +108,9 @@ class Counter:
         last = last_iteration_test(test, self.index, self.end) if self.end else None
         if last is not None:
             return last == phase.last
-        periodic = self.periodic_test(test)
+        periodic = self.periodic_value(test, phase)
         if periodic is not None:
-            residue, equal = periodic
-            return (phase.residue == residue) == equal
+            return periodic
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.holds(test.operand, phase)
             return None if inner is None else not inner
@@ -111,28 +122,37 @@ class Counter:
             return None if None in values else not decisive
         return None
 
-    def periodic_test(self, test: ast.expr) -> tuple[int, bool] | None:
-        """(residue, True) for `(t + b) % k == c`, (residue, False) for `!=`, `not`-less
-        truth (`if t % k:`); None for other tests or another modulus."""
+    def periodic_value(self, test: ast.expr, phase: Phase) -> bool | None:
+        """The value of `(t + b) % k == c` (or `!=`, or the truth of `(t + b) % k`) in
+        `phase`; None for other tests or another modulus."""
         found = _periodic(test, self.index)
-        if found is None or self.modulus is None or found[0] != self.modulus:
+        if found is None or found.modulus != self.modulus:
             return None
-        _, residue, equal = found
-        return self._normal(residue), equal
+        if phase.unit:  # k == 1: (t + b) % 1 is 0
+            return (found.value_at(1) == 0) == found.equal
+        residue = self.residue_tested(found)
+        return (residue is not None and phase.residue == residue) == found.equal
+
+    def residue_tested(self, found: PeriodicTest) -> int | None:
+        """The residue of t the test compares with (None: a value `% k` never takes)."""
+        if self.constant is None:
+            return found.value_relative() - found.shift
+        value = found.value_at(self.constant)
+        return (value - found.shift) % self.constant if 0 <= value < self.constant else None
 
     def _normal(self, residue: int) -> int:
-        constant = _constant_modulus(self.modulus)
-        return residue % constant if constant else residue
+        return residue % self.constant if self.constant else residue
 
     def _residue_of(self, value: int) -> int | None:
         value = self._normal(value)
         return value if value in self.residues else None
 
 
-def loop_counter(loop: ast.AST) -> Counter | None:
+def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     """The counter of a `for` loop over `range(...)` or `enumerate(...)` whose body tests
-    it (first iteration or a residue), else None. The counter must not be assigned in the
-    body, and its periodic tests must share one modulus."""
+    it (first iteration, last iteration or a residue), else None. The counter must not be
+    assigned in the body, and its periodic tests must share one modulus. `value_of(name)`
+    gives the value of a modulus that is a name bound once to an integer (`k = 1`)."""
     start = _first_index_value(loop)
     if start is None:
         return None
@@ -164,21 +184,23 @@ def loop_counter(loop: ast.AST) -> Counter | None:
     if end is not None and not any(_mentions_last(test, index, end) for test in testing):
         end = None
     periodic = [p for test in testing for p in _periodic_parts(test, index)]
-    moduli = {modulus for modulus, _, _ in periodic}
+    moduli = {p.modulus for p in periodic}
     if len(moduli) > 1 or (moduli and _names_assigned(loop) & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
     if not first_tested and not periodic and end is None:
         return None
     modulus = next(iter(moduli)) if moduli else None
     constant = _constant_modulus(modulus)
-    tested = {counter_residue for _, counter_residue, _ in periodic}
+    if modulus is not None and constant is None:
+        given = value_of(modulus)
+        constant = given if isinstance(given, int) and given > 0 else None
+    counter = Counter(index, start, modulus, frozenset(), end, constant)
+    tested = {counter.residue_tested(p) for p in periodic} - {None}
     if constant is not None and constant <= MAX_TRACKED_RESIDUES and len(tested) > 1:
         # tests of several residues of a small constant modulus (`t % 5 == 0`, `t % 5 == 4`):
         # every residue is a phase, so that the count between them is exact
-        return Counter(index, start, modulus, frozenset(range(constant)), end)
-    counter = Counter(index, start, modulus, frozenset())
-    residues = frozenset(counter._normal(r) for _, r, _ in periodic)
-    return Counter(index, start, modulus, residues, end)
+        tested = set(range(constant))
+    return Counter(index, start, modulus, frozenset(tested), end, constant)
 
 
 def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
@@ -275,7 +297,7 @@ def _mentions_first(test: ast.expr, index: str, start: int) -> bool:
     return any(first_iteration_test(part, index, start) is not None for part in _test_parts(test))
 
 
-def _periodic_parts(test: ast.expr, index: str) -> list[tuple[str, int, bool]]:
+def _periodic_parts(test: ast.expr, index: str) -> list[PeriodicTest]:
     return [p for part in _test_parts(test) if (p := _periodic(part, index)) is not None]
 
 
@@ -288,12 +310,32 @@ def _test_parts(test: ast.expr) -> list[ast.expr]:
     return [test]
 
 
-def _periodic(test: ast.expr, index: str) -> tuple[str, int, bool] | None:
-    """(modulus source, residue, equal) for `(t + b) % k == c` (residue c - b), `t % k != c`,
-    `t % k` (a truth test: residue 0, not equal); `c` may be `k - 1`."""
+@dataclass(frozen=True)
+class PeriodicTest:
+    """`(t + shift) % modulus == c` (`equal`) or `!=` (not `equal`), where c is `literal` or
+    `modulus - below`."""
+
+    modulus: str
+    shift: int
+    literal: int | None
+    below: int | None
+    equal: bool
+
+    def value_at(self, modulus: int) -> int:
+        """c for a modulus of this value."""
+        return self.literal if self.literal is not None else modulus - self.below
+
+    def value_relative(self) -> int:
+        """c as an offset from a multiple of the modulus (`k - 1` -> -1)."""
+        return self.literal if self.literal is not None else -self.below
+
+
+def _periodic(test: ast.expr, index: str) -> PeriodicTest | None:
+    """The periodic test `test` makes of the counter: `(t + b) % k == c`, `t % k != c`, or the
+    truth of `t % k` (`!= 0`); `c` a constant or `k - d`."""
     if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
-        found = _modulo(test, index)  # `if (t + b) % k:` holds unless t == -b (mod k)
-        return None if found is None else (found[0], -found[1], False)
+        found = _modulo(test, index)  # `if (t + b) % k:` holds unless (t + b) % k == 0
+        return None if found is None else PeriodicTest(found[0], found[1], 0, None, False)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     if not isinstance(test.ops[0], ast.Eq | ast.NotEq):
@@ -305,10 +347,12 @@ def _periodic(test: ast.expr, index: str) -> tuple[str, int, bool] | None:
     if found is None:
         return None
     modulus, shift = found
-    wanted = _offset_of(right, modulus)
-    if wanted is None:
-        return None
-    return modulus, wanted - shift, isinstance(test.ops[0], ast.Eq)
+    equal = isinstance(test.ops[0], ast.Eq)
+    literal = _int_constant(right)
+    if literal is not None:
+        return PeriodicTest(modulus, shift, literal, None, equal)
+    below = _below_modulus(right, modulus)
+    return None if below is None else PeriodicTest(modulus, shift, None, below, equal)
 
 
 def _modulo(node: ast.BinOp, index: str) -> tuple[str, int] | None:
@@ -316,12 +360,11 @@ def _modulo(node: ast.BinOp, index: str) -> tuple[str, int] | None:
     if not isinstance(node.op, ast.Mod):
         return None
     shift = _shift_of(node.left, index)
-    if shift is None or _names_in(ast.unparse(node.right)) & {index}:
+    if shift is None:
         return None
-    modulus = ast.unparse(node.right)
     if not (dotted_name(node.right) or _int_constant(node.right) is not None):
         return None
-    return modulus, shift
+    return ast.unparse(node.right), shift
 
 
 def _shift_of(node: ast.expr, index: str) -> int | None:
@@ -337,18 +380,15 @@ def _shift_of(node: ast.expr, index: str) -> int | None:
     return None
 
 
-def _offset_of(node: ast.expr, modulus: str) -> int | None:
-    """c for a constant `c`, or `k - c` read as -c (the residue below k)."""
-    constant = _int_constant(node)
-    if constant is not None:
-        return constant
+def _below_modulus(node: ast.expr, modulus: str) -> int | None:
+    """d for `k - d`, where `k` is the modulus."""
     if (
         isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Sub)
         and ast.unparse(node.left) == modulus
         and _int_constant(node.right) is not None
     ):
-        return -_int_constant(node.right)
+        return _int_constant(node.right)
     return None
 
 

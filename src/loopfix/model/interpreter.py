@@ -412,8 +412,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         run again in every round of the loops around it)."""
         facts = self._facts.get(id(node))
         if facts is None:
-            facts = self._facts[id(node)] = (loop_counter(node), invariant_tests(node))
+            counter = loop_counter(node, self._module_constant)
+            facts = self._facts[id(node)] = (counter, invariant_tests(node))
         return facts
+
+    def _module_constant(self, name: str) -> int | None:
+        """`K` in `t % K` where the module binds it once to an integer (not a local)."""
+        if self.key_for(ast.Name(name)) != name:
+            return None
+        return self.symbols.int_constant(name)
 
     def _run_loop(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         loop_id = self._id("loop", node)

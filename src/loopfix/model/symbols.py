@@ -60,6 +60,15 @@ class Symbols:
     frozen_classes: set[str] = field(default_factory=set)  # classes that freeze themselves
     # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
+    tree: ast.Module | None = None
+    _int_constants: dict[str, int] | None = None
+
+    def int_constant(self, name: str) -> int | None:
+        """The value of a module-level name bound once, to an integer literal, and stored
+        nowhere else in the module (`K = 5`, `n_critic = 1`)."""
+        if self._int_constants is None:
+            self._int_constants = _int_constants(self.tree, self.globals) if self.tree else {}
+        return self._int_constants.get(name)
 
     def remember(self, key: tuple[str, int], compute, node: ast.AST):
         """`compute(node)`, once per `key` for this module."""
@@ -247,6 +256,7 @@ def collect_symbols(
         name = dotted_name(node.func)
         if name:
             symbols.module_evidence.add(name.rpartition(".")[2])
+    symbols.tree = tree
     for statement in tree.body:
         _collect_top_level(symbols, statement)
     imported = {  # freezing helpers imported from the project (`from utils import freeze`)
@@ -434,6 +444,23 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
         for child in ast.iter_child_nodes(statement):
             if isinstance(child, ast.stmt):
                 _collect_top_level(symbols, child)
+
+
+def _int_constants(tree: ast.Module, bound: dict[str, ast.expr]) -> dict[str, int]:
+    literals = {
+        name: value.value
+        for name, value in bound.items()
+        if isinstance(value, ast.Constant) and type(value.value) is int
+    }
+    if not literals:
+        return {}
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):  # a parameter of that name shadows it
+            stores[node.arg] = stores.get(node.arg, 0) + 1
+    return {name: value for name, value in literals.items() if stores.get(name) == 1}
 
 
 def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
