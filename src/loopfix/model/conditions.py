@@ -53,9 +53,13 @@ def invariant_tests(loop: ast.For | ast.AsyncFor | ast.While) -> list[str]:
     """Keys of the tests (of `if` statements and conditional expressions) that appear at
     least twice in the loop (`not X` counts as X) and whose value nothing in the loop can
     change; the first `MAX_SPLIT_TESTS` of them in source order."""
-    assigned = _assigned_paths(loop)
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    if len(tests) < 2:
+        return []
     tally = Tally(unnegated(test)[0] for test in tests)
+    if max(tally.values()) < 2:
+        return []
+    assigned = _assigned_paths(loop)
     keys: list[str] = []
     for test in tests:
         key = unnegated(test)[0]

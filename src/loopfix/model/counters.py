@@ -157,11 +157,14 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     if start is None:
         return None
     index = _counter_name(loop)
-    if index is None or index in _names_assigned(loop):
-        return None
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    if index is None or not tests:
+        return None
+    assigned = _names_assigned(loop)
+    if index in assigned:
+        return None
     end = _end_of(loop)
-    if end is not None and _names_in(end) & _names_assigned(loop):
+    if end is not None and _names_in(end) & assigned:
         end = None
     testing = [
         test
@@ -185,7 +188,7 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
         end = None
     periodic = [p for test in testing for p in _periodic_parts(test, index)]
     moduli = {p.modulus for p in periodic}
-    if len(moduli) > 1 or (moduli and _names_assigned(loop) & _names_in(next(iter(moduli)))):
+    if len(moduli) > 1 or (moduli and assigned & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
     if not first_tested and not periodic and end is None:
         return None

@@ -75,7 +75,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
-        self._facts: dict[int, tuple[Counter | None, list[str]]] = {}
+        self._facts: dict[int, tuple[Counter | None, list[str], set[str]]] = {}
+        self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
@@ -407,13 +408,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     stmt_AsyncFor = stmt_While = stmt_For
 
-    def _loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str]]:
-        """The loop's counter and its invariant tests, read once per loop (a nested loop is
-        run again in every round of the loops around it)."""
+    def _loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
+        """The loop's counter, its invariant tests and the names it carries from one
+        iteration to the next, read once per loop (a nested loop is run again in every round
+        of the loops around it)."""
         facts = self._facts.get(id(node))
         if facts is None:
             counter = loop_counter(node, self._module_constant)
-            facts = self._facts[id(node)] = (counter, invariant_tests(node))
+            carried = _loop_carried_names(node)
+            facts = self._facts[id(node)] = (counter, invariant_tests(node), carried)
         return facts
 
     def _module_constant(self, name: str) -> int | None:
@@ -485,7 +488,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             head = join_envs(head, start_env)
         if ran is not None:
             chained = self.obs.chained.setdefault(loop_id, set())
-            for name in _loop_carried_names(node):
+            for name in self._loop_facts(node)[2]:
                 value = ran.get(self.key_for(ast.Name(name)) or name)
                 if value is not None:
                     chained.update(g.key for g in value.graphs if g.crossed == loop_id)
@@ -590,16 +593,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         is_range = isinstance(counted, ast.Call) and getattr(counted.func, "id", "") == "range"
         if not is_range or not isinstance(loop.target, ast.Name):
             return set()
-        index = loop.target.id
-        return {
-            key
-            for statement in loop.body
-            for node in ast.walk(statement)
-            if isinstance(node, ast.Subscript)
-            and isinstance(node.slice, ast.Name)
-            and node.slice.id == index
-            and (key := self.key_for(node.value)) is not None
-        }
+        indexed = self._indexed.get(id(loop))
+        if indexed is None:  # the syntax once per loop; what it names depends on the frame
+            index = loop.target.id
+            indexed = self._indexed[id(loop)] = [
+                node.value
+                for statement in loop.body
+                for node in ast.walk(statement)
+                if isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Name)
+                and node.slice.id == index
+            ]
+        return {key for value in indexed if (key := self.key_for(value)) is not None}
 
     def containers_iterated(self, loop: ast.AST) -> frozenset[str]:
         """The keys of the containers a `for` loop walks item by item: `self.data` in `for r,
@@ -774,8 +779,9 @@ def _loop_carried_names(loop: ast.AST) -> set[str]:
     iterations that skip it."""
     assigned: set[str] = set()
     carried: set[str] = set()
+    in_loop = _names_assigned_in(loop)
     for statement in loop.body:
-        carried |= (_graph_loads(statement) - assigned) & _names_assigned_in(loop)
+        carried |= (_graph_loads(statement) - assigned) & in_loop
         if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
             assigned |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}  # fmt: skip

@@ -32,6 +32,7 @@ class LoopModel:
     parents: dict[int, tuple[ast.AST, Block]] = field(default_factory=dict)
     index: TreeIndex | None = field(default=None, repr=False)
     _saved_changes: list | None = field(default=None, repr=False)
+    _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
 
     # ------------------------------------------------------------ questions for rules
     def carried_graphs(self) -> list[CarriedGraph]:
@@ -110,12 +111,13 @@ class LoopModel:
     def scope_of(self, loop_id: int) -> ast.AST:
         """The innermost function around the loop, else the module."""
         loop = self.loop(loop_id)
-        functions = [
-            node
-            for node in ast.walk(self.tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.lineno <= loop.lineno <= node.end_lineno
-        ]
+        if self._functions is None:
+            self._functions = [
+                node
+                for node in ast.walk(self.tree)
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+        functions = [f for f in self._functions if f.lineno <= loop.lineno <= f.end_lineno]
         return max(functions, key=lambda f: f.lineno) if functions else self.tree
 
     def accumulations(self) -> list[tuple[ast.stmt, ast.expr, str, int]]:
