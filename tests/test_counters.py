@@ -354,3 +354,41 @@ def test_a_period_above_one_alternates_the_windows(tmp_path):
     run = run_script(source, tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert rules_reported(source) == []
+
+
+@pytest.mark.parametrize(
+    ("test", "first", "last"),
+    [
+        ("t == n - 1", True, None),
+        ("t < n - 1", False, None),
+        ("t == 0", None, True),
+        ("t > 0", None, False),
+    ],
+)
+def test_a_reversed_range_counts_down(test, first, last):
+    """`for t in reversed(range(n))`: `t == n - 1` is the first iteration, `t == 0` the last
+    (GAE and returns computed backwards: `if t == num_steps - 1: next_value = last_value`)."""
+    loop = (
+        "for t in reversed(range(n)):\n    if t == n - 1:\n        pass\n"
+        f"    if {test}:\n        pass\n    if t == 0:\n        pass\n"
+    )
+    counter = counter_of(loop)
+    assert counter.descending
+    parsed = ast.parse(test, mode="eval").body
+    assert (counter.first_of(parsed), counter.last_of(parsed)) == (first, last)
+
+
+@settings(deadline=None)
+@given(n=st.integers(1, 10))
+def test_a_reversed_range_is_followed_from_its_top_to_zero(n):
+    tests = ["t == n - 1", "t == 0"]
+    loop = "for t in reversed(range(n)):\n" + "".join(f"    if {t}:\n        pass\n" for t in tests)
+    counter = counter_of(loop)
+    parsed = [ast.parse(t, mode="eval").body for t in tests]
+    offered = counter.initials()
+    for t in reversed(range(n)):
+        real = (t == n - 1, t == 0)
+        matching = [p for p in offered if tuple(counter.holds(e, p) for e in parsed) == real]
+        assert matching, (t, offered)
+        offered = [q for p in matching for q in counter.successors(p)]
+    assert offered == []

@@ -58,6 +58,25 @@ class Counter:
     residues: frozenset[int]
     end: str | None = None
     constant: int | None = None  # the modulus's value, where it is a known constant
+    # `reversed(range(n))`: the counter counts down from `top - 1` (`top` is `"n"`) to
+    # `start`, so `t == n - 1` is the first iteration and `t == 0` the last
+    descending: bool = False
+    top: str | None = None
+
+    def first_of(self, test: ast.expr) -> bool | None:
+        """True when `test` holds exactly in the first iteration, False when exactly in the
+        others, None otherwise."""
+        if self.descending:
+            return last_iteration_test(test, self.index, self.top) if self.top else None
+        return first_iteration_test(test, self.index, self.start)
+
+    def last_of(self, test: ast.expr) -> bool | None:
+        """As `first_of`, for the last iteration (when the body tests for it)."""
+        if self.end is None:
+            return None
+        if self.descending:
+            return first_iteration_test(test, self.index, self.start)
+        return last_iteration_test(test, self.index, self.end)
 
     def initial(self) -> Phase:
         return Phase(True, self._residue_of(self.start))
@@ -102,10 +121,10 @@ class Counter:
     def holds(self, test: ast.expr, phase: Phase) -> bool | None:
         """The value of `test` in an iteration in `phase`, or None when the phase does not
         decide it."""
-        first = first_iteration_test(test, self.index, self.start)
+        first = self.first_of(test)
         if first is not None:
             return first == phase.first
-        last = last_iteration_test(test, self.index, self.end) if self.end else None
+        last = self.last_of(test)
         if last is not None:
             return last == phase.last
         periodic = self.periodic_value(test, phase)
@@ -149,12 +168,17 @@ class Counter:
 
 
 def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
-    """The counter of a `for` loop over `range(...)` or `enumerate(...)` whose body tests
-    it (first iteration, last iteration or a residue), else None. The counter must not be
+    """The counter of a `for` loop over `range(...)`, `reversed(range(...))` or
+    `enumerate(...)` whose body tests it (first iteration, last iteration or, counting up, a
+    residue), else None. The counter must not be
     assigned in the body, and its periodic tests must share one modulus. `value_of(name)`
     gives the value of a modulus that is a name bound once to an integer (`k = 1`)."""
-    start = _first_index_value(loop)
-    if start is None:
+    if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
+        return None
+    descending = dotted_name(loop.iter.func) == "reversed" and len(loop.iter.args) == 1
+    counted = loop.iter.args[0] if descending else loop.iter
+    start = _first_index_value(counted)
+    if start is None or (descending and dotted_name(counted.func) != "range"):
         return None
     index = _counter_name(loop)
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
@@ -163,15 +187,16 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     assigned = _names_assigned(loop)
     if index in assigned:
         return None
-    end = _end_of(loop)
-    if end is not None and _names_in(end) & assigned:
-        end = None
+    top = _end_of(counted)
+    if top is not None and _names_in(top) & assigned:
+        top = None
+    probe = Counter(index, start, None, frozenset(), top, None, descending, top)
     testing = [
         test
         for test in tests
-        if _mentions_first(test, index, start)
-        or _periodic_parts(test, index)
-        or (end is not None and _mentions_last(test, index, end))
+        if _mentions(probe.first_of, test)
+        or (_periodic_parts(test, index) and not descending)
+        or _mentions(probe.last_of, test)
     ]
     if len(testing) < 2:
         # one test of the counter: phases only tell apart what a whole first or last test
@@ -180,13 +205,11 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
         testing = [
             test
             for test in testing
-            if first_iteration_test(test, index, start) is not None
-            or (end is not None and last_iteration_test(test, index, end) is not None)
+            if probe.first_of(test) is not None or probe.last_of(test) is not None
         ]
-    first_tested = any(_mentions_first(test, index, start) for test in testing)
-    if end is not None and not any(_mentions_last(test, index, end) for test in testing):
-        end = None
-    periodic = [p for test in testing for p in _periodic_parts(test, index)]
+    first_tested = any(_mentions(probe.first_of, test) for test in testing)
+    end = top if any(_mentions(probe.last_of, test) for test in testing) else None
+    periodic = [] if descending else [p for t in testing for p in _periodic_parts(t, index)]
     moduli = {p.modulus for p in periodic}
     if len(moduli) > 1 or (moduli and assigned & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
@@ -197,13 +220,13 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     if modulus is not None and constant is None:
         given = value_of(modulus)
         constant = given if isinstance(given, int) and given > 0 else None
-    counter = Counter(index, start, modulus, frozenset(), end, constant)
+    counter = Counter(index, start, modulus, frozenset(), end, constant, descending, top)
     tested = {counter.residue_tested(p) for p in periodic} - {None}
     if constant is not None and constant <= MAX_TRACKED_RESIDUES and len(tested) > 1:
         # tests of several residues of a small constant modulus (`t % 5 == 0`, `t % 5 == 4`):
         # every residue is a phase, so that the count between them is exact
         tested = set(range(constant))
-    return Counter(index, start, modulus, frozenset(tested), end, constant)
+    return Counter(index, start, modulus, frozenset(tested), end, constant, descending, top)
 
 
 def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
@@ -280,10 +303,9 @@ def _bound_offset(node: ast.expr, end: str) -> int | None:
     return None
 
 
-def _end_of(loop: ast.For | ast.AsyncFor) -> str | None:
+def _end_of(call: ast.Call) -> str | None:
     """The bound the counter stays below: `n` of `range(n)` or `range(a, n)`, `len(xs)` of
     `enumerate(xs)` (counting from 0)."""
-    call = loop.iter
     function = dotted_name(call.func)
     if function == "range" and len(call.args) in (1, 2):
         return ast.unparse(call.args[-1])
@@ -292,12 +314,9 @@ def _end_of(loop: ast.For | ast.AsyncFor) -> str | None:
     return None
 
 
-def _mentions_last(test: ast.expr, index: str, end: str) -> bool:
-    return any(last_iteration_test(part, index, end) is not None for part in _test_parts(test))
-
-
-def _mentions_first(test: ast.expr, index: str, start: int) -> bool:
-    return any(first_iteration_test(part, index, start) is not None for part in _test_parts(test))
+def _mentions(edge_test, test: ast.expr) -> bool:
+    """Whether `edge_test` (first or last iteration) decides the test or one of its parts."""
+    return any(edge_test(part) is not None for part in _test_parts(test))
 
 
 def _periodic_parts(test: ast.expr, index: str) -> list[PeriodicTest]:
@@ -399,12 +418,11 @@ def _constant_modulus(modulus: str | None) -> int | None:
     return int(modulus) if modulus is not None and modulus.isdigit() and int(modulus) else None
 
 
-def _first_index_value(loop: ast.AST) -> int | None:
+def _first_index_value(call: ast.expr) -> int | None:
     """0 for `range(n)` and `enumerate(xs)`; `a` for `range(a, n)` and `enumerate(xs, a)`;
     None for a step that is not 1 or a start that is not a constant."""
-    if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
+    if not isinstance(call, ast.Call):
         return None
-    call = loop.iter
     function = dotted_name(call.func)
     if function == "range" and 1 <= len(call.args) <= 3 and not call.keywords:
         if len(call.args) == 3 and _int_constant(call.args[2]) != 1:
