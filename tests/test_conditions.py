@@ -96,3 +96,70 @@ def test_a_read_under_a_flag_the_write_does_not_share_is_still_found(tmp_path):
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert "backward through the graph a second time" in run.stderr
     assert [f.rule for f in analyse(TWO_FLAGS).findings] == ["LF001"]
+
+
+@pytest.mark.parametrize(
+    ("before", "inside"),
+    [
+        ("", "    args.toggle()\n"),
+        ("", "    toggle(args)\n"),
+        ("", "    setattr(args, 'aux', False)\n"),
+        ("", "    alias = args\n"),
+        ("alias = args\n", "    alias.aux = False\n"),
+        ("", "    args.step += 1\n"),  # `aux` may be a property of `step`
+    ],
+    ids=["method", "passed", "setattr", "aliased", "alias_before", "property"],
+)
+def test_a_test_of_what_the_loop_hands_to_other_code_is_not_invariant(before, inside):
+    loop = (
+        "for x in xs:\n    if args.aux:\n        a = f(x)\n    if args.aux:\n        g(a)\n"
+        + inside
+    )
+    module = ast.parse(before + loop)
+    assert invariant_tests(module.body[-1]) == []
+
+
+def test_a_name_a_function_declares_global_is_not_invariant():
+    loop = ast.parse("for x in xs:\n    if aux:\n        a = f(x)\n    if aux:\n        g(a)\n")
+    assert invariant_tests(loop.body[0]) == [key("aux")]
+    assert invariant_tests(loop.body[0], rebound=frozenset({"aux"})) == []
+
+
+# The flag is turned off by a method called in the loop: from the second iteration the
+# output is read without being computed again.
+TOGGLED_BY_A_METHOD = """
+import torch
+import torch.nn as nn
+
+
+class Schedule:
+    aux = True
+
+    def advance(self):
+        self.aux = not self.aux
+
+
+torch.manual_seed(0)
+schedule = Schedule()
+net = nn.Linear(3, 3)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+aux_out = net(torch.randn(1, 3))
+for i in range(4):
+    if schedule.aux:
+        aux_out = net(torch.randn(1, 3))
+    loss = aux_out.sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if schedule.aux:
+        pass
+    schedule.advance()
+"""
+
+
+def test_a_flag_a_called_method_changes_keeps_the_finding(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(TOGGLED_BY_A_METHOD)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert "backward through the graph a second time" in run.stderr
+    assert "LF001" in [f.rule for f in analyse(TOGGLED_BY_A_METHOD).findings]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 from typer.testing import CliRunner
 
 from loopfix.analysis import analyse_source
@@ -196,3 +197,41 @@ def test_a_module_whose_forward_calls_what_it_holds_builds_graph_even_when_unres
     its module's own: a wrapper around a body built by a registry still holds D's weights."""
     result = analyse(WRAPPER_OF_A_BUILT_BODY)
     assert [f.rule for f in result.findings] == ["LF002"]
+
+
+PASS_THROUGH_VARIANTS = {
+    "global_parameter": "W = nn.Parameter(torch.randn(3, 3))\n"
+    "class Body(nn.Module):\n    def forward(self, x):\n        return F.linear(x, W)\n",
+    "call_overridden": "class Body(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.lin = nn.Linear(3, 3)\n"
+    "    def forward(self, x):\n        return x\n"
+    "    def __call__(self, x):\n        return self.lin(x)\n",
+    "forward_hook": "glin = nn.Linear(3, 3)\nclass Body(nn.Module):\n    def forward(self, x):\n"
+    "        return x\nHOOKED = True\n",
+}
+
+
+HOOK = "body.register_forward_hook(lambda m, i, o: glin(o))\n"
+
+
+@pytest.mark.parametrize("body", list(PASS_THROUGH_VARIANTS), ids=str)
+def test_a_forward_that_reaches_weights_another_way_is_not_a_pass_through(body):
+    """A forward reading a global parameter, a module whose `__call__` is overridden, or a
+    file that registers forward hooks: the call may build a graph, so the state carried
+    through it is still found."""
+    source = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        + PASS_THROUGH_VARIANTS[body]
+        + "body = Body()\n"
+        + (
+            "body.register_forward_hook(lambda m, i, o: glin(o))\n"
+            if body == "forward_hook"
+            else ""
+        )
+        + "net = nn.Linear(3, 3)\noptimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "h = torch.ones(1, 3)\nfor i in range(3):\n    h = body(h)\n"
+        "    loss = (net(torch.randn(1, 3)) + h).sum()\n    optimizer.zero_grad()\n"
+        "    loss.backward()\n    optimizer.step()\n"
+    )
+    result = analyse_source(SourceFile.from_bytes("train.py", source.encode()))
+    assert [f.rule for f in result.findings] == ["LF001"]

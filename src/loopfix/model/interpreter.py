@@ -416,7 +416,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if facts is None:
             counter = loop_counter(node, self._module_constant)
             carried = _loop_carried_names(node)
-            facts = self._facts[id(node)] = (counter, invariant_tests(node), carried)
+            invariant = invariant_tests(node, self.symbols.global_names())
+            facts = self._facts[id(node)] = (counter, invariant, carried)
         return facts
 
     def _module_constant(self, name: str) -> int | None:

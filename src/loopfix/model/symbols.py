@@ -7,6 +7,7 @@ itself, e.g. a global `model` read inside a function, or `self.rnn` inside `forw
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -62,6 +63,19 @@ class Symbols:
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
     tree: ast.Module | None = None
     _int_constants: dict[str, int] | None = None
+    _globals_declared: frozenset[str] | None = None
+    _hooks: bool | None = None
+
+    def global_names(self) -> frozenset[str]:
+        """Names some function of the module declares `global` (a call may rebind them)."""
+        if self._globals_declared is None:
+            self._globals_declared = frozenset(
+                name
+                for node in (ast.walk(self.tree) if self.tree else ())
+                if isinstance(node, ast.Global)
+                for name in node.names
+            )
+        return self._globals_declared
 
     def int_constant(self, name: str) -> int | None:
         """The value of a module-level name bound once, to an integer literal, and stored
@@ -173,9 +187,25 @@ class Symbols:
         if any(name not in PLAIN_MODULE_BASES for name in info.base_names):
             return False
         forward = info.methods.get("forward")
-        if forward is None or not forward.args.args:
+        if forward is None or not forward.args.args or "__call__" in info.methods:
             return False
-        return self.remember(("stateless_forward", id(info.node)), _reads_no_self, info.node)
+        if self.registers_hooks():  # a forward hook may add what the forward does not
+            return False
+        imported = set(self.imports) | set(self.modules)
+        return self.remember(
+            ("stateless_forward", id(info.node)),
+            lambda node: _reads_no_self(node, imported),
+            info.node,
+        )
+
+    def registers_hooks(self) -> bool:
+        """Whether the module registers a forward hook on any module."""
+        if self._hooks is None:
+            self._hooks = any(
+                isinstance(node, ast.Attribute) and node.attr in FORWARD_HOOKS
+                for node in (ast.walk(self.tree) if self.tree else ())
+            )
+        return self._hooks
 
     def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
         """`name` as the class or one of its bases in the file defines it."""
@@ -189,18 +219,36 @@ class Symbols:
 
 
 PLAIN_MODULE_BASES = ("nn.Module", "Module", "torch.nn.Module")
+FORWARD_HOOKS = frozenset(
+    {"register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook",
+     "register_module_forward_pre_hook"}
+)  # fmt: skip
+SAFE_BUILTINS = frozenset(dir(builtins))
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
 
 
-def _reads_no_self(node: ast.ClassDef) -> bool:
+def _reads_no_self(node: ast.ClassDef, imported: set[str]) -> bool:
+    """The forward reads neither `self` nor any name of the module other than imported ones
+    (`torch`, `F`): a global parameter, module or helper may hold weights."""
     forward = next(
         m
         for m in node.body
         if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name == "forward"
     )
-    me = forward.args.args[0].arg
-    if any(isinstance(n, ast.Name) and n.id == me for n in ast.walk(forward)):
-        return False
+    arguments = forward.args
+    own = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    own |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    own |= {
+        n.id
+        for n in ast.walk(forward)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    me = arguments.args[0].arg
+    for name in (n for n in ast.walk(forward) if isinstance(n, ast.Name)):
+        if name.id == me:
+            return False
+        if name.id not in own and name.id not in imported and name.id not in SAFE_BUILTINS:
+            return False
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
             name = dotted_name(inner.func) or ""
