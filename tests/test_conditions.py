@@ -4,15 +4,12 @@ whole loop, and what the loop model concludes from it. Claims about scripts are 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from scripts import rules_reported, run_script
 
-from loopfix.analysis import analyse_source
 from loopfix.model.conditions import invariant_tests, unnegated
-from loopfix.source import SourceFile
 
 
 def keys_of(loop_source: str) -> list[str]:
@@ -61,10 +58,6 @@ def test_at_most_two_tests_split_a_loop():
     assert keys_of("for x in xs:\n" + body) == [key("f0"), key("f1")]
 
 
-def analyse(text: str):
-    return analyse_source(SourceFile.from_bytes("train.py", textwrap.dedent(text).encode()))
-
-
 # The auxiliary output is computed under one flag and read under another: with `aux` on and
 # `detach_aux` off, every iteration after the first reads the first iteration's output.
 TWO_FLAGS = """
@@ -91,11 +84,9 @@ for step in range(3):
 
 
 def test_a_read_under_a_flag_the_write_does_not_share_is_still_found(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(TWO_FLAGS)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    run = run_script(TWO_FLAGS, tmp_path)
     assert "backward through the graph a second time" in run.stderr
-    assert [f.rule for f in analyse(TWO_FLAGS).findings] == ["LF001"]
+    assert rules_reported(TWO_FLAGS) == ["LF001"]
 
 
 @pytest.mark.parametrize(
@@ -158,8 +149,6 @@ for i in range(4):
 
 
 def test_a_flag_a_called_method_changes_keeps_the_finding(tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text(TOGGLED_BY_A_METHOD)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    run = run_script(TOGGLED_BY_A_METHOD, tmp_path)
     assert "backward through the graph a second time" in run.stderr
-    assert "LF001" in [f.rule for f in analyse(TOGGLED_BY_A_METHOD).findings]
+    assert "LF001" in rules_reported(TOGGLED_BY_A_METHOD)

@@ -5,17 +5,14 @@ raising or not is checked by running it."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import textwrap
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scripts import rules_reported, run_script
 
-from loopfix.analysis import analyse_source
 from loopfix.model.counters import Phase, loop_counter
-from loopfix.source import SourceFile
 
 
 def counter_of(loop_source: str):
@@ -222,19 +219,6 @@ for episode in range(3):
         optimizer.step()
         state = torch.randn(1, 4)
 """
-
-
-def run_script(source: str, tmp_path) -> subprocess.CompletedProcess:
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    return subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
-    )
-
-
-def rules_reported(source: str) -> list[str]:
-    result = analyse_source(SourceFile.from_bytes("train.py", source.encode()))
-    return [f.rule for f in result.findings]
 
 
 @pytest.mark.parametrize(

@@ -206,6 +206,8 @@ PASS_THROUGH_VARIANTS = {
     "        super().__init__()\n        self.lin = nn.Linear(3, 3)\n"
     "    def forward(self, x):\n        return x\n"
     "    def __call__(self, x):\n        return self.lin(x)\n",
+    "imported_module": "from models import encoder\nclass Body(nn.Module):\n"
+    "    def forward(self, x):\n        return encoder(x)\n",
     "forward_hook": "glin = nn.Linear(3, 3)\nclass Body(nn.Module):\n    def forward(self, x):\n"
     "        return x\nHOOKED = True\n",
 }
@@ -216,9 +218,9 @@ HOOK = "body.register_forward_hook(lambda m, i, o: glin(o))\n"
 
 @pytest.mark.parametrize("body", list(PASS_THROUGH_VARIANTS), ids=str)
 def test_a_forward_that_reaches_weights_another_way_is_not_a_pass_through(body):
-    """A forward reading a global parameter, a module whose `__call__` is overridden, or a
-    file that registers forward hooks: the call may build a graph, so the state carried
-    through it is still found."""
+    """A forward reading a global parameter or a module imported from the project, a module
+    whose `__call__` is overridden, or a file that registers forward hooks: the call may
+    build a graph, so the state carried through it is still found."""
     source = (
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
         + PASS_THROUGH_VARIANTS[body]

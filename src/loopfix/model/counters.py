@@ -5,10 +5,11 @@ start of a decoder's timesteps, truncated BPTT as `if t % k == 0: h = h.detach()
 backward under `if (t + 1) % k == 0:`, an update every other iteration under `if it % 2 == 0:`
 at two places. Following both sides of each `if` independently of its condition, the loop
 model would carry a state past the branch that resets it. Here the iterations of a loop over
-`range(...)` or `enumerate(...)` are told apart by a `Phase`: whether it is the first one, and
-which of the residues its body tests (`t % k == r`) the counter has. The interpreter runs
-the body once per reachable phase, and each `if` on the counter takes only the side its phase
-decides.
+`range(...)`, `reversed(range(...))` or `enumerate(...)` are told apart by a `Phase`: whether
+it is the first one, the last one (where the body tests for it), and which of the residues
+its body tests (`t % k == r`) the counter has. The interpreter runs the body once per
+reachable phase, each `if` on the counter takes only the side its phase decides, and only a
+last iteration leads out of the loop.
 
 A modulus that is not a constant (`args.bptt`) is taken to be either 1 (a run where every
 iteration is in every window, as `--accum-steps 1` makes it, is followed beside the others)
@@ -170,8 +171,8 @@ class Counter:
 def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     """The counter of a `for` loop over `range(...)`, `reversed(range(...))` or
     `enumerate(...)` whose body tests it (first iteration, last iteration or, counting up, a
-    residue), else None. The counter must not be
-    assigned in the body, and its periodic tests must share one modulus. `value_of(name)`
+    residue), else None. The counter must not be assigned in the body, and its periodic
+    tests must share one modulus. `value_of(name)`
     gives the value of a modulus that is a name bound once to an integer (`k = 1`)."""
     if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
         return None
@@ -184,7 +185,7 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
     if index is None or not tests:
         return None
-    assigned = _names_assigned(loop)
+    assigned = names_assigned_in(loop)
     if index in assigned:
         return None
     top = _end_of(counted)
@@ -457,7 +458,8 @@ def _int_constant(node: ast.expr) -> int | None:
     return None
 
 
-def _names_assigned(loop: ast.AST) -> set[str]:
+def names_assigned_in(loop: ast.AST) -> set[str]:
+    """Names the loop's body stores to."""
     return {
         n.id
         for statement in loop.body

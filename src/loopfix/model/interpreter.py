@@ -16,7 +16,7 @@ import itertools
 from loopfix.model import shapes
 from loopfix.model.calls import CallsMixin
 from loopfix.model.conditions import invariant_tests, unnegated
-from loopfix.model.counters import Counter, Phase, loop_counter
+from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
 from loopfix.model.frames import Frame, Observations
@@ -558,16 +558,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if iterated.args and all(v is not None for v in lists):
                 return tuple(v.graphs for v in lists)
             return None
-        node = iterated
-        while True:
-            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-                node = node.value
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in KEEP_ITEMS:
-                node = node.args[0] if node.args else None
-            else:
-                break
-        key = self.key_for(node) if node is not None else None
-        value = env.get(key) if key is not None else None
+        value = self._listed_value(iterated, env)
         return value.item_parts if value is not None and value.graphs == items.graphs else None
 
     def _listed_value(self, node: ast.expr, env: Env) -> Value | None:
@@ -780,7 +771,7 @@ def _loop_carried_names(loop: ast.AST) -> set[str]:
     iterations that skip it."""
     assigned: set[str] = set()
     carried: set[str] = set()
-    in_loop = _names_assigned_in(loop)
+    in_loop = names_assigned_in(loop)
     for statement in loop.body:
         carried |= (_graph_loads(statement) - assigned) & in_loop
         if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
@@ -796,15 +787,6 @@ def _graph_loads(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
     return set().union(*(_graph_loads(child) for child in ast.iter_child_nodes(node)))
-
-
-def _names_assigned_in(loop: ast.AST) -> set[str]:
-    return {
-        n.id
-        for statement in loop.body
-        for n in ast.walk(statement)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
 
 
 def _walks_elements(loop: ast.AST) -> bool:

@@ -62,27 +62,22 @@ class Symbols:
     # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
     tree: ast.Module | None = None
-    _int_constants: dict[str, int] | None = None
-    _globals_declared: frozenset[str] | None = None
-    _hooks: bool | None = None
+    _whole: ModuleFacts | None = None
+
+    def whole_module(self) -> ModuleFacts:
+        """Facts only a walk of the whole module gives, walked once when first asked."""
+        if self._whole is None:
+            self._whole = _module_facts(self.tree, self.globals)
+        return self._whole
 
     def global_names(self) -> frozenset[str]:
         """Names some function of the module declares `global` (a call may rebind them)."""
-        if self._globals_declared is None:
-            self._globals_declared = frozenset(
-                name
-                for node in (ast.walk(self.tree) if self.tree else ())
-                if isinstance(node, ast.Global)
-                for name in node.names
-            )
-        return self._globals_declared
+        return self.whole_module().declared_global
 
     def int_constant(self, name: str) -> int | None:
         """The value of a module-level name bound once, to an integer literal, and stored
         nowhere else in the module (`K = 5`, `n_critic = 1`)."""
-        if self._int_constants is None:
-            self._int_constants = _int_constants(self.tree, self.globals) if self.tree else {}
-        return self._int_constants.get(name)
+        return self.whole_module().int_constants.get(name)
 
     def remember(self, key: tuple[str, int], compute, node: ast.AST):
         """`compute(node)`, once per `key` for this module."""
@@ -189,23 +184,18 @@ class Symbols:
         forward = info.methods.get("forward")
         if forward is None or not forward.args.args or "__call__" in info.methods:
             return False
-        if self.registers_hooks():  # a forward hook may add what the forward does not
+        if self.whole_module().registers_hooks:  # a hook may add what the forward does not
             return False
-        imported = set(self.imports) | set(self.modules)
+        libraries = {  # `torch`, `F`, `np`: names of libraries, which hold no weights of ours
+            name
+            for name, target in self.imports.items()
+            if target.split(".")[0] in WEIGHTLESS_LIBRARIES
+        }
         return self.remember(
             ("stateless_forward", id(info.node)),
-            lambda node: _reads_no_self(node, imported),
+            lambda node: _reads_no_self(node, libraries),
             info.node,
         )
-
-    def registers_hooks(self) -> bool:
-        """Whether the module registers a forward hook on any module."""
-        if self._hooks is None:
-            self._hooks = any(
-                isinstance(node, ast.Attribute) and node.attr in FORWARD_HOOKS
-                for node in (ast.walk(self.tree) if self.tree else ())
-            )
-        return self._hooks
 
     def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
         """`name` as the class or one of its bases in the file defines it."""
@@ -218,7 +208,18 @@ class Symbols:
         return None
 
 
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What one walk of a whole module tells."""
+
+    int_constants: dict[str, int]  # see `Symbols.int_constant`
+    declared_global: frozenset[str]  # names a `global` statement declares
+    registers_hooks: bool  # a forward (pre-)hook is registered on some module
+
+
 PLAIN_MODULE_BASES = ("nn.Module", "Module", "torch.nn.Module")
+# libraries whose names a pass-through forward may use (`F.relu`, `torch.clamp`, `np.sqrt`)
+WEIGHTLESS_LIBRARIES = frozenset({"torch", "numpy", "math", "einops", "operator", "functools"})
 FORWARD_HOOKS = frozenset(
     {"register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook",
      "register_module_forward_pre_hook"}
@@ -227,9 +228,10 @@ SAFE_BUILTINS = frozenset(dir(builtins))
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
 
 
-def _reads_no_self(node: ast.ClassDef, imported: set[str]) -> bool:
-    """The forward reads neither `self` nor any name of the module other than imported ones
-    (`torch`, `F`): a global parameter, module or helper may hold weights."""
+def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
+    """The forward reads neither `self` nor any name of the module but library ones (`torch`,
+    `F`): a global parameter, a module (imported from the project too) or a helper may hold
+    weights."""
     forward = next(
         m
         for m in node.body
@@ -247,7 +249,7 @@ def _reads_no_self(node: ast.ClassDef, imported: set[str]) -> bool:
     for name in (n for n in ast.walk(forward) if isinstance(n, ast.Name)):
         if name.id == me:
             return False
-        if name.id not in own and name.id not in imported and name.id not in SAFE_BUILTINS:
+        if name.id not in own and name.id not in libraries and name.id not in SAFE_BUILTINS:
             return False
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
@@ -494,21 +496,25 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
                 _collect_top_level(symbols, child)
 
 
-def _int_constants(tree: ast.Module, bound: dict[str, ast.expr]) -> dict[str, int]:
-    literals = {
-        name: value.value
-        for name, value in bound.items()
-        if isinstance(value, ast.Constant) and type(value.value) is int
-    }
-    if not literals:
-        return {}
+def _module_facts(tree: ast.Module | None, bound: dict[str, ast.expr]) -> ModuleFacts:
     stores: dict[str, int] = {}
-    for node in ast.walk(tree):
+    declared: set[str] = set()
+    hooks = False
+    for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.arg):  # a parameter of that name shadows it
             stores[node.arg] = stores.get(node.arg, 0) + 1
-    return {name: value for name, value in literals.items() if stores.get(name) == 1}
+        elif isinstance(node, ast.Global):
+            declared.update(node.names)
+        elif isinstance(node, ast.Attribute) and node.attr in FORWARD_HOOKS:
+            hooks = True
+    constants = {
+        name: value.value
+        for name, value in bound.items()
+        if isinstance(value, ast.Constant) and type(value.value) is int and stores.get(name) == 1
+    }
+    return ModuleFacts(constants, frozenset(declared), hooks)
 
 
 def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
