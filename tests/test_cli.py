@@ -158,6 +158,17 @@ def test_rules_lists_every_rule():
         assert line in result.stdout
 
 
+def test_rules_aligns_its_columns_on_the_longest_name():
+    from loopfix.rules import ALL_RULES
+
+    lines = invoke("rules").stdout.splitlines()
+    assert len(lines) == len(ALL_RULES)
+    starts = {line.index(rule.summary) for line, rule in zip(lines, ALL_RULES, strict=True)}
+    assert len(starts) == 1  # every summary begins in the same column
+    longest = max(len(rule.name) for rule in ALL_RULES)
+    assert starts == {len("LF001  ") + longest + 2}
+
+
 @pytest.mark.parametrize("code", ["lf001", "LF002", "LF003", "LF004", "LF005", "LF006", "LF007"])
 def test_explain_prints_the_documented_sections(code):
     result = invoke("explain", code)

@@ -741,8 +741,9 @@ def _print_diffs(results, verdicts: dict[int, list[Verdict]]) -> None:
 @app.command("rules")
 def list_rules() -> None:
     """List the rules."""
+    width = max(len(rule.name) for rule in ALL_RULES)
     for rule in ALL_RULES:
-        typer.echo(f"{rule.code}  {rule.name:<28} {rule.summary}")
+        typer.echo(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
 
 
 @app.command()
