@@ -111,6 +111,13 @@ def test_apply_verifies_writes_the_fix_and_a_second_apply_changes_nothing(projec
     assert "Nothing to fix: all checks passed." in again.stderr
 
 
+@pytest.mark.parametrize("flags", [[], ["--dry-run"], ["--no-verify"]])
+def test_apply_on_a_clean_file_says_nothing_to_fix_in_one_wording(project, flags):
+    result = invoke("apply", *flags, "clean.py")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr == "Nothing to fix: all checks passed.\n"
+
+
 @pytest.mark.parametrize(
     "encode",
     [

@@ -652,10 +652,10 @@ def apply(
     wrong = sum(v.verdict.startswith("not equivalent") for v in judged)
     unverified = len(judged) - wrong
     unfixed = no_fix + hidden + sum(f.applied for result in rejected for f in result.findings)
-    if dry_run:  # the diff shows what `apply` would write: rewrites that verified
+    if not results and not rows and not run.errors:
+        say("Nothing to fix: all checks passed.")
+    elif dry_run:  # the diff shows what `apply` would write: rewrites that verified
         _print_diffs(accepted, verdicts)
-        if not results and not rows:
-            say("Nothing to fix: all checks passed.")
     else:
         from loopfix.refactor import PlannedChange, apply_changes  # rope: only when writing
 
