@@ -150,6 +150,36 @@ def test_apply_refuses_a_file_that_changed_since_it_was_read(project):
     assert path.read_text() == BUGGY + "# edited meanwhile\n"
 
 
+def test_the_cache_lives_at_the_project_root_whatever_folder_check_runs_from(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "setup.cfg").write_text("")
+    package = tmp_path / "src" / "models"
+    package.mkdir(parents=True)
+    (package / "train.py").write_text(BUGGY)
+    monkeypatch.chdir(package)
+    assert invoke("check", ".").exit_code == 1
+    monkeypatch.chdir(tmp_path / "src")
+    assert invoke("check", "models/train.py").exit_code == 1
+    monkeypatch.chdir(tmp_path)
+    assert invoke("check", "src").exit_code == 1
+    caches = sorted(p.parent for p in tmp_path.rglob("CACHEDIR.TAG"))
+    assert caches == [tmp_path / ".loopfix_cache"]
+
+
+def test_a_cache_dir_given_on_the_command_line_is_taken_from_the_current_folder(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "pyproject.toml").write_text("[tool.loopfix]\ncache-dir = 'build/cache'\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text(BUGGY)
+    monkeypatch.chdir(tmp_path / "sub")
+    assert invoke("check", ".").exit_code == 1
+    assert (tmp_path / "build" / "cache" / "CACHEDIR.TAG").is_file()  # the setting's folder
+    assert invoke("check", ".", "--cache-dir", "here").exit_code == 1
+    assert (tmp_path / "sub" / "here" / "CACHEDIR.TAG").is_file()
+
+
 def test_rules_lists_every_rule():
     result = invoke("rules")
     assert result.exit_code == 0

@@ -29,6 +29,7 @@ from loopfix.diff import unified_diff
 from loopfix.discover import python_files
 from loopfix.ignore import repository_root
 from loopfix.options import Options, RestrictStyle
+from loopfix.project import ROOT_MARKERS
 from loopfix.report import OutputFormat, render, statistics
 from loopfix.rules import ALL_RULES, rule_by_code
 from loopfix.scan import (
@@ -144,6 +145,7 @@ class Run:
     config: Config
     jobs: int
     cache: bool
+    project_root: Path | None = None  # the nearest project folder above the paths given
     errors: int = 0
     messages: list[str] = dataclasses.field(default_factory=list)  # the errors, one line each
 
@@ -174,11 +176,15 @@ class Run:
         )
 
     def cache_folder(self) -> str | None:
+        """`cache-dir`, relative to the project root: the folder of the `pyproject.toml` the
+        settings come from, else the nearest folder above the paths given with a
+        `pyproject.toml`, `setup.py`, `setup.cfg` or `.git`, else the current folder (as
+        Ruff); `--cache-dir` is taken as given."""
         if not self.cache:
             return None
         folder = Path(self.config.cache_dir)
         if not folder.is_absolute():
-            folder = (self.config.root or Path.cwd()) / folder
+            folder = (self.config.root or self.project_root or Path.cwd()) / folder
         return str(folder)
 
     def reports(
@@ -254,10 +260,11 @@ def _run(
         "timeout": timeout,
         "pass-env": pass_env or None,
         "python": os.path.abspath(python) if python and os.sep in python else python,
-        "cache-dir": str(cache_dir) if cache_dir else None,
+        "cache-dir": os.path.abspath(cache_dir) if cache_dir else None,
     }
+    folder = _common_folder(paths)
     try:
-        config = find_config(_common_folder(paths))
+        config = find_config(folder)
         given = {k: v for k, v in flags.items() if v is not None and v != []}
         config = with_overrides(config, given, "command line")
     except ConfigError as error:
@@ -266,7 +273,8 @@ def _run(
     if exclude:
         extra = tuple(exclude)
         config = dataclasses.replace(config, exclude=config.exclude + extra)
-    return Run(config=config, jobs=jobs or default_jobs(), cache=not no_cache)
+    cache = not no_cache
+    return Run(config, jobs or default_jobs(), cache, _project_root(folder) if cache else None)
 
 
 SHARED_OPTIONS = (
@@ -298,6 +306,15 @@ def _common_folder(paths: list[Path]) -> Path:
         return Path(os.path.commonpath(folders))
     except ValueError:
         return Path.cwd()
+
+
+def _project_root(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` that holds a project marker, or None."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return None
 
 
 def _display(path: Path) -> str:
