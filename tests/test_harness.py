@@ -112,3 +112,72 @@ def test_a_run_leaves_nothing_of_the_user_code_in_the_worker(tmp_path):
     second = b"import helper\nassert helper.VALUE == 1, helper.VALUE\n"
     assert run_script(first, "a.py", tmp_path, FAST).error is None
     assert run_script(second, "b.py", tmp_path, FAST).error is None
+
+
+TRACER = """\
+import os, signal, sys, time
+from loopfix.cli import _terminate
+from loopfix.verify.interpreter import tracer_path
+
+signal.signal(signal.SIGTERM, _terminate)  # as `loopfix` itself does
+folder = tracer_path()
+if sys.argv[1] == "fork":
+    child = os.fork()
+    if child == 0:
+        sys.exit(0)  # a forked child's exit runs cleanup, and leaves the folder alone
+    os.waitpid(child, 0)
+    assert os.path.isdir(folder), "a forked child removed its parent's tracer folder"
+print(folder, flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(60)
+"""
+
+
+def _tracer_process(tmp_path: Path, how: str):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", TRACER, how], env=env, stdout=subprocess.PIPE, text=True
+    )
+    folder = Path(process.stdout.readline().strip())
+    assert folder.parent == tmp_path / "tmp"
+    assert how != "wait" or (folder / "loopfix").is_symlink()
+    return process, folder
+
+
+def _tracers(tmp_path: Path) -> list[Path]:
+    return list((tmp_path / "tmp").glob("loopfix-tracer-*"))
+
+
+@pytest.mark.parametrize("how", ["exit", "fork"])
+def test_the_tracer_folder_is_removed_when_the_process_exits(tmp_path, how):
+    process, folder = _tracer_process(tmp_path, how)
+    assert process.wait(timeout=60) == 0
+    assert _tracers(tmp_path) == []
+    assert (Path(__file__).parent.parent / "src" / "loopfix" / "__init__.py").is_file()
+
+
+def test_the_tracer_folder_is_removed_when_the_process_is_terminated(tmp_path):
+    import signal
+
+    process, folder = _tracer_process(tmp_path, "wait")
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    assert _tracers(tmp_path) == []
+
+
+def test_a_tracer_folder_left_by_a_killed_process_is_removed_by_the_next(tmp_path):
+    import signal
+
+    process, folder = _tracer_process(tmp_path, "wait")
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    assert _tracers(tmp_path) == [folder]  # nothing runs after SIGKILL
+    other = tmp_path / "tmp" / "loopfix-tracer-1-kept"  # a running process's (pid 1)
+    other.mkdir()
+    next_process, _ = _tracer_process(tmp_path, "exit")
+    assert next_process.wait(timeout=60) == 0
+    assert _tracers(tmp_path) == [other]

@@ -12,6 +12,8 @@ their import path. It must have torch; when it does not, every verdict says so i
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import os
 import shutil
@@ -74,15 +76,71 @@ def missing_torch(python: str) -> str | None:
     return None
 
 
+TRACER_PREFIX = "loopfix-tracer-"
+
+
 @functools.cache
 def tracer_path() -> str:
     """A folder holding only a link to the `loopfix` package, for another interpreter's import
-    path: the tracer is found without loopfix's other dependencies shadowing the project's."""
+    path: the tracer is found without loopfix's other dependencies shadowing the project's.
+
+    It is made once per process, in the temporary folder, and removed when the process exits
+    (also on Ctrl-C or `kill`, which exit through cleanup); folders left by a process that was
+    killed outright (`kill -9`) are removed by the next one that makes its own."""
     package = Path(__file__).resolve().parent.parent
-    folder = Path(tempfile.mkdtemp(prefix="loopfix-tracer-"))
+    remove_stale_tracers()
+    folder = Path(tempfile.mkdtemp(prefix=f"{TRACER_PREFIX}{os.getpid()}-"))
     link = folder / "loopfix"
     try:
         link.symlink_to(package, target_is_directory=True)
     except OSError:  # no symlinks (some Windows setups): the package's own parent
+        _remove_tracer(folder)
         return str(package.parent)
+    atexit.register(_remove_tracer, folder, os.getpid())
     return str(folder)
+
+
+def _remove_tracer(folder: Path, owner: int | None = None) -> None:
+    """Remove a tracer folder: its link (never what the link points to), then the folder.
+    `owner`: only in that process, not in a forked child that exits through cleanup."""
+    if owner is not None and os.getpid() != owner:
+        return
+    with contextlib.suppress(OSError):
+        (folder / "loopfix").unlink(missing_ok=True)
+        folder.rmdir()
+
+
+def remove_stale_tracers(temporary: Path | None = None) -> list[Path]:
+    """Remove the tracer folders in the temporary folder whose process no longer runs (a
+    folder is named after its process); the folders removed."""
+    if sys.platform == "win32":  # no signal-0 probe of a process there
+        return []
+    removed = []
+    base = temporary or Path(tempfile.gettempdir())
+    for folder in base.glob(f"{TRACER_PREFIX}*-*"):
+        pid = folder.name[len(TRACER_PREFIX) :].partition("-")[0]
+        if pid.isdigit() and not _running(int(pid)) and _only_a_tracer(folder):
+            _remove_tracer(folder)
+            removed.append(folder)
+    return removed
+
+
+def _only_a_tracer(folder: Path) -> bool:
+    """A real folder of this user's that holds nothing but the `loopfix` link."""
+    try:
+        if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+            return False
+        entries = list(folder.iterdir())
+    except OSError:
+        return False
+    return all(entry.name == "loopfix" and entry.is_symlink() for entry in entries)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or no permission to ask: leave its folder
+        return True
+    return True
