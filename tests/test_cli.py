@@ -150,9 +150,7 @@ def test_apply_refuses_a_file_that_changed_since_it_was_read(project):
     assert path.read_text() == BUGGY + "# edited meanwhile\n"
 
 
-def test_the_cache_lives_at_the_project_root_whatever_folder_check_runs_from(
-    tmp_path, monkeypatch
-):
+def test_the_cache_lives_at_the_project_root_from_any_folder(tmp_path, monkeypatch):
     (tmp_path / "setup.cfg").write_text("")
     package = tmp_path / "src" / "models"
     package.mkdir(parents=True)

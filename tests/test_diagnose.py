@@ -287,3 +287,90 @@ def test_the_command_runs_without_network(tmp_path):
     code, report = diagnose(tmp_path, "python", "train.py")
     assert code == 0 and report["sandbox"] in ("network namespace", "socket guard")
     assert (tmp_path / "network.txt").read_text().startswith("refused")
+
+
+PRINTS = """\
+import os, sys, time
+import torch
+
+print("epoch 1 loss 0.25")
+print("a note on stderr", file=sys.stderr)
+waited = 0
+while not os.path.exists("go") and waited < 200:  # until the test has seen the first line
+    time.sleep(0.1)
+    waited += 1
+print("done", flush=True)
+"""
+
+
+def _diagnose_command(*flags: str) -> list[str]:
+    arguments = [sys.executable, "-m", "loopfix", "diagnose", "--python", sys.executable]
+    return [*arguments, "--no-verify", *flags, "--", "python", "train.py"]
+
+
+def test_the_command_s_own_output_is_shown_as_it_runs(tmp_path):
+    (tmp_path / "train.py").write_text(PRINTS)
+    process = subprocess.Popen(
+        _diagnose_command(),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = process.stdout.readline()
+        running = process.poll() is None
+    finally:
+        (tmp_path / "go").write_text("")
+    stdout, stderr = process.communicate(timeout=300)
+    assert first == "| epoch 1 loss 0.25\n" and running  # streamed, not printed at the end
+    assert process.returncode == 0
+    lines = stdout.splitlines()
+    assert lines[:3] == ["| done", "", f"loopfix diagnose: {lines[2].split(': ', 1)[1]}"]
+    assert "| a note on stderr" in stderr.splitlines()
+
+
+def test_quiet_hides_the_command_s_output(tmp_path):
+    (tmp_path / "train.py").write_text(PRINTS)
+    (tmp_path / "go").write_text("")
+    done = subprocess.run(
+        _diagnose_command("--quiet"), cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.startswith("loopfix diagnose: ")
+    assert "epoch 1" not in done.stdout + done.stderr and "a note" not in done.stderr
+
+
+def test_with_json_the_command_s_output_goes_to_stderr(tmp_path):
+    (tmp_path / "train.py").write_text(PRINTS)
+    (tmp_path / "go").write_text("")
+    done = subprocess.run(
+        _diagnose_command("--format", "json"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert json.loads(done.stdout)["status"] == "clean"
+    assert {"| epoch 1 loss 0.25", "| a note on stderr", "| done"} <= set(done.stderr.splitlines())
+
+
+def test_a_diagnosis_with_another_interpreter_leaves_no_tracer_folder(tmp_path):
+    (tmp_path / "train.py").write_text(PRINTS)
+    (tmp_path / "go").write_text("")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    python = tmp_path / "python"  # not loopfix's own path: the tracer folder is used
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    command = _diagnose_command()
+    command[command.index("--python") + 1] = str(python)
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(temporary)},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(temporary.glob("loopfix-tracer-*")) == []

@@ -797,40 +797,66 @@ def diagnose(
     output_format: Annotated[
         DiagnoseFormat, typer.Option("--format", "--output-format", help="Output format.")
     ] = DiagnoseFormat.text,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Hide what the command itself prints.")
+    ] = False,
 ) -> None:
     """Run a training command instrumented and explain the autograd error it raises.
 
     `loopfix diagnose -- python train.py --epochs 1` runs the command in a child process (the
     `python` it names, or --python), capped at --iterations optimizer steps and --timeout
     seconds, in the sandbox of verification runs: no network unless --allow-network, home
-    and caches redirected to a temporary folder. It runs in the current folder on your data,
-    so it may write files there as the command would. When a backward fails ("backward through
-    the graph a second time", "modified by an inplace operation") it says which backward, step
-    or in-place operation caused it and where, then prints the static finding at those lines
-    with its fix and verification verdict. Exit 0: the command ran clean; 1: a diagnosis was
-    made; 2: the command could not be run or failed for another reason. Multi-process launches
-    (torchrun, DDP spawn) are not supported yet.
+    and caches redirected to a temporary folder. What the command prints is shown as it runs,
+    each line after `| ` (on stderr with --format json; --quiet hides it). It runs in the
+    current folder on your data, so it may write files there as the command would. When a
+    backward fails ("backward through the graph a second time", "modified by an inplace
+    operation") it says which backward, step or in-place operation caused it and where, then
+    prints the static finding at those lines with its fix and verification verdict. Exit 0:
+    the command ran clean; 1: a diagnosis was made; 2: the command could not be run or failed
+    for another reason. Multi-process launches (torchrun, DDP spawn) are not supported yet.
     """
     from loopfix.diagnose import Options
     from loopfix.diagnose import diagnose as run_diagnosis
 
-    options = Options(iterations, timeout, python, allow_network, verify=not no_verify)
+    shown = None if quiet else _CommandOutput(output_format is DiagnoseFormat.json)
+    options = Options(
+        iterations, timeout, python, allow_network, verify=not no_verify, output=shown
+    )
     diagnosis = run_diagnosis(list(command), options)
     if output_format is DiagnoseFormat.json:
         typer.echo(json.dumps(diagnosis.as_json(), indent=2))
     else:
-        _print_diagnosis(diagnosis)
+        if shown is not None and shown.lines:
+            typer.echo("")  # the command's output, then the diagnosis
+        _print_diagnosis(diagnosis, output_shown=shown is not None)
     raise typer.Exit(diagnosis.exit_code)
 
 
-def _print_diagnosis(diagnosis) -> None:
+class _CommandOutput:
+    """What the diagnosed command prints, shown as it prints it: each line after `| `, dimmed
+    on a terminal; its stdout on stdout and its stderr on stderr, or all on stderr when stdout
+    is a JSON report."""
+
+    def __init__(self, all_on_stderr: bool) -> None:
+        self.all_on_stderr = all_on_stderr
+        self.lines = 0
+
+    def __call__(self, line: str, stderr: bool) -> None:
+        err = stderr or self.all_on_stderr
+        stream = sys.stderr if err else sys.stdout
+        dim = stream.isatty() and "NO_COLOR" not in os.environ
+        typer.secho(f"| {line}", err=err, dim=dim or None)
+        self.lines += 1
+
+
+def _print_diagnosis(diagnosis, output_shown: bool = False) -> None:
     typer.echo(f"loopfix diagnose: {diagnosis.summary}")
     for line in diagnosis.explanation:
         typer.echo(f"  {line}")
     if diagnosis.status == "failed" and diagnosis.error:
         typer.echo(f"the command's error: {diagnosis.error}")
         tail = [line for line in diagnosis.stderr.strip().splitlines()[-12:] if line.strip()]
-        for line in tail[:-1]:
+        for line in tail[:-1] if not output_shown else ():  # shown as it ran otherwise
             typer.echo(f"  | {line}")
     at_lines = [row for row in diagnosis.findings if row.get("at_the_lines", True)]
     if diagnosis.findings:

@@ -7,7 +7,9 @@ command names (`python train.py` runs the `python` on the user's PATH) unless `-
 otherwise. It gets the sandbox of verification runs: no network unless `--allow-network`;
 home, caches and the temporary folder redirected into a temporary folder. It runs in the
 current folder, on the user's data, so it can write there as the command would. It stops
-after `iterations` steps of its first optimizer, or after `timeout` seconds.
+after `iterations` steps of its first optimizer, or after `timeout` seconds. What it prints
+goes, line by line as it prints it, to `Options.output` (the command line shows it; an editor
+does not).
 
 Outcomes (`Diagnosis.status`), with the command's exit code:
 - "diagnosed" (1): a backward failed ("backward through the graph a second time",
@@ -27,8 +29,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 LAUNCHERS = frozenset(
     {"torchrun", "accelerate", "deepspeed", "mpirun", "mpiexec", "horovodrun", "srun",
@@ -90,6 +95,8 @@ class Options:
     python: str | None = None
     allow_network: bool = False
     verify: bool = True
+    # each line the command prints (its text, and whether on stderr), as it prints it
+    output: Callable[[str, bool], None] | None = None
 
 
 def diagnose(command: list[str], options: Options, cwd: Path | None = None) -> Diagnosis:
@@ -171,26 +178,55 @@ def _run_child(python, arguments, report_file, options, cwd, workdir):
     extra = [] if own else [interpreter.tracer_path()]
     env["PYTHONPATH"] = os.pathsep.join([*extra, *filter(None, [env.get("PYTHONPATH")])])
     env |= sandbox.environment(workdir)
+    if options.output is not None:
+        env.setdefault("PYTHONUNBUFFERED", "1")  # its lines shown as it prints them
     try:
         process = subprocess.Popen(
             child,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL if options.output is None else subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except OSError as error:
         return Diagnosis([], "failed", f"{python} cannot be run: {error}")
+    kept: list[str] = []  # the end of its stderr
+    readers = [threading.Thread(target=_read, args=(process.stderr, True, options, kept))]
+    if process.stdout is not None:
+        readers.append(threading.Thread(target=_read, args=(process.stdout, False, options)))
+    for reader in readers:
+        reader.daemon = True
+        reader.start()
     timed_out = False
     try:
-        _, stderr = process.communicate(timeout=options.timeout)
+        process.wait(timeout=options.timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-        _, stderr = process.communicate()
+        process.wait()
         timed_out = True
-    return stderr.decode("utf-8", errors="replace")[-8000:], timed_out
+    for reader in readers:  # the rest of its output (a process it left may hold the pipes)
+        reader.join(timeout=5)
+    return "".join(kept)[-STDERR_KEPT:], timed_out
+
+
+STDERR_KEPT = 8000  # characters of the command's stderr kept for the diagnosis
+
+
+def _read(stream: IO[bytes], stderr: bool, options: Options, kept: list[str] | None = None):
+    """Pass each line of `stream` to `options.output` as it comes; keep the end in `kept`."""
+    size = 0
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", errors="replace")
+        if options.output is not None:
+            options.output(line.rstrip("\r\n"), stderr)
+        if kept is not None:
+            kept.append(line)
+            size += len(line)
+            while size > 2 * STDERR_KEPT and len(kept) > 1:
+                size -= len(kept.pop(0))
+    stream.close()
 
 
 def _last_line(text: str) -> str:
