@@ -21,6 +21,9 @@ class Case:
     unsafe: bool = False  # its fix is unsafe: after.py is what `apply --unsafe-fixes` writes
     accumulates: str = ""  # LF006: the total that keeps (before) or drops (after) the graphs
     entry: str = ""  # a project case: the script in before/ (and after/) that is run
+    # a project case whose findings are in another of its modules (a trainer the entry
+    # imports): that module's path in before/; by default the entry
+    checked_module: str = ""
 
     @property
     def before(self) -> Path:
@@ -29,6 +32,13 @@ class Case:
     @property
     def after(self) -> Path:
         return self.folder / "after" / self.entry if self.entry else self.folder / "after.py"
+
+    @property
+    def checked(self) -> Path:
+        """The file whose findings the case specifies (and whose fix `apply` writes)."""
+        if self.checked_module:
+            return self.folder / "before" / self.checked_module
+        return self.before
 
     @property
     def positive(self) -> bool:
@@ -54,6 +64,7 @@ def load_cases() -> list[Case]:
                 unsafe=meta.get("unsafe", False),
                 accumulates=meta.get("accumulates", ""),
                 entry=meta.get("entry", ""),
+                checked_module=meta.get("checked", ""),
             )
         )
     return cases

@@ -1,9 +1,10 @@
 """Project cases: a training job split across files (models in `models.py`, networks
 re-exported by a package, a detach helper in `utils.py`). The same guarantees as single-file
-cases: `check` reports exactly the case's rules for the entry script, `apply` over a copy of
-`before/` gives `after/` byte for byte (only the entry changes) and a second run changes
-nothing, the entry really fails (or runs), and the rewrite verifies `equivalent` at `live`
-with the real imported classes."""
+cases: `check` reports exactly the case's rules for the file that holds the bug (the entry
+script, or the module named `checked`: a trainer the entry hands its networks to), `apply`
+over a copy of `before/` gives `after/` byte for byte and a second run changes nothing, the
+entry really fails (or runs), and the rewrite verifies `equivalent` at `live` with the real
+imported classes (a module that runs nothing itself is verified by running the entry)."""
 
 from __future__ import annotations
 
@@ -41,11 +42,11 @@ def test_there_are_project_cases():
 
 @pytest.mark.parametrize("case", PROJECTS, ids=str)
 def test_check_reports_exactly_the_expected_rules(case: Case):
-    result = analyse_source(SourceFile.read(case.before))
+    result = analyse_source(SourceFile.read(case.checked))
     assert result.errors == []
     assert sorted(f.rule for f in result.findings) == sorted(case.rules)
     assert all(f.fixable for f in result.findings)
-    assert result.dependencies, "the entry imports project modules"
+    assert result.dependencies, "the file imports, or is imported by, project modules"
 
 
 @pytest.mark.parametrize("case", POSITIVE, ids=str)
@@ -62,7 +63,7 @@ def test_apply_over_the_project_gives_after(case: Case, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("case", POSITIVE, ids=str)
 def test_the_rewrite_verifies_live_with_the_imported_classes(case: Case):
-    verdicts = verify_file(analyse_source(SourceFile.read(case.before)), VERIFY)
+    verdicts = verify_file(analyse_source(SourceFile.read(case.checked)), VERIFY)
     assert [(v.verdict, v.level) for v in verdicts] == [("equivalent", "live")]
 
 

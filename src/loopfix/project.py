@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,14 @@ from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
+MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
+MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
+CALLER_DEPTH = 3  # how far up the import chain callers are looked for
+# the module part of an import statement (a parenthesised name list may follow on other lines)
+_IMPORT_LINE = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)|import[ \t]+([^#\n]+))",
+    re.MULTILINE,
+)
 
 Reader = Callable[[Path], str | None]
 
@@ -70,6 +80,7 @@ class Module:
     path: Path
     digest: str  # sha256 of the text the symbols were built from
     symbols: Symbols | None  # None: the module does not parse
+    tree: ast.Module | None = None
 
 
 @dataclass
@@ -80,6 +91,8 @@ class Project:
     read: Reader = read_disk
     modules: dict[Path, Module] = field(default_factory=dict)
     reported: set[Path] = field(default_factory=set)  # broken modules already reported
+    # module file -> the project files that import it (built on first use, once per run)
+    _importers: dict[Path, set[Path]] | None = None
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -129,9 +142,90 @@ class Project:
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             resolver.broken(path, error)
             return module
+        module.tree = tree
         module.symbols = Symbols()  # filled in place: a cycle sees the same object
         collect_symbols(tree, resolver=resolver.child(path), into=module.symbols)
         return module
+
+    # ------------------------------------------------------------ who imports a module
+    def importers_of(self, path: Path) -> set[Path]:
+        """The project files whose imports resolve to `path` (a cheap reverse index: each
+        project file's import lines are read once per run, without parsing the file)."""
+        if self._importers is None:
+            self._importers = self._reverse_imports()
+        return self._importers.get(Path(path).resolve(), set())
+
+    def _reverse_imports(self) -> dict[Path, set[Path]]:
+        found: dict[Path, set[Path]] = {}
+        for importer in self._python_files():
+            for module, level in self._imported_modules(importer):
+                target = self.find(importer, module, level)
+                if target is not None and target != importer:
+                    found.setdefault(target, set()).add(importer)
+        return found
+
+    def _python_files(self) -> list[Path]:
+        from loopfix.discover import SKIPPED_FOLDERS, is_virtual_environment
+
+        files: list[Path] = []
+        for folder, subfolders, names in os.walk(self.root):
+            here = Path(folder)
+            subfolders[:] = sorted(
+                name
+                for name in subfolders
+                if not name.startswith(".")
+                and name not in SKIPPED_FOLDERS
+                and not is_virtual_environment(here / name)
+            )
+            files += [(here / n).resolve() for n in sorted(names) if n.endswith(".py")]
+            if len(files) >= MAX_INDEXED_FILES:
+                break
+        return files[:MAX_INDEXED_FILES]
+
+    def _imported_modules(self, importer: Path) -> list[tuple[str | None, int]]:
+        """(module, level) for each module an import line of `importer` may name: for
+        `from pkg import a, b` also `pkg.a` and `pkg.b` (submodules)."""
+        text = self.read(importer)
+        if text is None or "import" not in text:
+            return []
+        modules: list[tuple[str | None, int]] = []
+        for match in _IMPORT_LINE.finditer(text.encode("utf-8", "surrogatepass")):
+            source, names, plain = (
+                g.decode("utf-8", "replace") if g else g for g in match.groups()
+            )
+            if plain is not None:
+                for part in plain.split(","):
+                    name = part.split(" as ")[0].strip()
+                    if name.replace(".", "").replace("_", "").isalnum():
+                        modules.append((name, 0))
+                continue
+            level = len(source) - len(source.lstrip("."))
+            module = source.lstrip(".") or None
+            modules.append((module, level))
+            for part in (names or "").replace(")", "").split(","):
+                name = part.split(" as ")[0].strip()
+                if name.isidentifier():
+                    modules.append((f"{module}.{name}" if module else name, level))
+        return modules
+
+    def callers_of(self, path: Path) -> list[Path]:
+        """The modules that may call into `path`: its importers, theirs, ... up to
+        `CALLER_DEPTH` levels and `MAX_CALLERS` modules, nearest first."""
+        path = Path(path).resolve()
+        chain: list[Path] = []
+        level = {path}
+        for _ in range(CALLER_DEPTH):
+            above = set()
+            for module in level:
+                above |= self.importers_of(module)
+            above -= {path, *chain}
+            for importer in sorted(above):
+                if len(chain) < MAX_CALLERS:
+                    chain.append(importer)
+            level = above
+            if not level or len(chain) >= MAX_CALLERS:
+                break
+        return chain
 
 
 @dataclass
@@ -144,10 +238,38 @@ class Resolver:
     used: dict[Path, str] = field(default_factory=dict)  # path -> digest of what was used
     errors: list[str] = field(default_factory=list)
     found: dict[tuple, Symbols | None] = field(default_factory=dict)  # this importer's answers
+    # modules whose symbols are given rather than loaded (the file being analysed, as the
+    # modules that call into it must see it: the same nodes, so their call sites bind them)
+    overrides: dict[Path, Symbols] = field(default_factory=dict)
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
-        return Resolver(self.project, path, self.used, self.errors)
+        return Resolver(self.project, path, self.used, self.errors, overrides=self.overrides)
+
+    def callers(self, symbols: Symbols) -> list[tuple[ast.Module, Symbols]]:
+        """The project modules that may call into the importer (whose own symbols are
+        `symbols`), each with its tree and symbols linked to `symbols`, so that what they
+        pass to its functions and classes is recorded against its own nodes. Modules in the
+        chain are linked to one another afresh for the same reason."""
+        chain = self.project.callers_of(self.importer)
+        if not chain:
+            return []
+        overrides = {self.importer: symbols}
+        loaded = []
+        for path in chain:
+            text = self.project.read(path)
+            module = self.project.load(path, self) if text is not None else None
+            if module is None or module.tree is None:
+                continue
+            self.used[path] = module.digest
+            loaded.append((path, module.tree))
+            overrides[path] = Symbols()  # filled below; a cycle sees the same object
+        callers = []
+        for path, tree in loaded:
+            resolver = Resolver(self.project, path, self.used, self.errors, overrides=overrides)
+            collect_symbols(tree, resolver=resolver, into=overrides[path])
+            callers.append((tree, overrides[path]))
+        return callers
 
     def __call__(self, module: str | None, level: int) -> Symbols | None:
         key = (module, level)
@@ -163,6 +285,8 @@ class Resolver:
         path = self.project.find(self.importer, module, level)
         if path is None:
             return None
+        if path in self.overrides:
+            return self.overrides[path]
         loaded = self.project.load(path, self)
         if loaded is None:
             return None

@@ -265,7 +265,8 @@ class CallsMixin:
             info = callee[1]
             init = self.symbols.method(info, "__init__")
             if init is not None:
-                self.call_sites.record(init, _bound(init, positional, keywords, method=True))
+                bound = _bound(init, positional, keywords, method=True)
+                self.call_sites.record(init, bound, None, self._modules_of)
             return EMPTY.with_shape(self_shape(info))
         if kind == "wrapper":
             wrapped = positional[0][0] if positional else next(iter(keywords.values()))[0]
@@ -322,6 +323,9 @@ class CallsMixin:
         key = self.key_for(func)
         if key is not None and key in env and shapes.is_module(env[key].shape):
             return ("module", env[key].shape, key)
+        called = self._called_object(env.get(key) if key is not None else None, key)
+        if called is not None:
+            return called
         receiver = self._peek(func.value, env)
         unknown = receiver.shape in (None, UNKNOWN)
         info = self.class_of(receiver.shape)
@@ -332,6 +336,9 @@ class CallsMixin:
             attribute = self.instances.attributes(info).get(func.attr)
             if attribute is not None and shapes.is_module(attribute.shape):
                 return ("module", attribute.shape, key)
+            called = self._called_object(attribute, key)
+            if called is not None:  # `self.loss_f(...)`: an object with `__call__`
+                return called
             unknown = attribute is None  # `self.model` set from a parameter nothing passes
         if shapes.is_module(receiver.shape):
             return self._module_method(func, receiver.shape)
@@ -341,12 +348,34 @@ class CallsMixin:
             return ("graph_free", TENSOR)
         return ("method_of",)
 
+    def _modules_of(self, value: Value) -> frozenset[str | None]:
+        """The module paths whose calls built `value`'s graphs (None: a call whose module
+        is not known by a path)."""
+        paths: set[str | None] = set()
+        for graph in value.graphs:
+            paths |= self.obs.site_modules.get(graph.site, {None})
+        return frozenset(paths)
+
+    def _called_object(self, value: Value | None, key: str | None) -> tuple | None:
+        """A call of an object (not a module) whose project class defines `__call__`: that
+        method, run on the object (a loss object that steps the optimizer it is given)."""
+        if value is None or not isinstance(value.shape, tuple) or value.shape[0] != "object":
+            return None
+        info = self.class_of(value.shape)
+        method = self.symbols.method(info, "__call__") if info is not None else None
+        if method is None:
+            return None
+        return ("method", info, method, key)
+
     def _resolve_name(self, func: ast.Name, env: Env, call: ast.Call) -> tuple:
         key = self.key_for(func)
         value = env.get(key) if key else None
         if value is not None and shapes.is_module(value.shape):
             return ("module", value.shape, key)
         unknown = value is None or value.shape in (None, UNKNOWN)
+        called = self._called_object(value, key)
+        if called is not None:  # `criterion(outputs, model, optimizer)` of a project class
+            return called
         if value is not None and isinstance(self.symbols.globals.get(func.id), ast.Lambda):
             value = None  # a module-level lambda, known as a function of the file
         if value is None:
@@ -527,7 +556,7 @@ class CallsMixin:
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
-        self.call_sites.record(call.function, bound, self.listed)
+        self.call_sites.record(call.function, bound, self.listed, self._modules_of)
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:

@@ -13,10 +13,11 @@ instance its class builds.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
-from loopfix.model.graphs import EMPTY, OPAQUE, Value
+from loopfix.model.graphs import EMPTY, OPAQUE, Graph, Value
 from loopfix.model.shapes import Shape
 
 # Kinds of value that carry no autograd graph of their own: passing one in says nothing about
@@ -32,17 +33,26 @@ class CallSites:
     bindings: dict[int, set[tuple[tuple[str, Shape], ...]]] = field(default_factory=dict)
     # names a callee gives the items of a list it was passed (`[opt_g, opt_d] = optimizers`)
     unpacked: dict[int, set[str]] = field(default_factory=dict)
+    # (function id, parameter) -> the modules, in the callee's terms, whose calls built every
+    # graph a call site passed in that parameter (`latent` from `self.model(data)`); None
+    # once one site passed graph of unknown origin
+    origins: dict[tuple[int, str], frozenset[str] | None] = field(default_factory=dict)
+    # the sites standing for those graphs when the callee runs as its own scope -> modules
+    parameter_sites: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
+    _sites_of: dict[tuple[int, str], set[tuple[int, ...]]] = field(default_factory=dict)
 
     def record(
         self,
         function: ast.AST,
         bound: dict[str, tuple[Value, str | None]],
         listed: dict[str, tuple[str | None, ...]] | None = None,
+        modules_of: Callable[[Value], frozenset[str | None]] | None = None,
     ) -> None:
         """`bound`: parameter -> (argument value, the caller's key for it, if any). `listed`:
         the caller's lists built from names (key -> the items' paths): a callee that unpacks
         such a list into names at its top (`[generator, discriminator] = models`) calls the
-        items by those names."""
+        items by those names. `modules_of`: the caller's module paths whose calls built a
+        value's graphs (None in a path: a call of unknown receiver)."""
         renames = {
             key: name
             for name, (value, key) in bound.items()
@@ -60,6 +70,39 @@ class CallSites:
             )
         )
         self.bindings.setdefault(id(function), set()).add(site)
+        for name, (value, _) in bound.items():
+            self._record_origin(id(function), name, value, renames, modules_of)
+
+    def _record_origin(self, function_id, name, value, renames, modules_of) -> None:
+        key = (function_id, name)
+        if key in self.origins and self.origins[key] is None:
+            return
+        origin = None
+        if modules_of is not None and value.graphs and not any(g.opaque for g in value.graphs):
+            paths = modules_of(value)
+            renamed = {shapes.rename_paths(("params", frozenset({p})), renames) for p in paths}
+            if None not in paths and all(r[1] for r in renamed):
+                origin = frozenset().union(*(r[1] for r in renamed))
+        if origin is None and not value.graphs and key not in self.origins:
+            return  # no graph passed here: says nothing about where graphs come from
+        earlier = self.origins.get(key) or frozenset()
+        self.origins[key] = None if origin is None else earlier | origin
+
+    def _parameter_graph(self, function_id: int, name: str, visible: set[str]) -> Value | None:
+        """A parameter whose every call site passed graph built by modules the callee names
+        (its own parameters, `self`'s attributes, globals): a graph of those modules, so a
+        step of one of them makes it stale, as in the caller."""
+        origin = self.origins.get((function_id, name))
+        if not origin or any(p.split(".")[0] not in visible for p in origin):
+            return None
+        site = (-1000 - len(self.parameter_sites),)
+        for existing, paths in self.parameter_sites.items():
+            if paths == set(origin) and existing in self._sites_of.get((function_id, name), ()):
+                site = existing
+                break
+        self.parameter_sites[site] = set(origin)
+        self._sites_of.setdefault((function_id, name), set()).add(site)
+        return Value(frozenset({Graph(site)}), None)
 
     def parameter_values(self, function: ast.AST, visible: set[str]) -> dict[str, Value]:
         """Each parameter's value joined over the call sites seen; module paths the callee
@@ -71,7 +114,12 @@ class CallSites:
             for name, shape in site:
                 shape = shapes.keep_paths(shape, visible | names)
                 joined[name] = shapes.join(joined.get(name), shape)
-        return {name: _start_value(shape) for name, shape in joined.items()}
+        values = {name: _start_value(shape) for name, shape in joined.items()}
+        for name, value in values.items():
+            graph = self._parameter_graph(id(function), name, visible | set(joined))
+            if graph is not None and value.graphs:
+                values[name] = Value(graph.graphs, value.shape)
+        return values
 
 
 class Instances:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
-from loopfix.model.frames import Frame, Observations
+from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree
 from loopfix.model.instances import CallSites, Instances, self_shape
@@ -96,6 +96,18 @@ class LoopModel:
         in order of first occurrence."""
         return list(self.observations.events_within.get(id(statement), []))
 
+    def effects_within(self, statement: ast.stmt) -> list[Effect]:
+        """What the functions `statement` calls did there, in this scope's terms: schedulers
+        and optimizers they step, totals they add an argument to, whether a method kept the
+        graphs its object holds (`frames.Effect`)."""
+        return list(self.observations.effects.get(id(statement), []))
+
+    def called_effects(self, kind: str) -> list[Effect]:
+        """Every effect of `kind` on a statement of this module's scopes, by line."""
+        found = [e for effects in self.observations.effects.values() for e in effects]
+        found = [e for e in found if e.kind == kind]
+        return sorted(found, key=lambda e: (e.statement.lineno, e.statement.col_offset))
+
     def reached_through_call(self, backward_id: int) -> ast.stmt | None:
         """For a backward inside a helper: the first statement of a calling scope through
         which it went through a freed or stale graph (where the helper is called)."""
@@ -148,17 +160,52 @@ class LoopModel:
         else the module), other than the statements in `skip`, only logs or averages it:
         inside `print`, a logging or tracker call (`logger.info`, `writer.add_scalar`,
         `wandb.log`, `set_postfix`, ...), an f-string, `float`/`int`/`round`/`str`/`format`,
-        `.item()` / `.tolist()`, `len`/`sum`/`mean`, or arithmetic on it inside one of these.
-        A read that reaches a backward, a return, an optimizer or anything else is not."""
+        `.item()` / `.tolist()`, `len`, or arithmetic on it inside one of these. A reduction
+        (`sum(losses)`, `torch.stack(losses).mean()`, `total.mean()`) or an attribute read
+        (`meter.avg`) is followed to what uses its result, and so is a name it is assigned to,
+        which must be read and only logged in turn; a method call statement on an object that
+        the model saw keep its graphs to itself (`meter.reset()`) is neither. A read that
+        reaches a backward, a return, an optimizer or anything else is not."""
         scope = self.scope_of(loop_id)
         skipped = {id(n) for statement in skip for n in ast.walk(statement)}
         parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
+        return self._reads_only_logged(var, scope, skipped, parents, 0)
+
+    def _reads_only_logged(self, var: str, scope, skipped: set, parents: dict, depth: int):
+        reads = 0
         for node in ast.walk(scope):
             if id(node) in skipped or not (isinstance(node, ast.Name) and node.id == var):
                 continue
-            if isinstance(node.ctx, ast.Load) and not _logged(node, parents):
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            reads += 1
+            use = _logged(node, parents, self.symbols.qualify)
+            if use is True or use == var or self._kept_by_method(node, parents):
+                continue
+            if not isinstance(use, str) or depth >= 2:
                 return False
-        return True
+            follows = self._reads_only_logged(use, scope, skipped, parents, depth + 1)
+            if not follows:  # never read (stored for code loopfix does not see) or not logged
+                return False
+        return reads if depth else True
+
+    def _kept_by_method(self, node: ast.Name, parents: dict) -> bool:
+        """`meter.reset()` as a statement of its own, a method the model followed that ran
+        no backward or update and handed no graph of the object or its arguments on."""
+        method = parents.get(id(node))
+        call = parents.get(id(method))
+        statement = parents.get(id(call))
+        if not (
+            isinstance(method, ast.Attribute)
+            and isinstance(call, ast.Call)
+            and call.func is method
+            and isinstance(statement, ast.Expr)
+        ):
+            return False
+        kept = [e for e in self.effects_within(statement) if e.kind == "keeps"]
+        if not kept or self.events_within(statement):
+            return False
+        return all(e.target == node.id and not e.handed_on for e in kept)
 
     def clears_gradients_by_hand(self, loop_id: int) -> bool:
         """Whether the loop clears or sets gradients other than by `zero_grad()` of an
@@ -474,7 +521,11 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     index = index_tree(tree)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
-    instances = Instances(symbols, CallSites())
+    call_sites = CallSites()
+    callers = getattr(resolver, "callers", None)
+    for caller_tree, caller_symbols in callers(symbols) if callers is not None else []:
+        record_calls_into(caller_tree, caller_symbols, call_sites)
+    instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances)
     relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
     if relevant(tree):
@@ -487,11 +538,49 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
         if class_node is not None:
             owner = classes_by_node.get(id(class_node))
         frame = Frame(self_path="self" if owner is not None else None, cls=owner)
-        interpreter.run_scope(function.body, frame, _scope_env(function, owner, instances))
+        env = _scope_env(function, owner, instances)
+        for site, paths in call_sites.parameter_sites.items():
+            observations.site_modules.setdefault(site, set()).update(paths)
+        interpreter.run_scope(function.body, frame, env)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.parents = index.parents
     model.index = index
     return model
+
+
+def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) -> None:
+    """Run the scopes of another project module (`caller`) that name something of another
+    project module (the one being analysed among them), only to record what its calls pass
+    to those modules' functions and constructors (networks built in `main.py` and handed to
+    `Trainer(...)`, an optimizer passed to `train(model, loader, optimizer)`, the graph of a
+    tensor a loss object is given). Its own observations are dropped: findings belong to
+    the module that holds the code."""
+    linked = {
+        name
+        for name, node in [
+            *caller.functions.items(),
+            *((n, i.node) for n, i in caller.classes.items()),
+        ]
+        if caller.home(node) is not caller
+    } | set(caller.modules)
+    if not linked:
+        return
+    index = index_tree(tree)
+    instances = Instances(caller, call_sites)
+    interpreter = Interpreter(caller, Observations(), instances)
+
+    def names_linked(scope: ast.AST) -> bool:
+        return bool(index.words[id(scope)] & linked)
+
+    if names_linked(tree):
+        final = interpreter.run_scope(tree.body, Frame(), {})
+        instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
+    classes_by_node = {id(info.node): info for info in caller.classes.values()}
+    scopes = [(owner, f) for owner, f in index.functions if names_linked(f)]
+    for class_node, function in _callers_first(scopes, index):
+        owner = classes_by_node.get(id(class_node)) if class_node is not None else None
+        frame = Frame(self_path="self" if owner is not None else None, cls=owner)
+        interpreter.run_scope(function.body, frame, _scope_env(function, owner, instances))
 
 
 def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:
@@ -720,30 +809,53 @@ def _unequal(test: ast.expr, a: str, b: str) -> bool:
 
 LOGGING_CALLS = frozenset(
     {
-        "print", "float", "int", "round", "str", "format", "len", "sum", "repr",
+        "print", "float", "int", "round", "str", "format", "len", "repr",
         "info", "debug", "warning", "log", "add_scalar", "add_scalars", "set_postfix",
-        "set_description", "write", "append_row", "mean", "item", "tolist", "numpy", "cpu",
+        "set_description", "write", "append_row", "mean", "item", "tolist", "numpy",
     }
 )  # fmt: skip
+# methods whose result holds no graph: what they are called on is only read as numbers
+NUMBER_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
+# reductions and conversions of a tensor, or of a list of them, whose result keeps the graph:
+# what uses the result decides (`torch.stack(losses).mean().backward()` does not only log)
+REDUCING_METHODS = frozenset({"mean", "sum", "cpu", "float", "double", "squeeze", "flatten"})
+REDUCING_FUNCTIONS = frozenset(
+    {"sum", "torch.stack", "torch.cat", "torch.concat", "torch.mean", "torch.sum"}
+)
 
 
-def _logged(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """`node` only feeds a logging call, a formatted string or a plain number."""
+def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
+    """How `node`'s value is used: True when it only feeds a logging call, a formatted string
+    or a plain number; the name it is assigned to (as it is, or reduced: `avg =
+    torch.stack(losses).mean()`), whose reads decide; else False."""
     current = node
     while id(current) in parents:
         parent = parents[id(current)]
         if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
             return True
-        if isinstance(parent, ast.Call):
-            name = ast.unparse(parent.func).rpartition(".")[2]
-            if name in LOGGING_CALLS:
+        if isinstance(parent, ast.Attribute):
+            call = parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                current = parent  # an attribute read (`meter.avg`, `total.data`)
+                continue
+            if parent.attr in NUMBER_METHODS:
                 return True
-            if current is not parent.func:
-                return False  # handed to another call
-        elif isinstance(parent, ast.Attribute):
-            if parent.attr not in LOGGING_CALLS:
+            if parent.attr not in REDUCING_METHODS:
+                return False  # `total.backward()`, a method loopfix does not know
+            current = call
+            continue
+        if isinstance(parent, ast.Call):
+            if current is parent.func:
                 return False
-        elif isinstance(parent, ast.Tuple):  # `'[%d] loss: %.3f' % (i, total_loss / 2)`
+            qualified = qualify(parent.func) or ast.unparse(parent.func)
+            if qualified in REDUCING_FUNCTIONS and parent.args and parent.args[0] is current:
+                current = parent
+                continue
+            return qualified.rpartition(".")[2] in LOGGING_CALLS  # else handed to a call
+        if isinstance(parent, ast.Assign):
+            (target,) = parent.targets if len(parent.targets) == 1 else (None,)
+            return target.id if isinstance(target, ast.Name) and parent.value is current else False
+        if isinstance(parent, ast.Tuple):  # `'[%d] loss: %.3f' % (i, total_loss / 2)`
             formatting = parents.get(id(parent))
             if not (
                 isinstance(formatting, ast.BinOp)

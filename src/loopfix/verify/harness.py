@@ -18,6 +18,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -83,13 +84,18 @@ def run_script(
     call: str | None = None,
     fixture: Path | None = None,
     synthetic_loop: int | None = None,
+    overlay: dict[str, bytes] | None = None,
 ) -> ChildRun:
     """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
     `call`, call that function of it with the `fixture`'s arguments or, without one, with
-    arguments the harness builds."""
+    arguments the harness builds. `overlay`: modules of the project (paths relative to
+    `home`) that the run imports in another version (an entry script run to verify a
+    change to a module it imports)."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
+        for relative, text in (overlay or {}).items():
+            _overlay_module(Path(workdir), home, relative, text)
         argv = ["--defer-steps"] if defer_steps else []
         argv += ["--retain-graphs"] if retain_graphs else []
         argv += ["--clone-saved"] if clone_saved else []
@@ -129,6 +135,26 @@ def run_script(
         trace = _load(trace_file) if trace_file.exists() and not timed_out else None
         text = stderr.decode("utf-8", errors="replace")[-4000:]
         return ChildRun(process.returncode, text, seconds, timed_out, trace)
+
+
+def _overlay_module(workdir: Path, home: Path, relative: str, text: bytes) -> None:
+    """Put `text` where the run imports the module `relative` (to `home`) from: the script's
+    folder comes first on the import path. A module inside a package takes its whole
+    top-level package with it (its Python files), since Python imports a package from one
+    folder only."""
+    parts = Path(relative).parts
+    if len(parts) > 1:
+        package = home / parts[0]
+        for source in sorted(package.rglob("*.py"))[:MAX_OVERLAY_FILES]:
+            target = workdir / source.relative_to(home)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    target = workdir / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(text)
+
+
+MAX_OVERLAY_FILES = 2000
 
 
 def _load(trace_file: Path) -> dict | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loopfix.analysis import FileResult
+from loopfix.project import project_for
 from loopfix.rules import Finding, rule_by_code
 from loopfix.verify import interpreter
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
@@ -158,9 +159,32 @@ def unit_of(result: FileResult, finding: Finding) -> str:
     function = enclosing_function(text, result.source.position(finding.start)[0])
     if function is None:
         return SCRIPT
-    if _fixture_for(result.source.path, function) is not None or not is_runnable(text):
+    if _fixture_for(result.source.path, function) is not None:
         return function
+    if not is_runnable(text):
+        return SCRIPT if entry_script(result) is not None else function
     return SCRIPT
+
+
+def entry_script(result: FileResult) -> Path | None:
+    """For a module that runs nothing itself: the project script that imports it (directly
+    or through other project modules) and runs, from whose folder the module can be
+    imported; what verification runs to execute the module's code as the project does."""
+    if result.source.notebook is not None or not result.source.path.is_file():
+        return None
+    project = project_for(result.source.path)
+    if project is None:
+        return None
+    module = result.source.path.resolve()
+    for caller in project.callers_of(module):
+        text = project.read(caller)
+        try:
+            runnable = text is not None and is_runnable(text)
+        except SyntaxError:
+            runnable = False
+        if runnable and module.is_relative_to(caller.parent):
+            return caller
+    return None
 
 
 def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
@@ -174,7 +198,10 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     original_code = result.source.runnable(result.source.text)
     run: dict = dict(call=None if unit == SCRIPT else unit)
     if unit == SCRIPT and not is_runnable(result.source.text):
-        return f"nothing runs it: no module-level code or __main__ block, and no {FIXTURES}"
+        entry = entry_script(result)
+        if entry is None:
+            return f"nothing runs it: no module-level code or __main__ block, and no {FIXTURES}"
+        return _entry_runs(result, entry, settings)
     if unit != SCRIPT:
         run["fixture"] = _fixture_for(path, unit)
         plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
@@ -204,6 +231,31 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         reference = run_script(original_code, name, home, settings, defer_steps=True, **run)
     if "retained" in needed:
         retained = run_script(original_code, name, home, settings, retain_graphs=True, **run)
+    return Runs(original, patched, reference, settings.iterations, retained, cloned)
+
+
+def _entry_runs(result: FileResult, entry: Path, settings: RunSettings) -> Runs | str:
+    """The runs of the project's `entry` script with the module in its original and its
+    patched version (each oracle's extra runs too)."""
+    relative = result.source.path.resolve().relative_to(entry.parent).as_posix()
+    code = entry.read_bytes()
+    home = entry.parent
+
+    def with_module(text: str, **options) -> ChildRun:
+        overlay = {relative: result.source.runnable(text)}
+        return run_script(code, entry.name, home, settings, overlay=overlay, **options)
+
+    original = with_module(result.source.text)
+    if _needs_synthetic_data(original):
+        return f"{entry.name}, which runs it, needs data that is not on this machine"
+    patched = with_module(result.fixed_text)
+    needed = set().union(
+        *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
+    )
+    text = result.source.text
+    cloned = with_module(text, clone_saved=True) if "cloned" in needed else None
+    reference = with_module(text, defer_steps=True) if "deferred" in needed else None
+    retained = with_module(text, retain_graphs=True) if "retained" in needed else None
     return Runs(original, patched, reference, settings.iterations, retained, cloned)
 
 
