@@ -7,6 +7,7 @@ import ast
 
 from loopfix.model import shapes
 from loopfix.model.calls import _is_scheduler, retain_keyword
+from loopfix.model.frames import Effect
 from loopfix.model.graphs import (
     EMPTY,
     PEERS,
@@ -134,10 +135,8 @@ class EventsMixin:
             path = self.module_path(target)
             modules = frozenset({path}) if path else None
         else:
-            if _is_scheduler(shape) and func.attr == "step" and self.frame.is_top:
-                self.obs.scheduler_steps.append(
-                    (node, self.top_statement, shape[1], bool(node.args or node.keywords))
-                )
+            if _is_scheduler(shape) and func.attr == "step":
+                self._note_scheduler_step(node, shape[1])
             return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None
         update_id = self._id("update", node)
         update = self.obs.updates.get(update_id)
@@ -157,7 +156,18 @@ class EventsMixin:
         if func.attr == "step" and modules:
             self._go_stale(update_id, modules, env, self._other_elements(modules, env))
         self._note_within(("update", update_id, modules))
+        if func.attr == "step" and not self.frame.is_top and self.top_statement is not None:
+            self.note_effect(Effect("step", self.top_statement, node, self.module_path(target)))
         return EMPTY
+
+    def _note_scheduler_step(self, node: ast.Call, optimizer: str | None) -> None:
+        """`scheduler.step()` in the scope being run, or in a function it calls that steps
+        it on every call (`trainer.update_learning_rate()`): the caller's statement does."""
+        given = bool(node.args or node.keywords)
+        if self.frame.is_top:
+            self.obs.scheduler_steps.append((node, self.top_statement, optimizer, given))
+        elif self.top_statement is not None and self.runs_on_every_call(node):
+            self.note_effect(Effect("schedule", self.top_statement, node, optimizer, given))
 
     def _note_within(self, event: tuple) -> None:
         """An event met inside a call: remember it on the calling scope's statement."""

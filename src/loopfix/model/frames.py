@@ -10,6 +10,32 @@ from loopfix.model.graphs import BackwardSite, CarriedGraph, Env, UpdateSite, Va
 from loopfix.model.symbols import ClassInfo, FunctionNode
 
 
+@dataclass(frozen=True)
+class Effect:
+    """One thing a called function did that its caller's statement is answerable for: the
+    caller is where a fix goes (`trainer.update_learning_rate()` is moved, `meter.update(loss)`
+    is given the loss detached), and what the callee did is the evidence.
+
+    - "schedule": it stepped a learning-rate scheduler built on the optimizer at `target`, on
+      every call (`given`: with arguments, as `ReduceLROnPlateau.step(metric)`);
+    - "step": it stepped the optimizer at `target`;
+    - "accumulate": it added `argument` (the caller's argument carrying the graph) to the
+      total or list at `target` (`self.sum += val * n` in `meter.update(loss, n)`) in the
+      caller's loop `loop_id`;
+    - "keeps": a method of the object at `target` ran and did (`handed_on`) or did not hand
+      any graph the object or its arguments held to anything but the object itself.
+    """
+
+    kind: str
+    statement: ast.stmt  # the caller's statement
+    call: ast.Call  # the callee's step call ("schedule", "step"), else the caller's call
+    target: str | None
+    given: bool = False
+    argument: ast.expr | None = None
+    loop_id: int | None = None
+    handed_on: bool = False
+
+
 @dataclass
 class Observations:
     """What the interpreter saw, shared by every scope of one module."""
@@ -57,6 +83,9 @@ class Observations:
     statement_modules: dict[int, set[str | None]] = field(default_factory=dict)
     shapes_before: dict[int, dict] = field(default_factory=dict)
     shapes_after: dict[int, dict] = field(default_factory=dict)
+    # id of a statement of the scope being run -> what the functions of the file (or of the
+    # project) that it calls did there, in its own terms (`Effect`), in order
+    effects: dict[int, list[Effect]] = field(default_factory=dict)
 
     def note_shapes(self, table: dict[int, dict], statement: ast.stmt, env: Env | None) -> None:
         if env is None:

@@ -19,7 +19,7 @@ from loopfix.model.conditions import invariant_tests, unnegated
 from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
-from loopfix.model.frames import Frame, Observations
+from loopfix.model.frames import Call, Effect, Frame, Observations
 from loopfix.model.graphs import (
     EMPTY,
     PEERS,
@@ -27,6 +27,7 @@ from loopfix.model.graphs import (
     Flow,
     Value,
     join_envs,
+    union,
 )
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
@@ -80,6 +81,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
+        self.call_nodes: list[ast.Call] = []  # the calls being evaluated, innermost last
+        # the functions being followed from the scope being run, each with the call that
+        # entered it (outermost first): what a callee does is the caller's statement's effect
+        self.followed: list[tuple[FunctionNode, ast.Call | None, Call]] = []
 
     # ---------------------------------------------------------------- entry points
     def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
@@ -155,6 +160,94 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             statements = self.obs.writers.setdefault((loop_id, key), [])
             if self.top_statement not in statements:
                 statements.append(self.top_statement)
+
+    # ---------------------------------------------------------------- effects of calls
+    def expr_Call(self, node: ast.Call, env: Env) -> Value:
+        self.call_nodes.append(node)
+        try:
+            return super().expr_Call(node, env)
+        finally:
+            self.call_nodes.pop()
+
+    def _call_function(self, call: Call, env: Env) -> Value:
+        """`CallsMixin._call_function`, with the call remembered while its body runs; a
+        method of an object (not a module) called by the scope being run also records
+        whether it handed on any graph the object or its arguments held ("keeps")."""
+        node = self.call_nodes[-1] if self.call_nodes else None
+        watched = (
+            self.frame.is_top
+            and self.top_statement is not None
+            and node is not None
+            and call.receiver_key is not None
+            and call.cls is not None
+            and not call.cls.is_module
+        )
+        before = {k: v.graphs for k, v in env.items()} if watched else {}
+        self.followed.append((call.function, node, call))
+        try:
+            result = super()._call_function(call, env)
+        finally:
+            self.followed.pop()
+        if watched:
+            owner = call.receiver_key
+            held = set(union(call.argument_values()))
+            held |= {g for k, graphs in before.items() if _under(k, owner) for g in graphs}
+            held = {g for g in held if not g.opaque}
+            handed = bool(held & result.graphs) or any(
+                (value.graphs - before.get(key, frozenset())) & held
+                for key, value in env.items()
+                if not _under(key, owner)
+            )
+            self.note_effect(Effect("keeps", self.top_statement, node, owner, handed_on=handed))
+        return result
+
+    def note_effect(self, effect: Effect) -> None:
+        effects = self.obs.effects.setdefault(id(effect.statement), [])
+        if effect not in effects:
+            effects.append(effect)
+
+    def runs_on_every_call(self, node: ast.Call) -> bool:
+        """Whether `node`, in the function being followed, runs whenever the scope being run
+        calls it: each call on the way is a whole statement of its function's own body (or
+        an assignment's or return's value), after no statement that may leave it."""
+        if not self.followed:
+            return False
+        inner = [call for _, call, _ in self.followed[1:]] + [node]
+        return all(
+            call is not None and _opens_body(function, call)
+            for (function, _, _), call in zip(self.followed, inner, strict=True)
+        )
+
+    def _note_called_accumulation(self, value: Value, container: ast.expr) -> None:
+        """`self.sum += val * n` in `meter.update(loss, n)` called in a loop of the scope
+        being run: the caller adds `loss` to `meter.sum` (LF006 asks about it there)."""
+        loops = [loop for loop in self.loop_stack if loop in self.top_loops]
+        known = {g for g in value.graphs if not g.opaque}
+        if not loops or not known or self.top_statement is None or not self.followed:
+            return
+        _, outer, first = self.followed[0]
+        if outer is None or first.receiver_key is None or first.cls is None or first.cls.is_module:
+            return  # only a method of an object the caller holds (a meter), not a forward
+        key = self.key_for(container)
+        if key is None or "#" in key:
+            return  # a total of the callee's own
+        argument = self._argument_carrying(known)
+        if argument is not None:
+            effect = Effect(
+                "accumulate", self.top_statement, outer, key, argument=argument, loop_id=loops[-1]
+            )
+            self.note_effect(effect)
+
+    def _argument_carrying(self, graphs: set) -> ast.expr | None:
+        """The one argument of the call the scope being run made (the outermost one being
+        followed) whose value holds some of `graphs`, else None."""
+        _, node, call = self.followed[0]
+        values = [value for value, _ in call.positional]
+        keywords = [k for k in node.keywords if k.arg is not None]
+        pairs = list(zip(node.args, values, strict=False))
+        pairs += [(k.value, call.keywords[k.arg][0]) for k in keywords if k.arg in call.keywords]
+        found = [a for a, v in pairs if v.graphs & graphs and not isinstance(a, ast.Starred)]
+        return found[0] if len(found) == 1 else None
 
     # ---------------------------------------------------------------- statements
     def exec_block(self, statements: list[ast.stmt], env: Env) -> Flow:
@@ -245,7 +338,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def note_accumulation(self, added: ast.expr, value: Value, container: ast.expr) -> None:
         """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
         scope, adding a value with graph built by known code: what LF006 asks about."""
-        if not self.frame.is_top or not self.loop_stack or self.top_statement is None:
+        if not self.frame.is_top:
+            self._note_called_accumulation(value, container)
+            return
+        if not self.loop_stack or self.top_statement is None:
             return
         key = self.key_for(container)
         if key is None or not value.graphs:
@@ -797,3 +893,19 @@ def _walks_elements(loop: ast.AST) -> bool:
     if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name):
         return iterated.func.id in ("range", "zip", "enumerate")
     return dotted_name(iterated) is not None
+
+
+def _under(key: str, owner: str) -> bool:
+    """`key` is the object at `owner` or something it holds (`meter.sum`, `meter.vals[*]`)."""
+    return key == owner or key.startswith((owner + ".", owner + "["))
+
+
+def _opens_body(function: FunctionNode, node: ast.Call) -> bool:
+    """`node` is a whole statement of `function`'s own body (or an assignment's or return's
+    value), and no statement before it may return or raise."""
+    for statement in function.body:
+        if isinstance(statement, ast.Expr | ast.Assign | ast.Return) and statement.value is node:
+            return True
+        if any(isinstance(n, ast.Return | ast.Raise) for n in ast.walk(statement)):
+            return False
+    return False

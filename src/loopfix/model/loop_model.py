@@ -132,6 +132,16 @@ class LoopModel:
         functions = [f for f in self._functions if f.lineno <= loop.lineno <= f.end_lineno]
         return max(functions, key=lambda f: f.lineno) if functions else self.tree
 
+    def scope_parameters(self, loop_id: int) -> set[str]:
+        """The parameters of the function around the loop (none at module level)."""
+        scope = self.scope_of(loop_id)
+        if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            return set()
+        arguments = scope.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        return {a.arg for a in every}
+
     def accumulations(self) -> list[tuple[ast.stmt, ast.expr, str, int]]:
         """Statements of this scope's loops that add a value carrying autograd graph to a
         total or a list (`total += loss`, `total = total + loss`, `losses.append(loss)`):
@@ -187,7 +197,7 @@ class LoopModel:
             follows = self._reads_only_logged(use, scope, skipped, parents, depth + 1)
             if not follows:  # never read (stored for code loopfix does not see) or not logged
                 return False
-        return reads if depth else True
+        return reads > 0 if depth else True  # a name assigned to must be read
 
     def _kept_by_method(self, node: ast.Name, parents: dict) -> bool:
         """`meter.reset()` as a statement of its own, a method the model followed that ran

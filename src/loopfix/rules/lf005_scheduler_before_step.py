@@ -79,40 +79,69 @@ class SchedulerBeforeStep(Rule):
 
     def detect(self, context: FileContext) -> list[Finding]:
         model, findings = context.model, []
-        for call, statement, optimizer, given in model.scheduler_steps():
-            if given or optimizer is None:
-                continue
+        for site, statement, optimizer in self._scheduler_steps(context):
             owner, block = model.block_of(statement)
             if not isinstance(owner, LOOPS | ast.FunctionDef | ast.AsyncFunctionDef):
                 continue  # guarded, or at module level outside a loop: it may follow a step
             anchor = self._stepping_statement(context, block, statement, optimizer)
-            if anchor is None:
+            if anchor is None or not _movable(context, block, statement, anchor):
                 continue
-            per_epoch = isinstance(anchor, LOOPS)
-            where = (
-                f"at the start of each epoch, before the batch loop on line {anchor.lineno} "
-                "steps its optimizer"
-                if per_epoch
-                else f"before its optimizer steps (line {anchor.lineno})"
-            )
+            if isinstance(anchor, LOOPS):
+                where = (
+                    f"at the start of each epoch, before the batch loop on line "
+                    f"{anchor.lineno} steps its optimizer"
+                )
+            elif model.effects_within(anchor) and isinstance(anchor, ast.Expr | ast.Assign):
+                where = f"before `{ast.unparse(anchor.value)}` steps its optimizer"
+            else:
+                where = f"before its optimizer steps (line {anchor.lineno})"
+            stepped = "runs" if site is not None else "steps a scheduler"
+            site = site if site is not None else statement.value
             message = (
-                f"`{ast.unparse(call)}` runs {where}: the learning-rate schedule skips its "
-                "first value and runs one step ahead"
+                f"`{ast.unparse(site)}` {stepped} {where}: the learning-rate schedule skips "
+                "its first value and runs one step ahead"
             )
-            start, end = context.layout.node_range(call)
+            start, end = context.layout.node_range(site)
             detail = (statement, anchor)
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
         return findings
 
     @staticmethod
+    def _scheduler_steps(context: FileContext):
+        """(the `scheduler.step()` call or None, the statement to move, the optimizer's path)
+        for every scheduler step of the scope without arguments on a known optimizer, and for
+        every statement calling a function of the file that steps one on each call and does
+        nothing else the order of updates depends on (`trainer.update_learning_rate()`)."""
+        model = context.model
+        for call, statement, optimizer, given in model.scheduler_steps():
+            if not given and optimizer is not None:
+                yield call, statement, optimizer
+        seen = set()
+        for effect in model.called_effects("schedule"):
+            statement = effect.statement
+            if effect.given or effect.target is None or id(statement) in seen:
+                continue
+            seen.add(id(statement))
+            effects = model.effects_within(statement)
+            if model.events_within(statement) or any(e.kind == "step" for e in effects):
+                continue  # it steps an optimizer or runs a backward itself
+            if not isinstance(statement, ast.Expr | ast.Assign):
+                continue
+            if not isinstance(statement.value, ast.Call):
+                continue
+            yield None, statement, effect.target
+
+    @staticmethod
     def _stepping_statement(context: FileContext, block, statement, optimizer: str):
-        """The first later statement of `block` that steps `optimizer` (itself or inside)."""
+        """The first later statement of `block` that steps `optimizer` (itself or inside),
+        or calls a function of the file that does (`train_epoch(model, optimizer)`)."""
         model = context.model
         steps = [
             u.statement
             for u in model.updates()
             if u.kind == "step" and u.target == optimizer and u.statement is not None
         ]
+        steps += [e.statement for e in model.called_effects("step") if e.target == optimizer]
         for later in block[block.index(statement) + 1 :]:
             if any(later in model.enclosing_statements(s) for s in steps):
                 return later
@@ -191,3 +220,15 @@ def _rates(events: list) -> list[tuple[float, float, int]]:
 
 def _distinct(values: list) -> list:
     return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+
+
+def _movable(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt) -> bool:
+    """A statement moved after `anchor` must not bind a name the statements it moves past
+    read (`lr = trainer.update_learning_rate()` before a `trainer.update(x, y, lr)`)."""
+    if not isinstance(statement, ast.Assign):
+        return True
+    targets = statement.targets
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return False
+    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
+    return not any(context.model.reads(s, t.id) for s in passed for t in targets)

@@ -83,6 +83,43 @@ class LossAccumulatedWithGraph(Rule):
             )
             detail = (statement, added)
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
+        return findings + self._through_methods(context)
+
+    def _through_methods(self, context: FileContext) -> list[Finding]:
+        """`meter.update(loss, n)` whose method adds its argument to `meter.sum` (the ImageNet
+        example's `AverageMeter`): the meter is the total, the call's argument the value."""
+        model, findings, seen = context.model, [], set()
+        effects = model.called_effects("accumulate")
+        for effect in effects:
+            statement, key, loop_id = effect.statement, effect.target, effect.loop_id
+            if id(statement) in seen:
+                continue
+            root = key.partition(".")[0]
+            if not isinstance(statement, ast.Expr) or statement.value is not effect.call:
+                continue  # the call's result is used: what it returns may hold the graph
+            if root == "self" or root in model.scope_parameters(loop_id):
+                continue  # an object that outlives the scope: other code may read it
+            if loop_id not in model.observations.loops:
+                continue
+            same = [e.statement for e in effects if e.target.partition(".")[0] == root]
+            writers = model.writers(loop_id, key) + model.writers(loop_id, root)
+            if any(w not in same for w in writers):
+                continue  # the loop starts it afresh in each iteration
+            if not model.only_logged(root, loop_id, same):
+                continue
+            kept = [e for e in model.effects_within(statement) if e.kind == "keeps"]
+            if not kept or any(e.handed_on for e in kept) or model.events_within(statement):
+                continue  # the method also hands the value on, or runs a backward or a step
+            added = effect.argument
+            start, end = context.layout.node_range(added)
+            message = (
+                f"`{ast.unparse(effect.call.func)}` adds `{ast.unparse(added)}` to `{key}`, "
+                "which keeps the autograd graph of every iteration alive (memory grows each "
+                "step), and it is only logged: pass the value detached"
+            )
+            detail = (statement, added)
+            seen.add(id(statement))
+            findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
         return findings
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
