@@ -133,6 +133,8 @@ class CallsMixin:
             return EMPTY
         if attr in ("step", "zero_grad"):
             return self._update(node, func, env)
+        if attr in CONTAINER_ADDERS | {"clear"} and self._own_method(func, env):
+            return None  # `collector.clear()` of a class of the project: followed into it
         if attr == "clear" and not node.args and self.key_for(func.value) is not None:
             self.empty(func.value, env)  # `self.rewards.clear()`
             return EMPTY.with_shape(NONE)
@@ -156,6 +158,11 @@ class CallsMixin:
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None
+
+    def _own_method(self, func: ast.Attribute, env: Env) -> bool:
+        """`func` is a method that the receiver's class (of the project) defines."""
+        info = self.class_of(self._peek(func.value, env).shape)
+        return info is not None and self.symbols.method(info, func.attr) is not None
 
     def _tensor_params(self, given: ast.expr, env: Env) -> frozenset[str] | None:
         """`Adam([self.log_alpha])`, `[*model.parameters(), self.temperature]`: what an
