@@ -30,6 +30,7 @@ from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
+AUTOGRAD_MENTIONS = ("backward", "autograd")  # every backward pass is written with one
 MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
 MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
 CALLER_DEPTH = 3  # how far up the import chain callers are looked for
@@ -155,6 +156,18 @@ class Project:
             self._importers = self._reverse_imports()
         return self._importers.get(Path(path).resolve(), set())
 
+    def imports_changed(self, importer: Path) -> None:
+        """`importer`'s text changed (an editor's buffer): what it imports is read again."""
+        if self._importers is None:
+            return
+        importer = Path(importer).resolve()
+        for importers in self._importers.values():
+            importers.discard(importer)
+        for module, level in self._imported_modules(importer):
+            target = self.find(importer, module, level)
+            if target is not None and target != importer:
+                self._importers.setdefault(target, set()).add(importer)
+
     def _reverse_imports(self) -> dict[Path, set[Path]]:
         found: dict[Path, set[Path]] = {}
         for importer in self._python_files():
@@ -207,6 +220,27 @@ class Project:
                 if name.isidentifier():
                     modules.append((f"{module}.{name}" if module else name, level))
         return modules
+
+    def imports_autograd(self, path: Path, depth: int = 2) -> bool:
+        """Whether a project module that `path` imports (or one those import, `depth`
+        levels down) mentions a backward pass: an agent whose update is
+        `utils.update_params(optim, loss)` does autograd work without saying `backward`."""
+        seen = {Path(path).resolve()}
+        level = [Path(path).resolve()]
+        for _ in range(depth):
+            below = []
+            for importer in level:
+                for module, dots in self._imported_modules(importer):
+                    target = self.find(importer, module, dots)
+                    if target is None or target in seen:
+                        continue
+                    seen.add(target)
+                    text = self.read(target)
+                    if text is not None and any(word in text for word in AUTOGRAD_MENTIONS):
+                        return True
+                    below.append(target)
+            level = below
+        return False
 
     def callers_of(self, path: Path) -> list[Path]:
         """The modules that may call into `path`: its importers, theirs, ... up to

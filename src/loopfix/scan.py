@@ -34,7 +34,7 @@ from pathlib import Path
 from loopfix import __version__
 from loopfix.analysis import analyse_source
 from loopfix.config import Config
-from loopfix.project import read_disk
+from loopfix.project import project_for, read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
@@ -207,7 +207,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         return FileReport(shown, errors=[f"{path}: cannot read: {error.strerror or error}"])
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
-    if not any(word in data for word in MENTIONS) and not _changes_in_place(data):
+    if not _relevant(path, data):
         return FileReport(shown, skipped=NO_BACKWARD)
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
@@ -218,6 +218,18 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
+
+
+def _relevant(path: Path, data: bytes) -> bool:
+    """Whether a file can hold a finding: it mentions a backward pass, it is a model module
+    that changes something in place, or a project module it imports does autograd work
+    (the update helper in `utils.py` of an agent that never says `backward` itself)."""
+    if any(word in data for word in MENTIONS) or _changes_in_place(data):
+        return True
+    if b"import" not in data:
+        return False
+    project = project_for(path)
+    return project is not None and project.imports_autograd(path)
 
 
 def _unchanged(entry: dict) -> bool:

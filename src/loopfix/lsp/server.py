@@ -199,6 +199,9 @@ def initialize(ls: LoopfixServer, params: types.InitializeParams) -> None:
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_text(ls: LoopfixServer, params) -> None:
     uri = params.text_document.uri
+    if not features.is_settings_file(uri):
+        # who imports what: the modules that call into a file bind its parameters
+        ls.project_for(uri).imports_changed(features.uri_to_path(uri))
     if features.is_settings_file(uri) and isinstance(params, types.DidSaveTextDocumentParams):
         _refresh(ls)  # the settings on disk changed: every open document again
     elif not _pulls(ls):

@@ -96,6 +96,28 @@ class LoopModel:
         in order of first occurrence."""
         return list(self.observations.events_within.get(id(statement), []))
 
+    def update_call(self, statement: ast.stmt) -> frozenset[str] | None:
+        """For a statement that only calls a function which runs one whole optimizer update
+        on its arguments, `zero_grad()`, then backwards, then `step()` of the modules it
+        zeroed (`update_params(self.q1_optim, q1_loss)`), and calls no module: the modules it
+        steps, as this scope names them. Else None."""
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return None
+        if self.modules_called_by(statement):
+            return None
+        events = [
+            (kind if kind == "backward" else self.update(event).kind, modules)
+            for kind, event, modules in self.events_within(statement)
+        ]
+        if len(events) < 3 or events[0][0] != "zero_grad" or events[-1][0] != "step":
+            return None
+        if any(kind != "backward" for kind, _ in events[1:-1]):
+            return None
+        zeroed, stepped = events[0][1], events[-1][1]
+        if not zeroed or not stepped or not stepped <= zeroed:
+            return None
+        return stepped
+
     def effects_within(self, statement: ast.stmt) -> list[Effect]:
         """What the functions `statement` calls did there, in this scope's terms: schedulers
         and optimizers they step, totals they add an argument to, whether a method kept the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from loopfix.rules import update_calls
 from loopfix.rules.base import FileContext, Finding
 from loopfix.rules.update_checks import ReorderRule
 
@@ -126,9 +127,24 @@ class StepBeforeBackward(ReorderRule):
         model, findings = context.model, []
         for site in model.backwards():
             steps = model.stale_steps_before(site.id)
-            if not steps or model.freed_graph_reused_by(site.id) or site.statement is None:
+            if not steps or model.freed_graph_reused_by(site.id):
                 continue  # a freed graph fails first: that is LF003
+            anchor = update_calls.anchor_of(context, site)
+            if site.statement is None and anchor is None:
+                continue
             step = model.update(min(steps))
+            if anchor is not None:  # a helper of another module: reported where it is called
+                start, end = context.layout.node_range(anchor)
+                message = (
+                    f"the backward inside `{ast.unparse(anchor.value.func)}` goes through "
+                    f"weights that `{ast.unparse(step.call)}` already changed in place "
+                    "(an update called before this one stepped them)"
+                    if isinstance(anchor, ast.Expr) and isinstance(anchor.value, ast.Call)
+                    else "a backward called from here goes through weights an optimizer "
+                    "step already changed in place"
+                )
+                findings.append(Finding(self.code, self.name, message, start, end, detail=site))
+                continue
             start, end = self.backward_range(context, site)
             message = (
                 f"this backward goes through weights that `{ast.unparse(step.call)}` "

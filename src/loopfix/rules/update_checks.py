@@ -6,7 +6,7 @@ import ast
 
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
-from loopfix.rules import update_order
+from loopfix.rules import update_calls, update_order
 from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
 DETACH_PEERS = "Detach the other peers' outputs where this peer's loss reads them"
@@ -66,6 +66,8 @@ class ReorderRule(Rule):
         )
 
     def _exact_fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        if update_calls.anchor_of(context, finding.detail) is not None:
+            return self._call_move(context, finding)
         peers = detach_peers(context, finding)
         if isinstance(peers, str):  # a peer loop: no reorder of one iteration helps either
             finding.fix_unavailable = peers
@@ -78,6 +80,10 @@ class ReorderRule(Rule):
             if single is not None:
                 return single
         if isinstance(plan, update_order.NotReorderable):
+            if model_reaches_through_update_call(context, finding):
+                moved = self._call_move(context, finding)
+                if moved is not None:
+                    return moved
             finding.fix_unavailable = str(plan)
             return None
         if not reorder_is_safe(context, plan.edits):
@@ -86,6 +92,20 @@ class ReorderRule(Rule):
             )
             return None
         return Fix(self.fix_title, tuple(plan.edits))
+
+    def _call_move(self, context: FileContext, finding: Finding) -> Fix | None:
+        """A whole update call of another module's helper, moved before the update calls
+        whose steps its graph must not see (`update_calls`)."""
+        plan = update_calls.plan_call_move(context, finding.detail)
+        if isinstance(plan, str):
+            finding.fix_unavailable = plan
+            return None
+        if not reorder_is_safe(context, plan):
+            finding.fix_unavailable = (
+                "the reordered calls would not reach exactly the graphs the original reached"
+            )
+            return None
+        return Fix(update_calls.FIX_TITLE, tuple(plan))
 
     def _single_step(self, context: FileContext, finding: Finding) -> Fix | None:
         """The unsafe fix of "backward, step, backward, step" of one optimizer (the upstream
@@ -115,6 +135,8 @@ class ReorderRule(Rule):
     def oracle(self, finding: Finding, runs) -> str:
         """The diagnosis holds (the original raises this rule's error within the capped
         iterations), then `reorder_oracle`."""
+        if finding.fix is not None and finding.fix.title == update_calls.FIX_TITLE:
+            return self.diagnosis(runs) or update_calls.call_move_oracle(runs)
         return self.diagnosis(runs) or reorder_oracle(runs)
 
     def diagnosis(self, runs) -> str | None:
@@ -140,6 +162,13 @@ class ReorderRule(Rule):
     def backward_range(context: FileContext, site: BackwardSite) -> tuple[int, int]:
         """Where a finding about a backward call is reported."""
         return context.layout.node_range(site.call)
+
+
+def model_reaches_through_update_call(context: FileContext, finding: Finding) -> bool:
+    """Whether the failing backward is met through a call that runs one whole update (a
+    helper of this file called once per optimizer)."""
+    anchor = context.model.reached_through_call(finding.detail.id)
+    return anchor is not None and context.model.update_call(anchor) is not None
 
 
 def reorder_is_safe(

@@ -135,6 +135,21 @@ def loss_difference(original: list, patched: list) -> str | None:
     return None
 
 
+def loss_multiset_difference(original: list, patched: list) -> str | None:
+    """Each loss the original backwarded is among the patched run's backwards, as often, in
+    any order (whole update calls moved before one another)."""
+    remaining = [e[1] for e in patched if e[0] == "backward"]
+    for index, loss in enumerate(e[1] for e in original if e[0] == "backward"):
+        match = next((i for i, other in enumerate(remaining) if other == loss), None)
+        if match is None:
+            return (
+                f"the original's backward {index} (loss {loss.tolist()}) is not among the "
+                "patched run's"
+            )
+        remaining.pop(match)
+    return None
+
+
 def lost_reach(events: list) -> str | None:
     """Whether a backward reaches fewer parameters than the first backward from the same line
     of code did: a cut that removed a path from a loss to the parameters that produced it in
