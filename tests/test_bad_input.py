@@ -234,3 +234,42 @@ def test_an_internal_error_checking_a_fix_drops_only_that_fix(project, monkeypat
     result = runner.invoke(app, ["apply", "--no-verify", "."])
     assert "internal error in LF001 checking its fix" in result.stderr
     assert (project / "train.py").read_text() == BUGGY and result.exit_code == 2
+
+
+def test_a_named_file_without_a_backward_is_still_parsed_and_its_error_reported(tmp_path):
+    broken = tmp_path / "helpers.py"
+    broken.write_text("import os\n\ndef oops(:\n    pass\n")
+    result = runner.invoke(app, ["check", "--no-cache", str(broken)])
+    assert result.exit_code == 2
+    assert f"{broken}:3:10: syntax error" in result.output
+    walked = runner.invoke(app, ["check", "--no-cache", str(tmp_path)])  # not named: skipped
+    assert walked.exit_code == 0, walked.output
+
+
+def test_a_named_notebook_with_magics_is_no_syntax_error(tmp_path):
+    import json
+
+    cells = [["%matplotlib inline\n", "import os\n", "!ls\n", "files = !ls\n", "os?"]]
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for source in cells
+        ],
+    }
+    path = tmp_path / "lesson.ipynb"
+    path.write_text(json.dumps(notebook))
+    result = runner.invoke(app, ["check", "--no-cache", str(path)])
+    assert result.exit_code == 0, result.output
+    notebook["cells"].append({**notebook["cells"][0], "source": ["def f(:\n", "    pass\n"]})
+    path.write_text(json.dumps(notebook))
+    broken = runner.invoke(app, ["check", "--no-cache", str(path)])
+    assert broken.exit_code == 2 and f"{path}:cell 2:1:7: syntax error" in broken.output

@@ -196,7 +196,8 @@ class Run:
                 self.error(found)
             else:
                 files.append(found)
-        settings = ScanSettings(self.config, self.cache_folder(), plan_fixes)
+        named = frozenset(str(p.resolve()) for p in paths if p.is_file())
+        settings = ScanSettings(self.config, self.cache_folder(), plan_fixes, named)
         with _progress(len(files), output_format) as advance:
             reports = list(scan(files, settings, self.jobs, advance))
         shown: set[str] = set()  # a broken module is named once, however many import it

@@ -18,6 +18,7 @@ and `verify` re-analyse in process only the files whose report has a fix.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -190,6 +191,9 @@ class ScanSettings:
     config: Config
     cache_folder: str | None  # None: no cache
     plan_fixes: bool = True  # False: findings only (no `[*]`), several times faster
+    # files the user named (resolved paths): always parsed, so a syntax error is reported
+    # even when the file has no backward pass
+    named: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -208,6 +212,10 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
     if not _relevant(path, data):
+        if str(path.resolve()) in settings.named:
+            problem = _syntax_error(path, data)
+            if problem is not None:
+                return FileReport(shown, errors=[problem])
         return FileReport(shown, skipped=NO_BACKWARD)
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
@@ -218,6 +226,25 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
+
+
+def _syntax_error(path: Path, data: bytes) -> str | None:
+    """The one-line error of a named file that does not decode or parse (a notebook is read
+    as its cells, as the analysis reads it, so IPython magics are no syntax errors)."""
+    try:
+        source = SourceFile.from_bytes(path, data)
+        ast.parse(source.text, filename=str(path))
+    except SourceError as error:
+        return str(error)
+    except SyntaxError as error:
+        where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
+        if error.lineno and source.notebook is not None:
+            cell, line = source.notebook.cell_of(source.text, error.lineno)
+            where = f":cell {cell}:{line}:{error.offset or 0}"
+        return f"{path}{where}: syntax error: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{path}: {error}"
+    return None
 
 
 def _relevant(path: Path, data: bytes) -> bool:
