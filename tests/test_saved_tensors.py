@@ -148,11 +148,12 @@ OPERATIONS = [
     "torch.sigmoid({v})", "torch.tanh({v})", "torch.exp({v})", "F.relu({v})", "F.gelu({v})",
     "torch.log({v})", "{v} * 2.0", "{v} + 1.0", "{v}.sum(dim=1, keepdim=True) + {v}",
     "self.fc({v})", "self.norm({v})", "torch.softmax({v}, dim=1)", "{v}[:, :8]",
-    "{v} * {w}", "{v}.clone()",
+    "{v} * {w}", "{v}.clone()", "self.block({v})", "self.preact(self.block({v}))",
 ]  # fmt: skip
 CHANGES = [
     "{v} += 1.0", "{v} *= 0.5", "{v}.mul_(0.5)", "{v}[:, 0] = 0.0", "{v}.clamp_(-2.0, 2.0)",
-    "{v} = F.relu({v}, inplace=True)", "{v} = self.act({v})",
+    "{v} = F.relu({v}, inplace=True)", "{v} = self.act({v})", "{v}.unsqueeze_(0)",
+    "{v}.squeeze_(0)", "{v} = self.preact({v})",
 ]  # fmt: skip
 NET = """\
 import torch
@@ -166,6 +167,8 @@ class Net(nn.Module):
         self.fc = nn.Linear(8, 8)
         self.norm = nn.LayerNorm(8)
         self.act = nn.LeakyReLU(0.2, inplace=True)
+        self.block = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+        self.preact = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(8, 8))
 
     def forward(self, x):
         v0 = self.fc(x)
@@ -388,3 +391,134 @@ class Net(nn.Module):
     result = analyse_source(SourceFile.from_text(Path("net.py"), text))
     (finding,) = [f for f in result.findings if f.rule == "LF008"]
     assert "t = t.clone()" in result.fixed_text and "inplace=True" in result.fixed_text
+
+
+# -- in-place views: they change only the shape, but bump the version counter --------------
+
+VIEW_CHANGES = [
+    "unsqueeze_(0)", "squeeze_(0)", "transpose_(0, 1)", "t_()", "swapdims_(0, 1)",
+    "swapaxes_(0, 1)", "as_strided_((8, 4), (1, 8))",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", VIEW_CHANGES)
+@pytest.mark.parametrize(
+    ("operation", "kept"),
+    [("torch.sigmoid(h)", "result"), ("F.gelu(h)", "input"), ("h * 2.0", None)],
+)
+@pytest.mark.parametrize("changed", ["result", "input"])
+def test_an_in_place_view_of_a_kept_tensor_is_reported_and_fixed(method, operation, kept, changed):
+    target = "y" if changed == "result" else "h"
+    text = module_source(LINEAR, None, [f"y = {operation}", f"{target}.{method}", "return y, h"])
+    expected = kept == changed
+    assert backward_fails(text, LINEAR) is expected, "torch disagrees"
+    findings = lf008(text)
+    assert bool(findings) is expected, "the rule disagrees with torch"
+    if expected:
+        fixed = analyse_source(SourceFile.from_text(Path("net.py"), text)).fixed_text
+        assert f"{target} = {target}.{method.replace('_(', '(')}" in fixed
+        assert not backward_fails(fixed, LINEAR) and lf008(fixed) == []
+
+
+# -- nn.Sequential: what its layers keep, and what its first in-place layer changes -------
+
+BLOCKS = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Sequential({first})
+        self.second = nn.Sequential({second})
+
+    def forward(self, x):
+{body}
+"""
+CONV_IN, CONV_MID = "nn.Conv2d(3, 4, 3, padding=1)", "nn.Conv2d(4, 4, 3, padding=1)"
+ENDINGS = {  # the first block's last layer -> whether it keeps its result
+    "nn.ReLU()": True, "nn.Sigmoid()": True, "nn.Tanh()": True, "nn.ReLU(inplace=True)": True,
+    "nn.LeakyReLU(0.2, inplace=True)": True, "nn.ELU(inplace=True)": True,
+    "nn.Softmax(dim=1)": True, "nn.BatchNorm2d(4)": False, "nn.GELU()": False,
+    "nn.ReLU6(inplace=True)": False, "nn.MaxPool2d(2)": False, "nn.Dropout(0.2)": False,
+    CONV_MID: False, "nn.GroupNorm(2, 4)": False,
+}  # fmt: skip
+STARTS = [  # the second block's first layer, which changes its argument in place
+    "nn.ReLU(inplace=True)", "nn.LeakyReLU(0.1, True)", "nn.Dropout(0.3, inplace=True)",
+]  # fmt: skip
+CALLS = {
+    "nested": "        return self.second(self.first(x)).mean()",
+    "named": "        h = self.first(x)\n        h = self.second(h)\n        return h.mean()",
+}
+
+
+def blocks_fail(text: str) -> bool:
+    namespace: dict = {"__name__": "generated"}
+    exec(compile(text, "<generated>", "exec"), namespace)  # noqa: S102 - our own source
+    torch.manual_seed(0)
+    try:
+        namespace["Net"]()(torch.randn(2, 3, 8, 8)).backward()
+    except RuntimeError as error:
+        if FAILURE in str(error):
+            return True
+        raise
+    return False
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_a_block_changing_what_the_previous_block_kept(ending, start, call):
+    """`self.second(self.first(x))` fails exactly when the first block's last layer keeps its
+    result and the second's first layer changes it in place; the fix switches that layer."""
+    text = BLOCKS.format(
+        first=f"{CONV_IN}, {ending}", second=f"{start}, {CONV_MID}", body=CALLS[call]
+    )
+    expected = ENDINGS[ending]
+    assert blocks_fail(text) is expected, "the table disagrees with torch"
+    assert bool(lf008(text)) is expected, "the rule disagrees with torch"
+    if expected:
+        fixed = analyse_source(SourceFile.from_text(Path("net.py"), text)).fixed_text
+        assert "inplace=False" in fixed or "False" in fixed.split("self.second")[1]
+        assert not blocks_fail(fixed) and lf008(fixed) == []
+
+
+def test_a_block_keeps_the_input_of_its_first_convolution():
+    text = BLOCKS.format(
+        first=f"{CONV_IN}, nn.BatchNorm2d(4)",
+        second=CONV_MID,
+        body="\n".join(
+            f"        {line}"
+            for line in ["h = x * 2.0", "y = self.first(h)", "h += 1.0", "return y.mean()"]
+        ),
+    )
+    assert blocks_fail(text) and len(lf008(text)) == 1
+
+
+@pytest.mark.parametrize(
+    "built",
+    [
+        f"*[nn.ReLU(inplace=True), {CONV_MID}]",  # its layers from a list
+        f"nn.ReLU(inplace=True), {CONV_MID})\n        self.second.append(nn.Identity()",
+        f"nn.ReLU(inplace=True), {CONV_MID})\n        self.second[0] = nn.ReLU(inplace=True",
+    ],
+)
+def test_a_block_whose_layers_are_not_its_constructor_calls_is_not_followed(built):
+    """Known misses, never guesses: the walk needs the layers written in the constructor."""
+    text = BLOCKS.format(first=f"{CONV_IN}, nn.Tanh()", second=built, body=CALLS["nested"])
+    assert blocks_fail(text) and lf008(text) == []
+
+
+def test_a_frozen_block_keeps_nothing_for_an_input_without_grad():
+    """`model.first.requires_grad_(False)` in the training code: the first block's ReLU
+    result does not require grad, so nothing keeps it."""
+    net = BLOCKS.format(
+        first=f"{CONV_IN}, nn.ReLU()",
+        second=f"nn.ReLU(inplace=True), {CONV_MID}",
+        body=CALLS["nested"],
+    )
+    training = "model = Net()\nmodel.first.requires_grad_(False)\n"
+    text = f"{net}\n\n{training}model(torch.randn(2, 3, 8, 8)).backward()\n"
+    exec(compile(text, "<frozen>", "exec"), {"__name__": "frozen"})  # noqa: S102 - it runs
+    assert lf008(text) == []

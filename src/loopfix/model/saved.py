@@ -64,6 +64,13 @@ MODULE_OPERATIONS = {
 }  # fmt: skip
 # functional names that differ from the operation's
 FUNCTION_OPERATIONS = {"conv1d": "conv", "conv2d": "conv", "conv3d": "conv", "pow": "pow"}
+# modules that may return a view of their input (`nn.Flatten`): a walk through an
+# `nn.Sequential` stops there
+VIEWING_MODULES = frozenset({"Flatten", "Unflatten"})
+# methods that change the layers of an `nn.Sequential` after it is built
+SEQUENTIAL_CHANGES = frozenset(
+    {"append", "extend", "insert", "add_module", "register_module", "pop", "__setitem__"}
+)
 # classes whose instances have weights of their own (their output requires grad)
 WEIGHTED_MODULES = frozenset(
     {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -90,6 +97,10 @@ IN_PLACE_METHODS = {
     "floor_": "floor", "ceil_": "ceil", "round_": "round", "sign_": "sign", "fmod_": "fmod",
     "remainder_": "remainder", "fill_": None, "zero_": None, "copy_": None,
     "uniform_": None, "normal_": None, "bernoulli_": None,
+    # in-place views change only the shape and strides, but they bump the version counter
+    # all the same: `a = torch.relu(h); a.unsqueeze_(1)` fails the backward of `relu`
+    "unsqueeze_": "unsqueeze", "squeeze_": "squeeze", "transpose_": "transpose", "t_": "t",
+    "swapdims_": "swapdims", "swapaxes_": "swapaxes", "as_strided_": "as_strided",
 }  # fmt: skip
 # torch.nn.functional functions with an `inplace` argument (its position when passed bare)
 INPLACE_KEYWORD = {
@@ -173,6 +184,9 @@ class InPlaceChange:
     saved_here: bool = False
     alias: str = ""  # another name of the same tensor read after the change
     kept_in: str = ""  # where else the tensor was put that loopfix does not follow
+    # the changed tensor when no name holds it (`self.block1(x)` in
+    # `self.block2(self.block1(x))`); `var` is then its source text
+    unnamed: ast.expr | None = None
 
 
 @dataclass
@@ -316,6 +330,7 @@ class _Scope:
         self.later_reads: dict[str, list[ast.Name]] = {}
         self.integers: set[str] = set()  # names bound to ints by a loop (index views)
         self.lists: set[str] = set()  # names bound to Python lists (`hs = [None] * (T + 1)`)
+        self.values: dict[int, Binding] = {}  # the current statement's expressions
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
@@ -443,9 +458,12 @@ class _Scope:
         self._confirm_reads(statement)
         self._note_escapes(statement)
         value = getattr(statement, "value", None)
+        self.values = {}
         result = self._value(value, statement) if value is not None else None
         for node in _in_place_nodes(statement):
             self._in_place(statement, node, result)
+        if isinstance(statement, ast.Return) and result is not None and self.returns_to_backward:
+            self._confirm_graph(result.graph)  # `return self.block2(self.block1(x))`
         if isinstance(statement, ast.Assign | ast.AnnAssign):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
@@ -489,7 +507,14 @@ class _Scope:
 
     def _value(self, node: ast.expr, statement: ast.stmt) -> Binding | None:
         """The binding `node` evaluates to (None: not a tensor loopfix can follow), recording
-        the saves it makes; its graph holds the saves of every operation it went through."""
+        the saves it makes; its graph holds the saves of every operation it went through.
+        Kept for the statement's in-place changes of tensors without a name."""
+        result = self._evaluate(node, statement)
+        if result is not None:
+            self.values[id(node)] = result
+        return result
+
+    def _evaluate(self, node: ast.expr, statement: ast.stmt) -> Binding | None:
         if isinstance(node, ast.Name):
             return self._binding(node.id)
         if isinstance(node, ast.Call):
@@ -608,14 +633,17 @@ class _Scope:
         made = self._save(changed, node, statement, f"`{shown.strip('`')}` keeps its result")
         return Binding(changed.counter, True, changed.graph | {made})
 
-    def _layer_call(self, layer, func, first, node, statement) -> Binding:
-        """A call of a module the class (or the function) builds: `self.bn1(out)`."""
+    def _layer_call(self, layer, func, first, node, statement, within="") -> Binding:
+        """A call of a module the class (or the function) builds: `self.bn1(out)`; for an
+        `nn.Sequential`, each of its layers in turn (`within`: the layer's place in it)."""
         kind, built, info = layer
         first = first if first is not None else Binding(Counter())
         if info is not None:  # one of the project's own modules
             weighted = _builds_weights(info, self.symbols)
             return Binding(Counter(), weighted or first.grad, first.graph)
-        shown = f"`{dotted_name(func)}` ({kind})"
+        if kind == "Sequential" and self._followed_sequential(func, built):
+            return self._sequential_call(built, func, first, node, statement)
+        shown = f"`{dotted_name(func)}` ({within}{kind})"
         operation = MODULE_OPERATIONS.get(kind)
         if kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
             if operation in INPLACE_RESULT_SAVED and first.grad:
@@ -641,13 +669,87 @@ class _Scope:
         graph = first.graph | ({made} if made is not None else set())
         return Binding(Counter(), grad, frozenset(graph))
 
+    def _sequential_call(self, built: ast.Call, func, first: Binding, node, statement):
+        """`self.block(x)` with `self.block = nn.Sequential(nn.Conv2d(...), nn.ReLU())`: the
+        layers applied in order, so that the block keeps what its layers keep (its input for a
+        first convolution, its result for a last ReLU) and changes what its first in-place
+        layer changes. Layers loopfix does not know end the walk: what they return is a new
+        tensor that nothing is known to keep."""
+        current, count_ = first, len(built.args)
+        for position, element in enumerate(built.args):
+            kind = _kind(element, self.symbols)
+            if kind == "Identity":
+                continue  # returns its argument
+            if kind is None or kind in VIEWING_MODULES:
+                weighted = self._sequential_weighted(func, built)
+                return Binding(Counter(), current.grad or weighted, current.graph)
+            layer = (kind, element, None)
+            if count_ == 1:
+                within = ""
+            elif position == 0:
+                within = "its first layer, "
+            elif position == count_ - 1:
+                within = "its last layer, "
+            else:
+                within = f"its layer {position}, "
+            current = self._layer_call(layer, func, current, node, statement, within)
+        return current
+
+    def _inplace_layer(self, layer, func: ast.expr) -> ast.Call | None:
+        """The constructor of the in-place layer that changes the module's argument: the
+        module's own (`nn.ReLU(inplace=True)`), or an `nn.Sequential`'s first layer's
+        (`nn.Sequential(nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(...))`)."""
+        kind, built, info = layer
+        while info is None and kind == "Sequential" and self._followed_sequential(func, built):
+            built = next(e for e in built.args if _kind(e, self.symbols) != "Identity")
+            kind = _kind(built, self.symbols)
+        if info is None and kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
+            return built
+        return None
+
+    def _sequential_weighted(self, func, built: ast.Call) -> bool:
+        frozen = dotted_name(func) in self.symbols.frozen or self._frozen_attribute(func)
+        return not frozen and any(_kind(e, self.symbols) in WEIGHTED_MODULES for e in built.args)
+
+    def _followed_sequential(self, func: ast.expr, built: ast.Call) -> bool:
+        """An `nn.Sequential` built from its layers' constructors, never changed afterwards
+        (`self.block.append(...)`, `self.block[0] = ...`, `add_module`): its layers are the
+        calls in the constructor, in order."""
+        if not built.args or built.keywords:
+            return False
+        if not all(isinstance(e, ast.Call) for e in built.args):
+            return False  # `*layers`, a shared module (`self.act`), an `OrderedDict`
+        in_class = self.owner is not None and _self_attribute(func)
+        scope = self.owner.node if in_class else self.function
+        name = dotted_name(func)
+        for n in ast.walk(scope):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in SEQUENTIAL_CHANGES
+                and dotted_name(n.func.value) == name
+            ):
+                return False
+            if (
+                isinstance(n, ast.Subscript)
+                and isinstance(n.ctx, ast.Store | ast.Del)
+                and dotted_name(n.value) == name
+            ):
+                return False
+        return True
+
     def _frozen_attribute(self, func: ast.expr) -> bool:
         """`self.enc` whose parameters the class sets `requires_grad` False on anywhere
-        (`self.enc.weight.requires_grad = False`, a loop over `self.enc.parameters()`)."""
+        (`self.enc.weight.requires_grad = False`, a loop over `self.enc.parameters()`), or
+        the file does through a path ending in it (`model.enc.requires_grad_(False)`)."""
         if self.owner is None or not _self_attribute(func):
             return False
         if self._frozen is None:
             self._frozen = _frozen_attributes(self.owner.node)
+            tree = self.symbols.tree
+            if tree is not None:  # frozen by the training code: `model.b1.requires_grad_(False)`
+                key = ("attributes frozen through a path", id(tree))
+                self._frozen |= self.symbols.remember(key, _frozen_anywhere, tree)
         return func.attr in self._frozen
 
     def _layer(self, func: ast.expr):
@@ -698,12 +800,17 @@ class _Scope:
 
     # -- in-place changes ---------------------------------------------------------------
     def _in_place(self, statement: ast.stmt, node: ast.AST, result: Binding | None) -> None:
-        var = _changed_name(node, self.symbols, self)
-        if var is None or var not in self.env:
+        target = _changed_target(node, self.symbols, self)
+        var = _root_name(target) if target is not None else None
+        unnamed = target if var is None and id(target) in self.values else None
+        if unnamed is not None:  # a tensor without a name: `self.block2(self.block1(x))`
+            var, binding = ast.unparse(unnamed), self.values[id(unnamed)]
+        elif var is None or var not in self.env:
             return
-        if isinstance(node, ast.Subscript) and var in self.lists:
+        elif isinstance(node, ast.Subscript) and var in self.lists:
             return  # `hs[t + 1] = ...` stores into a Python list: no tensor changes
-        binding = self.env[var]
+        else:
+            binding = self.env[var]
         saves = [s for s in binding.counter.saves if _before_change(s, statement, node)]
         if not saves:
             return
@@ -712,6 +819,7 @@ class _Scope:
         if switch is not None and not self._switch_keeps_values(how, statement, node):
             switch = None  # `inplace=False` would leave a name the change reached unchanged
         change = InPlaceChange(statement, node, var, saves[0], how, switch)
+        change.unnamed = unnamed
         change.saved_here = any(s.statement is statement for s in saves)
         aliases = sorted(
             name
@@ -774,11 +882,13 @@ class _Scope:
             return
         for name in _graph_reads(node):
             binding = self.env.get(name)
-            if binding is None:
-                continue
-            for candidate in self.candidates:
-                if candidate.at_risk & binding.graph:
-                    candidate.confirmed = True
+            if binding is not None:
+                self._confirm_graph(binding.graph)
+
+    def _confirm_graph(self, graph: frozenset[int]) -> None:
+        for candidate in self.candidates:
+            if candidate.at_risk & graph:
+                candidate.confirmed = True
 
     def _backward_after(self, node: ast.AST) -> bool:
         if not hasattr(self, "_backwards"):
@@ -836,10 +946,19 @@ def _in_place_nodes(statement: ast.stmt) -> list[ast.AST]:
 
 def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) -> str | None:
     """The name of the tensor `node` changes in place, or None."""
+    target = _changed_target(node, symbols, scope)
+    return _root_name(target) if target is not None else None
+
+
+def _changed_target(
+    node: ast.AST, symbols: Symbols, scope: _Scope | None = None
+) -> ast.expr | None:
+    """The expression whose tensor `node` changes in place (`out` in `out += r`, `x` in
+    `x.clamp_(0, 1)`, `self.block1(x)` in `self.block2(self.block1(x))`), or None."""
     if isinstance(node, ast.AugAssign):
-        return _root_name(node.target)
+        return node.target
     if isinstance(node, ast.Subscript):
-        return _root_name(node.value)
+        return node.value
     if not isinstance(node, ast.Call):
         return None
     func = node.func
@@ -849,7 +968,7 @@ def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) 
         and not _self_attribute(func)
         and symbols.qualify(func) == dotted_name(func)
     ):
-        return _root_name(func.value)
+        return func.value
     qualified = symbols.qualify(func) or ""
     base = qualified.rsplit(".", 1)[-1]
     if (
@@ -860,25 +979,25 @@ def _changed_name(node: ast.AST, symbols: Symbols, scope: _Scope | None = None) 
             or (base.endswith("_") and base[:-1] in RESULT_SAVED | INPUT_SAVED)
         )
     ):
-        return _root_name(node.args[0])
+        return node.args[0]
     if scope is not None and node.args:
         layer = scope._layer(func)
         if layer is not None:
             kind, built, info = layer
-            if kind in INPLACE_MODULES and _inplace_constructor(built) is not None:
-                return _root_name(node.args[0])
+            if scope._inplace_layer(layer, func) is not None:
+                return node.args[0]
             forward = scope.symbols.method(info, "forward") if info is not None else None
             home = scope.symbols.home(forward) if forward is not None else None
             if forward is not None and mutates_first_argument(forward, home, info):
-                return _root_name(node.args[0])
+                return node.args[0]
         elif scope._mutating_helper(func) is not None:
-            return _root_name(node.args[0])
+            return node.args[0]
     if scope is not None and not node.args and node.keywords:
         helper = scope._mutating_helper(func)  # `self._drop_padding(pad=pad, attn=attn)`
         first = _first_parameter(helper) if helper is not None else None
         given = next((k.value for k in node.keywords if k.arg == first), None)
         if given is not None:
-            return _root_name(given)
+            return given
     return None
 
 
@@ -900,7 +1019,7 @@ def _change_kind(node: ast.AST, scope: _Scope) -> tuple[str, ast.expr | None]:
     if layer is not None:
         kind, built, info = layer
         if info is None:
-            return "module", _inplace_constructor(built)
+            return "module", _inplace_constructor(scope._inplace_layer(layer, func))
         return "callee", None
     if scope._mutating_helper(func) is not None:
         return "callee", None
@@ -1164,8 +1283,21 @@ def _pairs(targets: list[ast.expr], value: ast.expr | None) -> list[tuple]:
 
 def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
     """Attributes of `self` whose parameters the class sets `requires_grad` False on."""
+    return {n.split(".")[1] for n in _frozen_owners(cls) if n.startswith("self.")}
+
+
+def _frozen_anywhere(tree: ast.Module) -> set[str]:
+    """Attribute names of modules whose parameters the file sets `requires_grad` False on
+    through a path (`model.b1.requires_grad_(False)`, `for p in model.enc.parameters()`,
+    `net.fc.weight.requires_grad = False`): every name after the first, since which class's
+    attribute the path goes through is not followed (`self.b1` may be the frozen one)."""
+    return {part for n in _frozen_owners(tree) for part in n.split(".")[1:]}
+
+
+def _frozen_owners(scope: ast.AST) -> set[str]:
+    """Dotted names of the modules the scope sets `requires_grad` False on."""
     frozen: set[str] = set()
-    for node in ast.walk(cls):
+    for node in ast.walk(scope):
         owner = None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
@@ -1197,8 +1329,8 @@ def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
                 else None
             )
         name = dotted_name(owner) if owner is not None else None
-        if name and name.startswith("self."):
-            frozen.add(name.split(".")[1])
+        if name:
+            frozen.add(name)
     return frozen
 
 

@@ -14,7 +14,14 @@ Finds an in-place operation on a tensor that an earlier operation saved for its 
 result of `torch.sigmoid`/`tanh`/`exp`/`relu`/`softmax` changed by `out += residual`, a
 slice write or an in-place activation; the input of a convolution, batch norm, trainable
 `Linear`, `log`, `gelu`, ... changed after the call (`logits = self.fc(feat)` then
-`F.relu(feat, inplace=True)`), a residual block adding the shortcut into what a ReLU kept. It
+`F.relu(feat, inplace=True)`), a residual block adding the shortcut into what a ReLU kept, an
+in-place view (`a.unsqueeze_(1)`, `x.transpose_(1, 2)`: only the shape changes, but the
+version counter moves all the same). An `nn.Sequential` built from its layers' constructors
+is followed layer by layer: it keeps what they keep (the input of a first convolution, the
+result of a last ReLU or sigmoid) and changes its argument when its first layer is an
+in-place activation or dropout, so `self.block2(self.block1(x))` with `block1` ending in
+`nn.ReLU()` and `block2` starting with `nn.LeakyReLU(0.2, inplace=True)` is found, a tensor
+without a name included. It
 follows `forward` of the file's `nn.Module` classes and the methods it calls through `self`,
 the methods and functions the training code calls (`model.compute_loss(x)`), and training code
 itself, where a change counts only when a backward comes after it (not `generate()` or other
@@ -54,8 +61,10 @@ Use instead:
 
 ## What the fix preserves
 The change is made out-of-place: `out = out + residual` for an augmented assignment,
-`inplace=False` for an in-place activation (in the module's constructor or the call),
-`x = x.add(r)` for an in-place method, and `x = x.clone()` before a slice write. The forward
+`inplace=False` for an in-place activation (in the module's constructor, an `nn.Sequential`'s
+layer's, or the call), `x = x.add(r)` for an in-place method (`a = a.unsqueeze(1)` for an
+in-place view), `x = x.clone()` before a slice write, and `.clone()` after a tensor without a
+name (`self.block2(self.block1(x).clone())`). The forward
 computes the same values (the new tensor holds what the changed one held); the saved tensor
 keeps the value the backward needs, so the gradients are those of the computation as written.
 Verification runs the original (it must fail with the error), the patched code, and the
@@ -74,6 +83,12 @@ would be the one saved and written; the steps belong in a list passed to `torch.
 self.relu(out)`) and a module so switched is called nowhere else; otherwise the tensor is
 cloned before the change. A change to a wider dtype can differ in place
 (`x += y` keeps `x`'s dtype); verification compares the values.
+
+## Known problems
+An `nn.Sequential` whose layers are not its constructor's calls (`nn.Sequential(*layers)`, an
+`OrderedDict`, a shared `self.act`, layers appended or replaced later) is not followed, nor
+are layers it does not know (a project module inside it ends the walk), nor a project
+module's `forward` that returns what its last operation keeps: those changes are missed.
 
 ## References
 - PyTorch docs, "Autograd mechanics: In-place operations with autograd"
@@ -100,8 +115,9 @@ class InplaceOnSavedTensor(Rule):
         for change in context.model.saved_tensor_changes():
             start, end = context.layout.node_range(change.node)
             saved_at = change.save.statement.lineno
+            changed = f"the result of `{change.var}`" if change.unnamed else f"`{change.var}`"
             message = (
-                f"`{change.var}` is changed in place after {change.save.operation} for the "
+                f"{changed} is changed in place after {change.save.operation} for the "
                 f"backward (line {saved_at}): the backward will fail with 'modified by an "
                 "inplace operation'"
             )
@@ -155,6 +171,12 @@ def _out_of_place(context: FileContext, change: InPlaceChange) -> tuple[str, lis
         start, end = layout.node_range(change.switch)
         where = "the module's constructor" if change.how == "module" else "the call"
         return f"Pass `inplace=False` in {where}", [Edit(start, end, "False")]
+    if change.unnamed is not None:  # `self.block2(self.block1(x).clone())`
+        start, end = layout.node_range(change.unnamed)
+        edits = [Edit(end, end, ".clone()")]
+        if not isinstance(change.unnamed, ATOMS):
+            edits = [Edit(start, start, "("), Edit(end, end, ").clone()")]
+        return f"Clone the result of `{var}` before changing it in place", edits
     method = _method_statement(layout, statement, node, var)
     if method is not None:
         return method
