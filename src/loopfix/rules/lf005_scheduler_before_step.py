@@ -14,8 +14,11 @@ Finds an `lr_scheduler.step()` that runs before the `step()` of the optimizer it
 the same loop iteration: earlier in the same block (a per-batch schedule such as `OneCycleLR`
 stepped first), or at the start of an epoch whose batch loop steps the optimizer (the
 convention of PyTorch before 1.1), also at the top of a function that runs an epoch (`def
-train_epoch(...): scheduler.step(); for batch in loader: ...`). Which optimizer a scheduler
-drives is resolved from how it was built (`StepLR(optimizer, ...)`).
+train_epoch(...): scheduler.step(); for batch in loader: ...`). Calls are followed into the
+functions and methods of the project: a scheduler stepped before `train_epoch(model,
+optimizer)` steps the optimizer, and a call such as `trainer.update_learning_rate()` that steps
+a scheduler on every call, made before `trainer.update(x, y)` steps its optimizer. Which
+optimizer a scheduler drives is resolved from how it was built (`StepLR(optimizer, ...)`).
 
 ## Why is this bad?
 Since PyTorch 1.1 a scheduler's `step()` must follow the optimizer's: called first, it skips
@@ -47,7 +50,9 @@ for epoch in range(epochs):
 ## What the fix preserves
 The fix moves the scheduler's `step()` (with the comment lines above it) to just after the
 statement that steps its optimizer: after `optimizer.step()` (or the `if` / `scaler.step()`
-holding it) for a per-iteration schedule, after the batch loop for a per-epoch one. The
+holding it, or the call that steps it) for a per-iteration schedule, after the batch loop for
+a per-epoch one. A call that steps the scheduler is moved whole (`lr =
+trainer.update_learning_rate()`, when nothing it moves past reads `lr`). The
 correctness criterion, checked by verification on the learning rates each optimizer step
 used: the patched run's first step uses the schedule's first value (the learning rate right
 after the scheduler was built), and the sequence of learning rates the original used
@@ -59,7 +64,10 @@ uses a later value.
 Safe by the criterion above: the schedule becomes the documented one, and nothing else moves.
 Not reported: a scheduler stepped with arguments (`ReduceLROnPlateau.step(val_loss)`), one
 stepped under a condition (`if epoch > 0: scheduler.step()`, which does follow an optimizer
-step), and one whose optimizer is not known from how it was built.
+step), and one whose optimizer is not known from how it was built. A called function counts
+only when it steps the scheduler on every call (a statement of its own body, after nothing
+that may return) and runs no backward or optimizer step itself; a method that loops over its
+schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
 
 ## References
 - PyTorch docs, "How to adjust learning rate" (`torch.optim.lr_scheduler`): the order of

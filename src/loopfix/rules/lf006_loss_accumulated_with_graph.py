@@ -12,7 +12,12 @@ DOCS = """\
 Finds a loss (or any tensor carrying autograd graph) added, in a training loop, to a total or a
 list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss + loss`,
 `losses.append(loss)`) when that total is only logged or averaged afterwards: printed,
-formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`.
+formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`,
+also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`).
+A meter object counts too: `meter.update(loss, n)` where the class's `update` adds its
+argument to an attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's ImageNet
+example), in the same file or imported from the project, when the meter is only reset,
+printed or read for its attributes in logging.
 
 ## Why is this bad?
 Adding a tensor that requires grad builds a new graph node that keeps the loss's whole graph
@@ -37,6 +42,7 @@ Use instead:
 ```python
     total_loss += loss.detach()
 ```
+(and `meter.update(loss.detach(), n)` for a meter.)
 
 ## What the fix preserves
 The added value is detached where it is added (`loss.detach()`): the same tensor values, on
@@ -48,8 +54,14 @@ capped run, and that peak memory is not higher.
 
 ## Fix safety
 Safe. Not reported when the total is read for anything else than logging or averaging (a
-`backward()` through it, as in full-batch training or gradient accumulation by summing losses;
-a return; a call loopfix cannot see into), or when the loop resets it in every iteration.
+`backward()` through it, also after a reduction, as in full-batch training or gradient
+accumulation by summing losses, `torch.stack(losses).mean().backward()`; a return; a call
+loopfix cannot see into), or when the loop resets it in every iteration. A meter is not
+reported when it is a parameter or an attribute of `self` (other code may read it), when its
+`update` also hands the value on or returns it to the caller, or when another method of it is
+called for its result (`meter.total().backward()`) or hands what the meter holds to anything
+else; a meter handed to another object (the ImageNet example's `ProgressMeter([losses,
+top1])`) is not followed, so it is not reported.
 
 ## References
 - PyTorch FAQ, "My model reports CUDA runtime error(2): out of memory": "Don't accumulate
