@@ -190,7 +190,9 @@ class Project:
                 and name not in SKIPPED_FOLDERS
                 and not is_virtual_environment(here / name)
             )
-            files += [(here / n).resolve() for n in sorted(names) if n.endswith(".py")]
+            for name in sorted(names):
+                if name.endswith(".py") and (resolved := _resolved(here / name)) is not None:
+                    files.append(resolved)
             if len(files) >= MAX_INDEXED_FILES:
                 break
         return files[:MAX_INDEXED_FILES]
@@ -352,6 +354,15 @@ def project_for(path: Path) -> Project | None:
     if root not in _PROJECTS:
         _PROJECTS[root] = Project(root)
     return _PROJECTS[root]
+
+
+def _resolved(path: Path) -> Path | None:
+    """`path` with its links followed, or None for a broken link or a link loop."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    return resolved if resolved.is_file() else None
 
 
 def _module_file(base: Path, parts: list[str]) -> Path | None:
