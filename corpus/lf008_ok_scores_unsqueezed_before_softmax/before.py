@@ -1,0 +1,34 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AttentionPooling(nn.Module):
+    """The raw scores get their trailing axis in place; the softmax comes after."""
+
+    def __init__(self, features=10, hidden=16, labels=3):
+        super().__init__()
+        self.encoder = nn.GRU(features, hidden, batch_first=True)
+        self.score = nn.Linear(hidden, 1)
+        self.classifier = nn.Linear(hidden, labels)
+
+    def forward(self, sequence):
+        states, _ = self.encoder(sequence)
+        scores = self.score(states).squeeze(-1)
+        scores.unsqueeze_(-1)
+        weights = torch.softmax(scores, dim=1)
+        pooled = (weights * states).sum(dim=1)
+        return self.classifier(pooled)
+
+
+torch.manual_seed(0)
+model = AttentionPooling()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for step in range(3):
+    sequence = torch.randn(5, 7, 10)
+    labels = torch.randint(0, 3, (5,))
+    loss = F.cross_entropy(model(sequence), labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(step, loss.item())
