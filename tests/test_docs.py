@@ -47,6 +47,20 @@ def test_mkdocs_build_strict(tmp_path):
     assert 'id="lf009-gradient-leak"' in rules
 
 
+REGENERATE = (
+    ".venv/bin/python -c 'from loopfix.report import rules_markdown; "
+    'open("docs/rules.md", "w").write(rules_markdown())\''
+)
+
+
+def test_the_rules_page_is_generated_from_the_rules():
+    from loopfix.report import rules_markdown
+
+    current = (DOCS / "rules.md").read_text() == rules_markdown()
+    assert current, f"docs/rules.md is stale; regenerate it with {REGENERATE}"
+    assert REGENERATE in (DOCS / "how-it-works.md").read_text()
+
+
 def test_every_page_is_in_the_navigation():
     config = (ROOT / "mkdocs.yml").read_text()
     for page in DOCS.glob("*.md"):
