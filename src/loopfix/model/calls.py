@@ -529,8 +529,30 @@ class CallsMixin:
             return EMPTY  # recursion: start from "no graph", the least fixpoint
         if self.frame.depth >= MAX_CALL_DEPTH:
             return Value(union(call.argument_values()), UNKNOWN)
+        summarised = self.summaries.call(self, call, env)
+        if summarised is not None:  # its summary for this context: the body does not run
+            return summarised
+        returned, after, frame = self._run_body(call, env)
+        env.clear()
+        env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
+        return returned
+
+    def _run_body(
+        self, call: Call, env: Env, placeholders: dict[str, Value] | None = None
+    ) -> tuple[Value, Env, Frame]:
+        """Run the callee's body on `env` (its parameters bound to the arguments, or to
+        `placeholders` when a summary is being computed): what it returns, the environment
+        after it (its locals still in, under the frame's prefix) and its frame."""
+        function = call.function
         frame = self._callee_frame(call)
-        self._bind_parameters(call, frame, env)
+        if placeholders is None:
+            self._bind_parameters(call, frame, env)
+        else:
+            bound = _bound(function, call.positional, call.keywords, call.cls is not None)
+            for name, (_, key) in bound.items():
+                env[frame.prefix + name] = placeholders[name]
+                if key is not None:
+                    frame.aliases[name] = key
         outer_frame, outer_no_grad, outer_symbols = self.frame, self.no_grad, self.symbols
         self.frame = frame
         self.symbols = self.home_of(function)  # another module's names mean its own
@@ -542,12 +564,10 @@ class CallsMixin:
             self.call_stack.pop()
             self.frame, self.no_grad, self.symbols = outer_frame, outer_no_grad, outer_symbols
         after = join_envs(flow.normal, flow.returns) or {}
-        env.clear()
-        env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
         returned = flow.returned
         if flow.normal is not None:
             returned = join_values(returned, EMPTY.with_shape(NONE))
-        return returned or EMPTY
+        return returned or EMPTY, after, frame
 
     def _callee_frame(self, call: Call) -> Frame:
         depth = self.frame.depth + 1

@@ -16,6 +16,9 @@ from loopfix.model import shapes
 from loopfix.model.shapes import Shape
 
 OPAQUE_SITE: tuple = ("opaque",)
+# the first element of the site of a graph standing for a function's argument while its
+# summary is computed (`summaries`)
+PLACEHOLDER = -7_000_000
 
 
 @dataclass(frozen=True)

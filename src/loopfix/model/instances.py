@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
-from loopfix.model.graphs import EMPTY, OPAQUE, Graph, Value
+from loopfix.model.graphs import EMPTY, OPAQUE, PLACEHOLDER, Graph, Value
 from loopfix.model.shapes import Shape
 
 # Kinds of value that carry no autograd graph of their own: passing one in says nothing about
@@ -77,6 +77,8 @@ class CallSites:
         key = (function_id, name)
         if key in self.origins and self.origins[key] is None:
             return
+        if any(g.site and g.site[0] == PLACEHOLDER for g in value.graphs):
+            return  # a summary being computed: its real call sites record the origins
         origin = None
         if modules_of is not None and value.graphs and not any(g.opaque for g in value.graphs):
             paths = modules_of(value)

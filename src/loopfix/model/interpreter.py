@@ -31,6 +31,7 @@ from loopfix.model.graphs import (
 )
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
+from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
 
 MAX_LOOP_ROUNDS = 12
@@ -81,6 +82,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
+        self.summaries = Summaries()  # what calls of the project's functions do, by context
         self.call_nodes: list[ast.Call] = []  # the calls being evaluated, innermost last
         # the functions being followed from the scope being run, each with the call that
         # entered it (outermost first): what a callee does is the caller's statement's effect

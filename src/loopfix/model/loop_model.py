@@ -18,6 +18,7 @@ from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import Interpreter
+from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
 Block = list[ast.stmt]
@@ -33,8 +34,17 @@ class LoopModel:
     index: TreeIndex | None = field(default=None, repr=False)
     _saved_changes: list | None = field(default=None, repr=False)
     _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
+    summaries: Summaries | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ questions for rules
+    def summary_counts(self) -> dict[str, tuple[int, int]]:
+        """Function name -> (summaries computed, calls they served) in this model's build
+        (`summaries`): a helper called from N sites with one context is (1, N)."""
+        if self.summaries is None:
+            return {}
+        names = set(self.summaries.computed) | set(self.summaries.applied)
+        return {n: (self.summaries.computed[n], self.summaries.applied[n]) for n in names}
+
     def carried_graphs(self) -> list[CarriedGraph]:
         """Variables that carry a consumed graph into the next iteration of a loop."""
         found = [
@@ -575,6 +585,7 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
             observations.site_modules.setdefault(site, set()).update(paths)
         interpreter.run_scope(function.body, frame, env)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
+    model.summaries = interpreter.summaries
     model.parents = index.parents
     model.index = index
     return model

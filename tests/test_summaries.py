@@ -1,0 +1,103 @@
+"""Function summaries (`loopfix.model.summaries`): a pure data-flow function is summarised
+once per calling context and the summary is applied at every call site with that context;
+applying it gives exactly what running the body gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loopfix.analysis import analyse_source
+from loopfix.model import summaries
+from loopfix.model.loop_model import build_model
+from loopfix.parse import parse
+from loopfix.source import SourceFile
+
+from corpus_cases import CASES
+
+HELPER_CALLED_FROM = """
+import torch
+import torch.nn as nn
+
+
+def features(net, x):
+    hidden = torch.relu(net(x))
+    return hidden.mean(dim=1)
+
+
+def train(net, opt, x):
+{calls}
+    loss = sum(parts).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def source_with_calls(sites: int) -> str:
+    calls = "    parts = []\n" + "".join(
+        f"    parts.append(features(net, x * {k}))\n" for k in range(sites)
+    )
+    return HELPER_CALLED_FROM.format(calls=calls)
+
+
+@pytest.mark.parametrize("sites", [1, 3, 7])
+def test_a_helper_called_from_n_sites_is_summarised_once_and_applied_n_times(sites):
+    model = build_model(parse(source_with_calls(sites)))
+    assert model.summary_counts()["features"] == (1, sites)
+
+
+def test_a_module_forward_is_summarised_per_context_not_per_call():
+    source = """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.l1(x).tanh()
+
+
+block = Block()
+a = block(torch.randn(2, 4))
+b = block(torch.randn(3, 4))
+c = block(torch.randn(5, 4))
+(a + b + c).sum().backward()
+"""
+    model = build_model(parse(source))
+    assert model.summary_counts()["forward"] == (1, 3)
+
+
+def test_a_body_with_effects_is_not_summarised():
+    source = """
+def update(opt, loss):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+update(opt_a, loss_a)
+update(opt_b, loss_b)
+"""
+    assert "update" not in build_model(parse(source)).summary_counts()
+
+
+def findings(path: Path) -> list:
+    result = analyse_source(SourceFile.read(path), plan_fixes=False, project=None)
+    return [(f.rule, f.start, f.end, f.message) for f in result.findings]
+
+
+def test_summaries_give_what_running_the_bodies_gives_on_the_corpus(monkeypatch):
+    """Every application is checked against running the body (`CHECK`: a difference
+    raises), and the findings equal those of an analysis that runs every body."""
+    cases = [case.before for case in CASES]
+    monkeypatch.setattr(summaries, "CHECK", True)
+    checked = {path: findings(path) for path in cases}
+    monkeypatch.setattr(summaries, "CHECK", False)
+    monkeypatch.setattr(summaries, "ENABLED", False)
+    assert checked == {path: findings(path) for path in cases}
