@@ -13,7 +13,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         h = torch.tanh(self.fc(x))
-        return self.out(bias_act_(h, self.bias))
+        return self.out(bias_act_(self.bias, h))
 
 
 torch.manual_seed(0)
