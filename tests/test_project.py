@@ -184,12 +184,13 @@ def test_a_module_that_does_not_parse_is_named_once_and_importers_are_checked(tm
     lines = result.stderr.splitlines()
     broken = [line for line in lines if "models.py:1" in line and "syntax error" in line]
     assert len(broken) == 1, lines
-    # models.py has no backward pass: asked for alone it is not parsed (nothing to check),
-    # so, asked for with its importers, its syntax error is their warning, not an error
+    # models.py has no backward pass: walked in a folder it is not parsed (nothing to
+    # check), so its syntax error, met through its importers, is their warning
     assert broken[0].startswith("loopfix: warning:") and broken[0].endswith("(imported)")
     assert result.exit_code == 0  # nothing is claimed without the models
+    # named on its own, a file is always parsed: its syntax error is the run's error
     alone = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "models.py")])
-    assert alone.exit_code == 0 and alone.stderr == ""
+    assert alone.exit_code == 2 and "models.py:1:11: syntax error" in alone.stderr
     # a file with a backward pass that does not parse is an error, as ever
     write(tmp_path, {"broken_train.py": "loss.backward(\n"})
     result = CliRunner().invoke(app, ["check", "--no-cache", "--jobs", "1", str(tmp_path)])
