@@ -315,6 +315,9 @@ class CallsMixin:
         static = self._static_method(func)
         if static is not None:  # `Stacked.repackage(hs)`: a staticmethod through its class
             return ("function", static)
+        inherited = self._super_method(func)
+        if inherited is not None:  # `super().__init__(model, optimizer)`
+            return inherited
         member = self.symbols.member(func)
         if isinstance(member, ClassInfo):
             return ("construct", member)
@@ -354,6 +357,25 @@ class CallsMixin:
         if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
             return ("graph_free", TENSOR)
         return ("method_of",)
+
+    def _super_method(self, func: ast.expr) -> tuple | None:
+        """`super().name(...)` (or `super(Cls, self).name`) in a method: the first base of
+        the method's class, in the project, that defines `name`, run on the same object."""
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+            and self.frame.cls is not None
+        ):
+            return None
+        cls = self.frame.cls
+        home = self.symbols.home(cls.node)
+        for base in home.file_bases(cls):
+            method = home.method(base, func.attr)
+            if method is not None:
+                return ("method", base, method, self.frame.self_path)
+        return None
 
     def _modules_of(self, value: Value) -> frozenset[str | None]:
         """The module paths whose calls built `value`'s graphs (None: a call whose module
@@ -583,7 +605,8 @@ class CallsMixin:
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
-        self.call_sites.record(call.function, bound, self.listed, self._modules_of)
+        receiver = call.receiver_key if call.cls is not None else None
+        self.call_sites.record(call.function, bound, self.listed, self._modules_of, receiver)
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:

@@ -40,6 +40,8 @@ class CallSites:
     # the sites standing for those graphs when the callee runs as its own scope -> modules
     parameter_sites: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
     _sites_of: dict[tuple[int, str], set[tuple[int, ...]]] = field(default_factory=dict)
+    # parameters some call site passed data of unknown origin in, beside the modules' graphs
+    partly_opaque: set[tuple[int, str]] = field(default_factory=set)
 
     def record(
         self,
@@ -47,12 +49,14 @@ class CallSites:
         bound: dict[str, tuple[Value, str | None]],
         listed: dict[str, tuple[str | None, ...]] | None = None,
         modules_of: Callable[[Value], frozenset[str | None]] | None = None,
+        receiver: str | None = None,
     ) -> None:
         """`bound`: parameter -> (argument value, the caller's key for it, if any). `listed`:
         the caller's lists built from names (key -> the items' paths): a callee that unpacks
         such a list into names at its top (`[generator, discriminator] = models`) calls the
         items by those names. `modules_of`: the caller's module paths whose calls built a
-        value's graphs (None in a path: a call of unknown receiver)."""
+        value's graphs (None in a path: a call of unknown receiver). `receiver`: the caller's
+        path of the object a method is called on (its `self`)."""
         renames = {
             key: name
             for name, (value, key) in bound.items()
@@ -70,8 +74,11 @@ class CallSites:
             )
         )
         self.bindings.setdefault(id(function), set()).add(site)
+        origin_renames = dict(renames)
+        if receiver is not None and receiver != "self":
+            origin_renames[receiver] = "self"
         for name, (value, _) in bound.items():
-            self._record_origin(id(function), name, value, renames, modules_of)
+            self._record_origin(id(function), name, value, origin_renames, modules_of)
 
     def _record_origin(self, function_id, name, value, renames, modules_of) -> None:
         key = (function_id, name)
@@ -80,11 +87,16 @@ class CallSites:
         if any(g.site and g.site[0] == PLACEHOLDER for g in value.graphs):
             return  # a summary being computed: its real call sites record the origins
         origin = None
-        if modules_of is not None and value.graphs and not any(g.opaque for g in value.graphs):
-            paths = modules_of(value)
+        known = Value(frozenset(g for g in value.graphs if not g.opaque), value.shape)
+        if modules_of is not None and known.graphs:
+            # data of unknown origin beside them (a batch passed in) takes nothing away from
+            # what the modules' graphs are: the parameter holds both
+            paths = modules_of(known)
             renamed = {shapes.rename_paths(("params", frozenset({p})), renames) for p in paths}
             if None not in paths and all(r[1] for r in renamed):
                 origin = frozenset().union(*(r[1] for r in renamed))
+                if len(known.graphs) < len(value.graphs):
+                    self.partly_opaque.add(key)
         if origin is None and not value.graphs and key not in self.origins:
             return  # no graph passed here: says nothing about where graphs come from
         earlier = self.origins.get(key) or frozenset()
@@ -104,7 +116,10 @@ class CallSites:
                 break
         self.parameter_sites[site] = set(origin)
         self._sites_of.setdefault((function_id, name), set()).add(site)
-        return Value(frozenset({Graph(site)}), None)
+        graphs = frozenset({Graph(site)})
+        if (function_id, name) in self.partly_opaque:
+            graphs |= OPAQUE.graphs
+        return Value(graphs, None)
 
     def parameter_values(self, function: ast.AST, visible: set[str]) -> dict[str, Value]:
         """Each parameter's value joined over the call sites seen; module paths the callee
@@ -182,7 +197,8 @@ class Instances:
         env.update({f"self.{k}": v for k, v in attributes.items()})
         visible = set(symbols.globals) | {"self"}
         env.update(self.call_sites.parameter_values(init, visible))
-        frame = Frame(self_path="self", cls=info, aliases=stored_parameters(init))
+        stored = stored_parameters(init) | stored_through_super(init, symbols, info)
+        frame = Frame(self_path="self", cls=info, aliases=stored)
         interpreter = Interpreter(symbols, Observations(), self)
         interpreter.frame = frame
         flow = interpreter.exec_block(init.body, env)
@@ -192,7 +208,10 @@ class Instances:
                 if value.shape in (None, shapes.UNKNOWN):
                     attributes.pop(attribute, None)  # unknown: evidence of use decides
                 else:
-                    attributes[attribute] = EMPTY.with_shape(value.shape)
+                    # an optimizer passed in over the `model` also passed in, kept as
+                    # `self.model`: it steps `self.model` for the methods
+                    shape = shapes.rename_paths(value.shape, stored)
+                    attributes[attribute] = EMPTY.with_shape(shape)
         return attributes
 
 
@@ -210,17 +229,70 @@ def stored_parameters(function: ast.FunctionDef) -> dict[str, str]:
     parameters = {a.arg for a in function.args.args + function.args.kwonlyargs}
     stored = {}
     for statement in function.body:
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
-            name = statement.value.id
-            for target in statement.targets:
-                if (
-                    name in parameters
-                    and isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    stored.setdefault(name, f"self.{target.attr}")
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            for name, attribute in _stored_pairs(target, statement.value):
+                if name in parameters:
+                    stored.setdefault(name, f"self.{attribute}")
     return stored
+
+
+def stored_through_super(init: ast.FunctionDef, symbols, info, depth: int = 0) -> dict:
+    """Parameters of `init` that it hands to its base's `__init__` (`super().__init__(model,
+    optimizer)`), which keeps them on `self`: parameter -> the attribute."""
+    base_init = next(
+        (
+            symbols.method(b, "__init__")
+            for b in symbols.file_bases(info)
+            if symbols.method(b, "__init__") is not None
+        ),
+        None,
+    )
+    if base_init is None or depth > 4:
+        return {}
+    home = symbols.home(base_init)
+    base_info = next((b for b in symbols.file_bases(info) if "__init__" in b.methods), None)
+    kept = stored_parameters(base_init)
+    if base_info is not None:
+        kept |= stored_through_super(base_init, home, base_info, depth + 1)
+    names = [a.arg for a in base_init.args.posonlyargs + base_init.args.args][1:]
+    stored: dict[str, str] = {}
+    for statement in init.body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "__init__"
+            and isinstance(call.func.value, ast.Call)
+            and isinstance(call.func.value.func, ast.Name)
+            and call.func.value.func.id == "super"
+        ):
+            continue
+        given = list(zip(names, call.args, strict=False))
+        given += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for parameter, argument in given:
+            if isinstance(argument, ast.Name) and parameter in kept:
+                stored.setdefault(argument.id, kept[parameter])
+    return stored
+
+
+def _stored_pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, str]]:
+    """(parameter, attribute) for `self.attribute = parameter`, item by item for
+    `self.G, self.D = G, D`."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        if len(target.elts) != len(value.elts):
+            return []
+        pairs = zip(target.elts, value.elts, strict=True)
+        return [pair for t, v in pairs for pair in _stored_pairs(t, v)]
+    if (
+        isinstance(value, ast.Name)
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    ):
+        return [(value.id, target.attr)]
+    return []
 
 
 def _unpacked_names(function: ast.AST, parameter: str, items) -> list[tuple[str, str]]:

@@ -707,6 +707,18 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
             continue
         if home.remember(("autograd", id(node)), _mentions_autograd, node):
             names.add(name)
+    # methods a class of this file inherits from another module's class, whose bodies do
+    # autograd work (`self.take_optimisation_step(optimizer, loss)` of a base agent)
+    for info in symbols.classes.values():
+        if symbols.home(info.node) is not symbols:
+            continue
+        for base in symbols.file_bases(info):
+            home = symbols.home(base.node)
+            if home is symbols:
+                continue
+            for method_name, method in base.methods.items():
+                if home.remember(("autograd", id(method)), _mentions_autograd, method):
+                    names.add(method_name)
     return names
 
 

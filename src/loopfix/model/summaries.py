@@ -366,7 +366,10 @@ def _guards_hold(interpreter, summary: Summary, roots: dict[str, str], env: dict
 
 def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str, str]):
     bound = _bound_of(call)
-    interpreter.call_sites.record(call.function, bound, interpreter.listed, interpreter._modules_of)
+    receiver = call.receiver_key if call.cls is not None else None
+    interpreter.call_sites.record(
+        call.function, bound, interpreter.listed, interpreter._modules_of, receiver
+    )
     prefix = interpreter._callee_frame(call).site_prefix
     back = _from_placeholders(roots)
     arguments = {index: value for index, (value, _) in enumerate(bound.values())}
