@@ -89,3 +89,38 @@ def test_a_step_moved_past_a_read_of_its_weights_is_not_planned_nor_accepted():
     result.fixed_text = result.source.text.replace(old, new)
     (verdict,) = verify_file(result, SETTINGS)
     assert verdict.verdict.startswith("not equivalent: against the original with saved"), verdict
+
+
+# An update helper that clears the gradients after its step: moving the actor's whole call
+# before the critic's (the call move, which loopfix does not plan here) would leave the
+# actor loss's gradient in the critic's `.grad` for the critic's step.
+ZEROES_AFTER_STEP = CORPUS / "lf002_update_helper_zeroes_after_step" / "before.py"
+CALLS_IN_ORDER = (
+    "    apply_update(critic_opt, critic_loss)\n    apply_update(actor_opt, actor_loss)\n",
+    "    apply_update(actor_opt, actor_loss)\n    apply_update(critic_opt, critic_loss)\n",
+)
+
+
+def test_a_call_move_that_leaks_gradients_into_a_later_update_is_not_equivalent():
+    from loopfix.rules import update_calls
+    from loopfix.rules.base import Applicability, Fix
+
+    result = analyse_source(SourceFile.read(ZEROES_AFTER_STEP))
+    (finding,) = result.findings
+    assert finding.rule == "LF002" and finding.fix is None  # not planned: it would leak
+    old, new = CALLS_IN_ORDER
+    assert old in result.source.text
+    finding.fix = Fix(update_calls.FIX_TITLE, (), Applicability.safe)
+    finding.applied = True
+    result.fixed_text = result.source.text.replace(old, new)
+    (verdict,) = verify_file(result, SETTINGS)
+    assert verdict.verdict.startswith("not equivalent:"), verdict
+
+
+def test_the_call_move_loopfix_plans_is_equivalent():
+    path = CORPUS / "lf002_update_helper_called_per_optimizer" / "before.py"
+    result = analyse_source(SourceFile.read(path))
+    (finding,) = result.findings
+    assert finding.fix is not None and finding.fix.title.startswith("Run this update before")
+    (verdict,) = verify_file(result, SETTINGS)
+    assert verdict.verdict == "equivalent", verdict

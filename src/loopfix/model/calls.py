@@ -354,6 +354,18 @@ class CallsMixin:
             return self._module_method(func, receiver.shape)
         if unknown and func.attr in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key)  # `self.model(x)`
+        if (
+            unknown
+            and func.attr == "parameters"
+            and not (call.args or call.keywords)
+            and isinstance(func.value, ast.Attribute)
+        ):
+            # `self.critic.parameters()` of a network a factory from elsewhere built: only a
+            # module has parameters(), and the optimizer built on them owns that attribute
+            # (a plain name may be one element of a container: not taken for a path)
+            path = self.module_path(func.value)
+            if path is not None:
+                return ("graph_free", ("params", frozenset({path})))
         if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
             return ("graph_free", TENSOR)
         return ("method_of",)

@@ -146,6 +146,12 @@ class LoopModel:
         anchors = self.observations.reach_anchors.get(backward_id)
         return min(anchors, key=lambda s: (s.lineno, s.col_offset)) if anchors else None
 
+    def call_anchors(self, backward_id: int) -> list[ast.stmt]:
+        """Every statement of a calling scope through which the backward went through a
+        freed or stale graph, in source order (`reached_through_call` is the first)."""
+        anchors = self.observations.reach_anchors.get(backward_id, [])
+        return sorted(anchors, key=lambda s: (s.lineno, s.col_offset))
+
     def batch_source(self, loop_id: int) -> BatchSource | None:
         """Whether the loop's batches continue one stream or are independent, and the
         evidence (see `batches.py`); None when the code does not say. The loader is looked

@@ -28,27 +28,38 @@ def anchor_of(context: FileContext, site: BackwardSite) -> ast.stmt | None:
     if site.statement is not None:
         return None
     model = context.model
-    anchor = model.reached_through_call(site.id)
-    if anchor is None or id(anchor) not in model.parents:
-        return None
-    # only when a step that fails it ran in an earlier statement of this block: a helper
-    # whose own step breaks its own backward (`trainer.train(batch)`) is its module's finding
     stale = model.stale_steps_before(site.id)
+    anchors = [a for a in model.call_anchors(site.id) if id(a) in model.parents]
+    # the update call itself first (`update_params(policy_optim, policy_loss)`), rather than
+    # a call of the method that makes it (`self.learn_sac()`)
+    anchors.sort(key=lambda a: model.update_call(a) is None)
+    return next((a for a in anchors if _stepped_before(model, a, stale)), None)
+
+
+def _stepped_before(model, anchor: ast.stmt, stale: set[int]) -> bool:
+    """Whether a step that fails the backward ran in an earlier statement of the anchor's
+    block: a helper whose own step breaks its own backward (`trainer.train(batch)`) is its
+    module's finding, not its caller's."""
     _, block = model.block_of(anchor)
     for statement in block:
         if statement is anchor:
-            return None
+            return False
         events = model.events_within(statement)
         if any(kind == "update" and event in stale for kind, event, _ in events):
-            return anchor
-    return None
+            return True
+    return False
 
 
 def plan_call_move(context: FileContext, site: BackwardSite) -> list[Edit] | str:
     """Edits that move the update call reaching `site` before the earliest consecutive
     update call whose step made its graph stale, or why there are none."""
     model, layout = context.model, context.layout
-    anchor = model.reached_through_call(site.id)
+    anchor = anchor_of(context, site) if site.statement is None else None
+    if anchor is None:
+        stale = model.stale_steps_before(site.id)
+        found = [a for a in model.call_anchors(site.id) if id(a) in model.parents]
+        found.sort(key=lambda a: model.update_call(a) is None)
+        anchor = next((a for a in found if _stepped_before(model, a, stale)), None)
     if anchor is None or model.update_call(anchor) is None:
         return (
             "the function called here does not run one optimizer's whole update "
@@ -83,8 +94,11 @@ def call_move_oracle(runs) -> str:
     backward now runs first); each optimizer that steps in the first iteration steps with
     exactly the gradients of the original run with every step deferred (the gradients the
     author meant: no parameter changed during the iteration), and every optimizer steps as
-    often over the capped run. Optimizers are matched by the parameters they own (the trace
-    numbers them in the order they first step, which the move changes)."""
+    often over the capped run. Where the deferred reference differs because a forward after a
+    step read what it changed, every optimizer must instead step with the gradients, step by
+    step, of the original run with every saved tensor copied when saved. Optimizers are
+    matched by the parameters they own (the trace numbers them in the order they first step,
+    which the move changes)."""
     from loopfix.verify.compare import (
         first_iteration_steps,
         forward_difference,
@@ -102,13 +116,50 @@ def call_move_oracle(runs) -> str:
     if not expected:
         return "unverified: no optimizer stepped in the reference run"
     stepped = _by_parameters(_first_steps, patched.events)
-    difference = (
-        forward_difference(original.trace.get("forwards", []), patched.trace.get("forwards", []))
-        or loss_multiset_difference(original.events, patched.events)
-        or step_difference(expected, {k: v for k, v in stepped.items() if k in expected})
-        or _step_count_difference(reference.events, patched.events)
-    )
+    difference = forward_difference(
+        original.trace.get("forwards", []), patched.trace.get("forwards", [])
+    ) or loss_multiset_difference(original.events, patched.events)
+    if difference is None:
+        deferred = step_difference(expected, {k: v for k, v in stepped.items() if k in expected})
+        if deferred is not None:
+            # a forward after a step read what it changed (a latent model updated first):
+            # deferring every step is not the author's computation; the original with every
+            # saved tensor copied is, step by step, for each optimizer
+            copied = _cloned_difference(runs)
+            difference = deferred if copied is None else (copied or None)
+        difference = difference or _step_count_difference(reference.events, patched.events)
     return "equivalent" if difference is None else f"not equivalent: {difference}"
+
+
+def _has_cloned(runs) -> bool:
+    cloned = getattr(runs, "cloned", None)
+    return cloned is not None and cloned.trace is not None and not cloned.error
+
+
+def _cloned_difference(runs) -> str | None:
+    """ "" when every optimizer steps with the same gradients, step after step, as in the
+    original run with every saved tensor copied when saved; None when that run was not
+    made; else where they differ."""
+    if not _has_cloned(runs):
+        return None
+    expected, actual = _steps_by_owner(runs.cloned.events), _steps_by_owner(runs.patched.events)
+    if expected.keys() != actual.keys():
+        return "other optimizers stepped than in the original with saved tensors copied"
+    for owner, grads in expected.items():
+        if len(grads) != len(actual[owner]):
+            return "an optimizer stepped another number of times than in the copied run"
+        for number, (a, b) in enumerate(zip(grads, actual[owner], strict=True)):
+            if a != b:
+                return f"step {number} of an optimizer: other gradients than in the copied run"
+    return ""
+
+
+def _steps_by_owner(events: list) -> dict:
+    steps: dict = {}
+    for event in events:
+        if event[0] == "step":
+            steps.setdefault(_owner_key(event), []).append(event[2])
+    return steps
 
 
 def _owner_key(event) -> tuple:

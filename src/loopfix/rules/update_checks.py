@@ -167,8 +167,8 @@ class ReorderRule(Rule):
 def model_reaches_through_update_call(context: FileContext, finding: Finding) -> bool:
     """Whether the failing backward is met through a call that runs one whole update (a
     helper of this file called once per optimizer)."""
-    anchor = context.model.reached_through_call(finding.detail.id)
-    return anchor is not None and context.model.update_call(anchor) is not None
+    model = context.model
+    return any(model.update_call(a) is not None for a in model.call_anchors(finding.detail.id))
 
 
 def reorder_is_safe(
