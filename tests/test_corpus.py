@@ -31,14 +31,14 @@ from loopfix.analysis import analyse_source
 from loopfix.options import Options, RestrictStyle
 from loopfix.rules import update_calls, update_order
 from loopfix.rules.base import FileContext, Fix
-from loopfix.source import SourceFile
-from loopfix.verify.compare import (
+from loopfix.rules.compare import (
     every_step_difference,
     first_difference,
     first_iteration,
     first_steps,
     step_difference,
 )
+from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import SCRIPT, collect_runs, judge, verify_file
 

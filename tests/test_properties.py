@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from loopfix.analysis import analyse_source
+from loopfix.rules.compare import first_difference, first_iteration
 from loopfix.source import SourceFile
-from loopfix.verify.compare import first_difference, first_iteration
 
 from generated_loops import Program, programs
 from tracing import run_traced

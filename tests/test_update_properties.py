@@ -16,8 +16,8 @@ from collections import Counter
 from hypothesis import HealthCheck, Phase, given, settings
 
 from loopfix.analysis import analyse_source
+from loopfix.rules.compare import first_steps, step_difference
 from loopfix.source import SourceFile
-from loopfix.verify.compare import first_steps, step_difference
 
 from generated_updates import UpdateProgram, update_programs
 from tracing import run_traced

@@ -131,7 +131,7 @@ class Rule(ABC):
         iteration, and what it computes differently ("changed as intended: ...")."""
         if finding.fix is None or finding.fix.safe:
             return self.oracle(finding, runs)
-        from loopfix.verify.compare import intended_change
+        from loopfix.rules.compare import intended_change
 
         return intended_change(runs, self.predicted_error)
 

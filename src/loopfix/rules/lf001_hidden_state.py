@@ -313,7 +313,7 @@ class HiddenStateNotDetached(Rule):
         the same output, and no backward of a later iteration reaches fewer parameters than
         the same backward did in the first (the cut only removes paths into earlier
         iterations)."""
-        from loopfix.verify.compare import (
+        from loopfix.rules.compare import (
             first_difference,
             first_iteration,
             forward_difference,

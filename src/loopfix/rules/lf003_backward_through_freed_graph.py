@@ -111,7 +111,7 @@ class BackwardThroughFreedGraph(ReorderRule):
         iteration. Otherwise the reorder's oracle."""
         if not finding.fix.title.startswith(RETAIN_TITLE):
             return super().oracle(finding, runs)
-        from loopfix.verify.compare import first_difference, forward_difference
+        from loopfix.rules.compare import first_difference, forward_difference
 
         diagnosis = self.diagnosis(runs)
         if diagnosis is not None:

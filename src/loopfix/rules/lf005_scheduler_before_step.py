@@ -208,7 +208,7 @@ class SchedulerBeforeStep(Rule):
         shared = min(len(old), len(new) - 1)
         if old[:shared] != new[1 : shared + 1]:
             return f"not equivalent: learning rates {new[:4]} are not {old[:4]} one step later"
-        from loopfix.verify.compare import first_steps, step_difference
+        from loopfix.rules.compare import first_steps, step_difference
 
         difference = step_difference(first_steps(original.events), first_steps(patched.events))
         return "equivalent" if difference is None else f"not equivalent: {difference}"

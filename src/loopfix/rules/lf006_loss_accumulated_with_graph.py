@@ -151,6 +151,6 @@ class LossAccumulatedWithGraph(Rule):
     def oracle(self, finding: Finding, runs) -> str:
         """Every loss, gradient and step of the whole capped run is the same, and peak memory
         is not higher (5% and 16 MiB of slack for noise)."""
-        from loopfix.verify.compare import same_whole_run
+        from loopfix.rules.compare import same_whole_run
 
         return same_whole_run(runs)

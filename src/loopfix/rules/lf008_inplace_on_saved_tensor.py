@@ -158,7 +158,7 @@ class InplaceOnSavedTensor(Rule):
         """The original fails with the error; the patched run records what the original did
         before failing, and then exactly what the original computes with every saved tensor
         copied when saved (out-of-place operations throughout)."""
-        from loopfix.verify.compare import same_as_out_of_place
+        from loopfix.rules.compare import same_as_out_of_place
 
         return same_as_out_of_place(runs, self.predicted_error)
 

@@ -99,7 +99,7 @@ def call_move_oracle(runs) -> str:
     step, of the original run with every saved tensor copied when saved. Optimizers are
     matched by the parameters they own (the trace numbers them in the order they first step,
     which the move changes)."""
-    from loopfix.verify.compare import (
+    from loopfix.rules.compare import (
         first_iteration_steps,
         forward_difference,
         loss_multiset_difference,

@@ -202,7 +202,7 @@ def reorder_oracle(runs) -> str:
     it with exactly those. It must run all capped iterations, and step the optimizers in the
     sequence the reference run did over all of them (a step moved into or out of an `if`
     changes that sequence)."""
-    from loopfix.verify.compare import (
+    from loopfix.rules.compare import (
         first_iteration_steps,
         first_steps,
         forward_difference,
@@ -247,7 +247,7 @@ def copied_steps_difference(runs) -> str | None:
     from stepped weights); then this run stands in for it. And the deferred reference sees
     only the first iteration: a moved step that a later iteration would notice (an average
     of the weights taken before the step instead of after) shows here."""
-    from loopfix.verify.compare import every_step_difference
+    from loopfix.rules.compare import every_step_difference
 
     cloned, patched = getattr(runs, "cloned", None), runs.patched
     if cloned is None or cloned.trace is None or cloned.error or not cloned.events:

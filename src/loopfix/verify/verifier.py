@@ -27,6 +27,7 @@ from pathlib import Path
 from loopfix.analysis import FileResult
 from loopfix.project import project_for
 from loopfix.rules import Finding, rule_by_code
+from loopfix.rules.compare import INTENDED
 from loopfix.verify import interpreter
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
 from loopfix.verify.units import (
@@ -35,8 +36,6 @@ from loopfix.verify.units import (
     loop_block_line,
     stand_in_plan,
 )
-
-INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that did its change
 
 
 @dataclass

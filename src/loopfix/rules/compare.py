@@ -3,6 +3,8 @@ as `portable.Tensor`s, equal when their dtype, shape and bytes are."""
 
 from __future__ import annotations
 
+INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that did its change
+
 
 def first_iteration(events: list) -> list:
     """Events up to the first optimizer step (or the first backward when nothing steps)."""
@@ -179,8 +181,6 @@ def intended_change(runs, predicted_error: str) -> str:
     original must show the bug (raise `predicted_error` when one is given), the patched code
     must run every capped iteration, and the verdict names the first forward, loss or first
     step of an optimizer that now differs from the original's (or says that none did)."""
-    from loopfix.verify.verifier import INTENDED
-
     original, patched = runs.original, runs.patched
     if original.trace is None:
         return f"unverified: the original {original.error}"
