@@ -268,6 +268,8 @@ class CallsMixin:
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
+        if kind == "record":
+            return _record(callee[1], node, positional, keywords)
         if kind == "construct":  # a class of the file: its __init__ learns what it is given
             info = callee[1]
             init = self.symbols.method(info, "__init__")
@@ -419,6 +421,8 @@ class CallsMixin:
             return called
         if value is not None and isinstance(self.symbols.globals.get(func.id), ast.Lambda):
             value = None  # a module-level lambda, known as a function of the file
+        if func.id in self.symbols.namedtuples and (value is None or key == func.id):
+            return ("record", self.symbols.namedtuples[func.id])  # the module's own name
         if value is None:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
@@ -645,6 +649,24 @@ def local_names(function: FunctionNode) -> frozenset[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
     return frozenset(names - declared)
+
+
+def _record(fields: tuple[str, ...], node: ast.Call, positional, keywords) -> Value:
+    """A record (`Losses(policy_loss, q_loss, alpha_loss)`): each field keeps its own graphs,
+    so `losses.alpha_loss` holds only what the alpha loss does."""
+    items: list[Value | None] = [v for v, _ in positional] + [None] * len(fields)
+    items = items[: len(fields)] if len(positional) <= len(fields) else []
+    for name, (value, _) in keywords.items():
+        if name in fields and items:
+            items[fields.index(name)] = value
+    everything = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
+    starred = any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    )
+    if starred or not items or any(i is None for i in items):
+        return Value(everything, UNKNOWN)
+    shape = ("record", fields, tuple(i.shape for i in items))
+    return Value(everything, shape, tuple(i.graphs for i in items))
 
 
 def _bound(

@@ -51,6 +51,11 @@ class ExpressionsMixin:
         if key is not None and key in env:
             return env[key]
         base = self.eval(node.value, env)
+        shape = base.shape
+        if isinstance(shape, tuple) and shape[0] == "record" and node.attr in shape[1]:
+            index = shape[1].index(node.attr)  # `losses.alpha_loss` of a namedtuple
+            graphs = base.parts[index] if base.parts is not None else base.graphs
+            return Value(graphs, shape[2][index])
         if node.attr in GRAPH_FREE_ATTRIBUTES:
             return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
         if node.attr == "module" and shapes.is_module(base.shape):

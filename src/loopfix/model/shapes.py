@@ -4,7 +4,8 @@ Shapes are plain tuples so they compare and hash cheaply:
 
 - ``TENSOR``, ``NONE``, ``OTHER`` (a non-tensor such as an int), ``UNKNOWN``; ``None`` is "no
   information yet" (the bottom of the lattice);
-- ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("vtuple", s)`` a tuple of any
+- ``("record", (field, ...), (s1, ...))`` a named tuple (`collections.namedtuple`), whose
+  fields are read by name; ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("vtuple", s)`` a tuple of any
   length whose items have shape ``s``, ``("seq", s)`` a list (or other iterable) of them;
 - ``("opt", s)`` either ``None`` or ``s`` (a state that starts as ``None``);
 - ``("module", kind, cls)`` an ``nn.Module``: ``kind`` is the torch class name (``"LSTM"``) or
@@ -117,6 +118,8 @@ def _strip_opt(shape: Shape) -> Shape:
 
 
 def _join_containers(a: tuple, b: tuple) -> Shape:
+    if a[0] == b[0] == "record" and a[1] == b[1]:
+        return ("record", a[1], tuple(join(x, y) for x, y in zip(a[2], b[2], strict=True)))
     if a[0] == b[0] == "tuple" and len(a[1]) == len(b[1]):
         return ("tuple", tuple(join(x, y) for x, y in zip(a[1], b[1], strict=True)))
     tuples = {"tuple", "vtuple"}
@@ -174,6 +177,8 @@ def map_paths(shape: Shape, rename) -> Shape:
         return (kind, None if shape[1] is None else rename(shape[1]))
     if kind == "tuple":
         return (kind, tuple(map_paths(item, rename) for item in shape[1]))
+    if kind == "record":
+        return (kind, shape[1], tuple(map_paths(item, rename) for item in shape[2]))
     if kind in ("vtuple", "seq", "opt", "modules"):
         return (kind, map_paths(shape[1], rename))
     if kind == "dict":

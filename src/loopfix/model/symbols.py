@@ -61,6 +61,9 @@ class Symbols:
     frozen_classes: set[str] = field(default_factory=set)  # classes that freeze themselves
     # classes of modules imported as a whole, by name (`m.WordLM()` makes a `WordLM`)
     module_classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # record types: `Losses = namedtuple("Losses", "policy q alpha")`, `class Out(NamedTuple)`
+    # -> their field names, in order
+    namedtuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tree: ast.Module | None = None
     _whole: ModuleFacts | None = None
 
@@ -309,6 +312,9 @@ def collect_symbols(
     symbols.tree = tree
     for statement in tree.body:
         _collect_top_level(symbols, statement)
+        fields = _namedtuple_fields(statement)
+        if fields is not None:
+            symbols.namedtuples[fields[0]] = fields[1]
     imported = {  # freezing helpers imported from the project (`from utils import freeze`)
         name
         for name, function in symbols.functions.items()
@@ -463,7 +469,51 @@ def _link_module(symbols: Symbols, name: str, module: Symbols) -> None:
         symbols.homes.setdefault(id(function), module.home(function))
 
 
+NAMEDTUPLE_FACTORIES = frozenset(
+    {"namedtuple", "collections.namedtuple", "NamedTuple", "typing.NamedTuple"}
+)
+
+
+def _namedtuple_fields(statement: ast.stmt) -> tuple[str, tuple[str, ...]] | None:
+    """(name, field names) of a record type the statement defines at module level:
+    `Losses = namedtuple("Losses", "a b")` (or a list of names, or `NamedTuple("L", [("a",
+    T)])`), or `class Losses(NamedTuple):` with annotated fields."""
+    if isinstance(statement, ast.ClassDef):
+        if not any(dotted_name(b) in NAMEDTUPLE_FACTORIES for b in statement.bases):
+            return None
+        fields = tuple(
+            s.target.id
+            for s in statement.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+        )
+        return statement.name, fields
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Call)
+        and dotted_name(statement.value.func) in NAMEDTUPLE_FACTORIES
+        and len(statement.value.args) >= 2
+    ):
+        return None
+    given = statement.value.args[1]
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        fields = tuple(given.value.replace(",", " ").split())
+    elif isinstance(given, ast.List | ast.Tuple):
+        names = [e.elts[0] if isinstance(e, ast.Tuple) and e.elts else e for e in given.elts]
+        if not all(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in names):
+            return None
+        fields = tuple(n.value for n in names)
+    else:
+        return None
+    if not all(f.isidentifier() for f in fields):
+        return None
+    return statement.targets[0].id, fields
+
+
 def _link_member(symbols: Symbols, module: Symbols, name: str, local: str) -> bool:
+    if name in module.namedtuples:
+        symbols.namedtuples[local] = module.namedtuples[name]
     info = module.classes.get(name)
     if info is not None:
         symbols.classes[local] = info
