@@ -5,8 +5,9 @@ Shapes are plain tuples so they compare and hash cheaply:
 - ``TENSOR``, ``NONE``, ``OTHER`` (a non-tensor such as an int), ``UNKNOWN``; ``None`` is "no
   information yet" (the bottom of the lattice);
 - ``("record", (field, ...), (s1, ...))`` a named tuple (`collections.namedtuple`), whose
-  fields are read by name; ``("tuple", (s1, s2, ...))`` a tuple of known arity, ``("vtuple", s)`` a tuple of any
-  length whose items have shape ``s``, ``("seq", s)`` a list (or other iterable) of them;
+  fields are read by name; ``("tuple", (s1, s2, ...))`` a tuple of known arity,
+  ``("vtuple", s)`` a tuple of any length whose items have shape ``s``, ``("seq", s)`` a
+  list (or other iterable) of them;
 - ``("opt", s)`` either ``None`` or ``s`` (a state that starts as ``None``);
 - ``("module", kind, cls)`` an ``nn.Module``: ``kind`` is the torch class name (``"LSTM"``) or
   ``"custom"``; ``cls`` names a class defined in the analysed file;
