@@ -158,6 +158,22 @@ class LoopModel:
         for in the innermost function around the loop (else the module)."""
         return batch_source(self.loop(loop_id), self.scope_of(loop_id))
 
+    def region(self, loop_id: int | ast.AST) -> ast.AST:
+        """A loop by its id, or a function given as its node (the body of a training-step
+        method is one iteration of its caller's loop)."""
+        return self.loop(loop_id) if isinstance(loop_id, int) else loop_id
+
+    def function_around(self, statement: ast.stmt) -> ast.AST | None:
+        """The innermost function whose body holds `statement`, else None (module level)."""
+        if self._functions is None:
+            self._functions = [
+                node
+                for node in ast.walk(self.tree)
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+        around = [f for f in self._functions if f.lineno < statement.lineno <= f.end_lineno]
+        return max(around, key=lambda f: f.lineno) if around else None
+
     def scope_of(self, loop_id: int) -> ast.AST:
         """The innermost function around the loop, else the module."""
         loop = self.loop(loop_id)
@@ -258,8 +274,9 @@ class LoopModel:
     def clears_gradients_by_hand(self, loop_id: int) -> bool:
         """Whether the loop clears or sets gradients other than by `zero_grad()` of an
         optimizer or a module it knows: `p.grad = None`, `p.grad.zero_()`, `.grad.data.zero_()`,
-        a `zero_grad` of something else, or a function of the file doing it (its events)."""
-        loop = self.loop(loop_id)
+        a `zero_grad` of something else, or a function of the file doing it (its events).
+        `loop_id` may also be a function: its body is one iteration of its caller's loop."""
+        loop = self.region(loop_id)
         known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
         for node in ast.walk(loop):
             stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
@@ -458,7 +475,9 @@ class LoopModel:
             current = owner
         return False
 
-    def exposed_modules(self, backward_id: int, loop_id: int, modules: set[str]) -> set[str] | None:
+    def exposed_modules(
+        self, backward_id: int, loop_id: int | ast.AST, modules: set[str]
+    ) -> set[str] | None:
         """The paths among `modules` that the backward's loss depends on directly, not only
         behind another module's input (`exposure.py`), from the loop's statements before the
         backward; None when the loss is not built there."""
@@ -468,7 +487,7 @@ class LoopModel:
         call = site.call
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
             return None
-        loop, start = self.loop(loop_id), (site.statement.lineno, site.statement.col_offset)
+        loop, start = self.region(loop_id), (site.statement.lineno, site.statement.col_offset)
         before = sorted(
             (
                 s
@@ -509,8 +528,9 @@ class LoopModel:
         """Whether the loop turns parameters' `requires_grad` on or off while it runs
         (`set_requires_grad(netD, False)`, `p.requires_grad = False`, `requires_grad_`),
         itself or through a function of the file it calls: then a backward may leave some
-        modules' gradients alone although its graph goes through them."""
-        loop = self.loop(loop_id)
+        modules' gradients alone although its graph goes through them (`loop_id` may be a
+        function, as for `clears_gradients_by_hand`)."""
+        loop = self.region(loop_id)
         words = {"requires_grad", "requires_grad_", "set_requires_grad", "toggle_grad"}
         called = set()
         for node in ast.walk(loop):

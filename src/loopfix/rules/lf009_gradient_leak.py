@@ -202,11 +202,31 @@ def _leaks(model) -> list[Leak]:
                 _, block = model.block_of(backward.statement)
                 blocks[id(block)] = block
         for block in blocks.values():
-            found += _leaks_in(model, block, updates)
+            found += _leaks_in(model, block, updates, loop_id)
+    # a training-step function or method outside any loop of its own (`trainer.step(real,
+    # noise)` called from the caller's loop): its body is the iteration
+    for function, block in _step_bodies(model).values():
+        if model.toggles_requires_grad(function) or model.clears_gradients_by_hand(function):
+            continue
+        found += _leaks_in(model, block, updates, function)
     return found
 
 
-def _leaks_in(model, block: list, updates: list) -> list[Leak]:
+def _step_bodies(model) -> dict[int, tuple]:
+    """Function id -> (the function, its body) for the functions whose own body (outside any
+    loop) holds backwards."""
+    bodies: dict[int, tuple] = {}
+    for backward in model.backwards():
+        if backward.statement is None or backward.loops:
+            continue
+        function = model.function_around(backward.statement)
+        owner, block = model.block_of(backward.statement)
+        if function is not None and owner is function:
+            bodies[id(function)] = (function, block)
+    return bodies
+
+
+def _leaks_in(model, block: list, updates: list, region) -> list[Leak]:
     here = {id(s): i for i, s in enumerate(block)}
     steps = [u for u in updates if u.kind == "step" and u.modules and id(u.statement) in here]
     zeros = [u for u in updates if u.kind == "zero_grad" and id(u.statement) in here]
@@ -228,7 +248,7 @@ def _leaks_in(model, block: list, updates: list) -> list[Leak]:
         owner_modules = _modules_of(owner, steps)
         reached = [p for p in model.modules_reached_by(backward.id) if p is not None]
         known = {m for s in steps for m in s.modules} | set(reached)
-        direct = model.exposed_modules(backward.id, backward.loops[-1], known)
+        direct = model.exposed_modules(backward.id, region, known)
         if direct is None:
             continue
         for step in steps:
