@@ -408,6 +408,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     stmt_Global = stmt_Nonlocal = stmt_Pass = stmt_FunctionDef
 
     def stmt_If(self, node: ast.If, env: Env) -> Flow:
+        branches = self._setting_branches(node)
+        if branches is not None:  # one of them runs: the setting is one of the choices
+            for test in branches[0]:
+                self.eval(test, env)
+            flow = None
+            for body in branches[1]:
+                run = self.exec_block(body, dict(env))
+                flow = run if flow is None else flow.join(run)
+            return flow
         self.eval(node.test, env)
         known = self._known_test(node.test)
         if known is not None:  # `if t == 0:` in a loop over t: the phase decides
@@ -419,6 +428,31 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if key in env:  # on the branch where it is None, it holds no graph
                 (taken if none_when_true else skipped)[key] = EMPTY.with_shape(NONE)
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
+
+    def _setting_branches(self, node: ast.If) -> tuple[list, list] | None:
+        """For `if args.cell == "lstm": ... elif args.cell == "gru": ...` with no `else`,
+        inside a loop that never assigns the setting: (the tests, the branches). A setting
+        takes one of the values its code handles (an argparse choice, a config entry), so
+        the path where no branch runs is not one a real run takes; following it would carry
+        the previous iteration's value past the branch that resets it. None otherwise."""
+        if not self.loop_stack:
+            return None
+        tests, bodies, current = [node.test], [node.body], node
+        while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+            current = current.orelse[0]
+            tests.append(current.test)
+            bodies.append(current.body)
+        if current.orelse or len(tests) < 2:
+            return None
+        subjects = {_setting_subject(test) for test in tests}
+        if len(subjects) != 1 or None in subjects:
+            return None
+        subject = subjects.pop()
+        loop = self.obs.loops.get(self.loop_stack[-1])
+        root = subject.split(".")[0].split("[")[0]
+        if loop is None or root in names_assigned_in(loop) or _stores_to(loop, subject):
+            return None
+        return tests, bodies
 
     def _known_test(self, test: ast.expr) -> bool | None:
         """The value of a test of a loop counter (`t == 0`, `t % k == k - 1`) in the phase
@@ -860,6 +894,32 @@ def _element_index(loop: ast.AST) -> str | None:
         first = target.elts[0]
         return first.id if isinstance(first, ast.Name) else None
     return None
+
+
+def _setting_subject(test: ast.expr) -> str | None:
+    """`args.cell` for `args.cell == "lstm"` or `args.cell in ("gru", "rnn")`: an attribute
+    (a setting, not a plain local) compared with constants."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq | ast.In | ast.Is):
+        return None
+    right = test.comparators[0]
+    constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
+    if not constants or not all(isinstance(c, ast.Constant) for c in constants):
+        return None
+    if not isinstance(test.left, ast.Attribute):
+        return None
+    return dotted_name(test.left)
+
+
+def _stores_to(loop: ast.AST, dotted: str) -> bool:
+    """Whether the loop assigns the attribute `dotted` (`args.cell = ...`)."""
+    return any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and dotted_name(node) == dotted
+        for node in ast.walk(loop)
+    )
 
 
 def _loop_carried_names(loop: ast.AST) -> set[str]:

@@ -1,0 +1,28 @@
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cell", default="lstm", choices=["lstm", "gru"])
+args = parser.parse_args([])
+
+torch.manual_seed(0)
+if args.cell == "lstm":
+    rnn = nn.LSTM(5, 8, batch_first=True)
+elif args.cell == "gru":
+    rnn = nn.GRU(5, 8, batch_first=True)
+head = nn.Linear(8, 1)
+optimizer = torch.optim.Adam([*rnn.parameters(), *head.parameters()], lr=1e-3)
+for epoch in range(2):
+    for step in range(3):
+        x, y = torch.randn(4, 6, 5), torch.randn(4, 1)
+        if args.cell == "lstm":
+            state = (torch.zeros(1, 4, 8), torch.zeros(1, 4, 8))
+        elif args.cell == "gru":
+            state = torch.zeros(1, 4, 8)
+        out, state = rnn(x, state)
+        loss = (head(out[:, -1]) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
