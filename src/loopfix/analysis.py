@@ -54,17 +54,25 @@ def parse_context(
     try:
         return FileContext.parse(text, filename, options, parser, resolver)
     except SyntaxError as error:
-        where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
-        if error.lineno and source is not None and source.notebook is not None:
-            cell, line = source.notebook.cell_of(text, error.lineno)
-            where = f":cell {cell}:{line}:{error.offset or 0}"
-        raise SourceError(f"{filename}{where}: syntax error: {error.msg}") from None
+        raise SourceError(syntax_error_message(error, filename, text, source)) from None
     except (RecursionError, MemoryError):
         raise SourceError(f"{filename}: nested too deeply to analyse") from None
     except ValueError as error:
         raise SourceError(f"{filename}: {error}") from None
     except Exception as error:  # a bug in loopfix's loop model: this file only
         raise SourceError(f"{filename}: internal error while modelling loops: {error!r}") from None
+
+
+def syntax_error_message(
+    error: SyntaxError, filename: str, text: str, source: SourceFile | None = None
+) -> str:
+    """`train.py:3:10: syntax error: ...`, placed as the report places findings (a
+    notebook's cell and line within it)."""
+    where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
+    if error.lineno and source is not None and source.notebook is not None:
+        cell, line = source.notebook.cell_of(text, error.lineno)
+        where = f":cell {cell}:{line}:{error.offset or 0}"
+    return f"{filename}{where}: syntax error: {error.msg}"
 
 
 def analyse_source(

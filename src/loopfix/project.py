@@ -36,7 +36,7 @@ MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pas
 CALLER_DEPTH = 3  # how far up the import chain callers are looked for
 # the module part of an import statement (a parenthesised name list may follow on other lines)
 _IMPORT_LINE = re.compile(
-    rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)|import[ \t]+([^#\n]+))",
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)|import[ \t]+([^#\n]+))",
     re.MULTILINE,
 )
 
@@ -204,10 +204,8 @@ class Project:
         if text is None or "import" not in text:
             return []
         modules: list[tuple[str | None, int]] = []
-        for match in _IMPORT_LINE.finditer(text.encode("utf-8", "surrogatepass")):
-            source, names, plain = (
-                g.decode("utf-8", "replace") if g else g for g in match.groups()
-            )
+        for match in _IMPORT_LINE.finditer(text):
+            source, names, plain = match.groups()
             if plain is not None:
                 for part in plain.split(","):
                     name = part.split(" as ")[0].strip()

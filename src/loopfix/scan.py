@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from loopfix import __version__
-from loopfix.analysis import analyse_source
+from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
 from loopfix.project import project_for, read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
@@ -237,11 +237,7 @@ def _syntax_error(path: Path, data: bytes) -> str | None:
     except SourceError as error:
         return str(error)
     except SyntaxError as error:
-        where = f":{error.lineno}:{error.offset or 0}" if error.lineno else ""
-        if error.lineno and source.notebook is not None:
-            cell, line = source.notebook.cell_of(source.text, error.lineno)
-            where = f":cell {cell}:{line}:{error.offset or 0}"
-        return f"{path}{where}: syntax error: {error.msg}"
+        return syntax_error_message(error, str(path), source.text, source)
     except (ValueError, RecursionError, MemoryError) as error:
         return f"{path}: {error}"
     return None

@@ -39,7 +39,7 @@ class CallSites:
     origins: dict[tuple[int, str], frozenset[str] | None] = field(default_factory=dict)
     # the sites standing for those graphs when the callee runs as its own scope -> modules
     parameter_sites: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
-    _sites_of: dict[tuple[int, str], set[tuple[int, ...]]] = field(default_factory=dict)
+    _sites_of: dict[tuple[int, str], tuple[int, ...]] = field(default_factory=dict)
     # parameters some call site passed data of unknown origin in, beside the modules' graphs
     partly_opaque: set[tuple[int, str]] = field(default_factory=set)
 
@@ -109,13 +109,9 @@ class CallSites:
         origin = self.origins.get((function_id, name))
         if not origin or any(p.split(".")[0] not in visible for p in origin):
             return None
-        site = (-1000 - len(self.parameter_sites),)
-        for existing, paths in self.parameter_sites.items():
-            if paths == set(origin) and existing in self._sites_of.get((function_id, name), ()):
-                site = existing
-                break
+        # one site per parameter, standing for whatever its call sites passed
+        site = self._sites_of.setdefault((function_id, name), (-1000 - len(self._sites_of),))
         self.parameter_sites[site] = set(origin)
-        self._sites_of.setdefault((function_id, name), set()).add(site)
         graphs = frozenset({Graph(site)})
         if (function_id, name) in self.partly_opaque:
             graphs |= OPAQUE.graphs

@@ -176,15 +176,7 @@ class LoopModel:
 
     def scope_of(self, loop_id: int) -> ast.AST:
         """The innermost function around the loop, else the module."""
-        loop = self.loop(loop_id)
-        if self._functions is None:
-            self._functions = [
-                node
-                for node in ast.walk(self.tree)
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            ]
-        functions = [f for f in self._functions if f.lineno <= loop.lineno <= f.end_lineno]
-        return max(functions, key=lambda f: f.lineno) if functions else self.tree
+        return self.function_around(self.loop(loop_id)) or self.tree
 
     def scope_parameters(self, loop_id: int) -> set[str]:
         """The parameters of the function around the loop (none at module level)."""
@@ -583,9 +575,8 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     `every_scope` (for questions about code without a backward pass). `resolver` links
     the project modules the file imports (`loopfix.project.Resolver`).
 
-    The module body runs first, then every function and method as its own scope, callers
-    before callees, each starting from what the calls seen so far pass it (a method: the
-    instance its class builds)."""
+    The modules that import it run first, for what they pass (`record_calls_into`); then
+    its own scopes (`_run_scopes`)."""
     index = index_tree(tree)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
@@ -596,20 +587,7 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances)
     relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
-    if relevant(tree):
-        final = interpreter.run_scope(tree.body, Frame(), {})
-        instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
-    classes_by_node = {id(info.node): info for info in symbols.classes.values()}
-    scopes = [(owner, function) for owner, function in index.functions if relevant(function)]
-    for class_node, function in _callers_first(scopes, index):
-        owner: ClassInfo | None = None
-        if class_node is not None:
-            owner = classes_by_node.get(id(class_node))
-        frame = Frame(self_path="self" if owner is not None else None, cls=owner)
-        env = _scope_env(function, owner, instances)
-        for site, paths in call_sites.parameter_sites.items():
-            observations.site_modules.setdefault(site, set()).update(paths)
-        interpreter.run_scope(function.body, frame, env)
+    _run_scopes(interpreter, tree, index, relevant)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
     model.parents = index.parents
@@ -635,21 +613,28 @@ def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) 
     if not linked:
         return
     index = index_tree(tree)
-    instances = Instances(caller, call_sites)
-    interpreter = Interpreter(caller, Observations(), instances)
+    interpreter = Interpreter(caller, Observations(), Instances(caller, call_sites))
+    _run_scopes(interpreter, tree, index, lambda scope: bool(index.words[id(scope)] & linked))
 
-    def names_linked(scope: ast.AST) -> bool:
-        return bool(index.words[id(scope)] & linked)
 
-    if names_linked(tree):
+def _run_scopes(interpreter: Interpreter, tree: ast.Module, index: TreeIndex, relevant) -> None:
+    """The module body, then every function and method that is `relevant` as its own scope,
+    callers before callees, each starting from what the calls seen so far pass it (a method:
+    the instance its class builds; a tensor argument: a graph of the modules that built it
+    at every call site)."""
+    symbols, instances = interpreter.symbols, interpreter.instances
+    if relevant(tree):
         final = interpreter.run_scope(tree.body, Frame(), {})
         instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
-    classes_by_node = {id(info.node): info for info in caller.classes.values()}
-    scopes = [(owner, f) for owner, f in index.functions if names_linked(f)]
+    classes_by_node = {id(info.node): info for info in symbols.classes.values()}
+    scopes = [(owner, function) for owner, function in index.functions if relevant(function)]
     for class_node, function in _callers_first(scopes, index):
         owner = classes_by_node.get(id(class_node)) if class_node is not None else None
         frame = Frame(self_path="self" if owner is not None else None, cls=owner)
-        interpreter.run_scope(function.body, frame, _scope_env(function, owner, instances))
+        env = _scope_env(function, owner, instances)
+        for site, paths in instances.call_sites.parameter_sites.items():
+            interpreter.obs.site_modules.setdefault(site, set()).update(paths)
+        interpreter.run_scope(function.body, frame, env)
 
 
 def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:

@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Observations
-from loopfix.model.graphs import EMPTY, PLACEHOLDER, Graph, Value, join_envs, join_values
-from loopfix.model.shapes import NONE
+from loopfix.model.graphs import PLACEHOLDER, Graph, Value
 
 REST, ALL = -1, -2  # a placeholder's part index: the graphs outside any item / no items
 CHECK = os.environ.get("LOOPFIX_CHECK_SUMMARIES") == "1"
@@ -99,7 +98,7 @@ class Summaries:
                 self.unsummarisable.add(id(call.function))
                 return None
             self.computed[call.function.name] += 1
-        if summary is FAILED or not _guards_hold(interpreter, summary, roots, env):
+        if not _guards_hold(interpreter, summary, roots, env):
             return None
         self.applied[call.function.name] += 1
         if CHECK:
@@ -172,7 +171,7 @@ def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summa
     """Run the body once on placeholder arguments, in a copy of the caller's environment
     and with observations of its own; None when the result is not a summary."""
     function = call.function
-    if _has_loop(interpreter, function):
+    if _ruled_out(interpreter, function):
         return None
     bound = _bound_of(call)
     placeholders: dict[str, Value] = {}
@@ -195,8 +194,8 @@ def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summa
         interpreter.obs = real_obs
     if not _only_sites(recorded) or not _same_outside(env, after, frame.prefix):
         return None
-    if any(key in written and "#" not in key for key in written):
-        return None
+    if any("#" not in key for key in written):
+        return None  # it wrote a name outside its own locals
     if any(
         not g.opaque
         and g.site[0] != PLACEHOLDER
@@ -216,7 +215,7 @@ def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summa
         if top is not None
     )
     frozen = tuple(
-        (path, interpreter._frozen(_rename_path(path, _from_placeholders(roots))))
+        (path, interpreter._frozen(_rename_path(path, roots)))
         for paths in sites.values()
         for path in paths
         if path is not None
@@ -233,32 +232,68 @@ def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summa
     )
 
 
-def _has_loop(interpreter, function) -> bool:
-    """Whether the body holds a loop or a comprehension (their fixpoint relabels the graphs
-    they carry), or a nested function or class: computed once per function."""
+def _ruled_out(interpreter, function) -> bool:
+    """Whether the body plainly cannot be summarised, read once per function: a loop or a
+    comprehension (their fixpoint relabels the graphs they carry), a nested function or
+    class, or a statement with an effect (a backward, a step, a store into an attribute or
+    an item, an in-place add, a container's append), where trying would only run the body
+    twice."""
     symbols = interpreter.home_of(function)
-    return symbols.remember(("summary-loop", id(function)), _loops_in, function)
+    return symbols.remember(("summary-ruled-out", id(function)), _ruled_out_body, function)
 
 
-def _loops_in(function) -> bool:
-    kinds = (
-        ast.For,
-        ast.AsyncFor,
-        ast.While,
-        ast.ListComp,
-        ast.SetComp,
-        ast.DictComp,
-        ast.GeneratorExp,
-        ast.FunctionDef,
-        ast.AsyncFunctionDef,
-        ast.ClassDef,
-        ast.Lambda,
-        ast.Global,
-        ast.Nonlocal,
-        ast.Yield,
-        ast.YieldFrom,
-    )
-    return any(isinstance(node, kinds) for stmt in function.body for node in ast.walk(stmt))
+RULED_OUT = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.AugAssign,
+)
+# methods whose call is an effect loopfix records (a body calling one is not summarised)
+EFFECT_METHODS = frozenset(
+    {
+        "backward",
+        "manual_backward",
+        "step",
+        "zero_grad",
+        "grad",
+        "append",
+        "extend",
+        "insert",
+        "update",
+        "clear",
+        "pop",
+        "add_",
+        "copy_",
+        "detach_",
+        "requires_grad_",
+    }
+)
+
+
+def _ruled_out_body(function) -> bool:
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, RULED_OUT):
+                return True
+            if isinstance(node, ast.Attribute) and (
+                node.attr in EFFECT_METHODS or isinstance(node.ctx, ast.Store)
+            ):
+                return True
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                return True
+    return False
 
 
 def _placeholder(index: int, value: Value) -> Value:
@@ -275,13 +310,12 @@ def _reads(interpreter, function, roots: dict[str, str], env: dict):
     holds a graph (state kept on a module, a global tensor)."""
     symbols = interpreter.home_of(function)
     names = symbols.remember(("summary-names", id(function)), _dotted_names, function)
-    frame = interpreter._callee_frame(Call(function, [], {}, roots.get("<self>"), None, ()))
     parameters = {
         a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs
     }
     first = (function.args.posonlyargs + function.args.args)[:1]
     self_name = first[0].arg if first and roots.get("<self>") else None
-    locals_ = frame.locals or frozenset()
+    locals_ = interpreter.instances.local_names(function)
     reads = []
     for dotted in names:
         root, _, rest = dotted.partition(".")
@@ -296,7 +330,7 @@ def _reads(interpreter, function, roots: dict[str, str], env: dict):
         else:
             base = None  # a global
         key = f"{base}.{rest}" if base and rest else (base or dotted)
-        actual = _rename_path(key, _from_placeholders(roots))
+        actual = _rename_path(key, roots)
         value = env.get(actual)
         if value is not None and value.graphs:
             return None
@@ -351,9 +385,8 @@ def _all_graphs(value: Value) -> frozenset[Graph]:
 def _guards_hold(interpreter, summary: Summary, roots: dict[str, str], env: dict) -> bool:
     if tuple(sorted(roots)) != tuple(name for name, _ in summary.roots):
         return False
-    back = _from_placeholders(roots)
     for key, shape in summary.reads:
-        value = env.get(_rename_path(key, back))
+        value = env.get(_rename_path(key, roots))
         if value is not None and value.graphs:
             return False
         actual = (
@@ -361,7 +394,7 @@ def _guards_hold(interpreter, summary: Summary, roots: dict[str, str], env: dict
         )
         if actual != shape:
             return False
-    return all(interpreter._frozen(_rename_path(p, back)) == was for p, was in summary.frozen)
+    return all(interpreter._frozen(_rename_path(p, roots)) == was for p, was in summary.frozen)
 
 
 def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str, str]):
@@ -371,7 +404,6 @@ def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str
         call.function, bound, interpreter.listed, interpreter._modules_of, receiver
     )
     prefix = interpreter._callee_frame(call).site_prefix
-    back = _from_placeholders(roots)
     arguments = {index: value for index, (value, _) in enumerate(bound.values())}
 
     def site_of(site: tuple) -> tuple:
@@ -390,19 +422,19 @@ def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str
 
     for site, paths in summary.sites.items():
         interpreter.obs.site_modules.setdefault(site_of(site), set()).update(
-            _rename_path(p, back) for p in paths
+            _rename_path(p, roots) for p in paths
         )
     top = interpreter.top_statement
     if top is not None and summary.statement_paths:
         interpreter.obs.statement_modules.setdefault(id(top), set()).update(
-            _rename_path(p, back) for p in summary.statement_paths
+            _rename_path(p, roots) for p in summary.statement_paths
         )
     for key in summary.written:
         interpreter.note_write(key)
     returned = summary.returned
     return Value(
         graphs_of(returned.graphs),
-        shapes.rename_paths(returned.shape, {k: v for k, v in back.items()}),
+        shapes.rename_paths(returned.shape, roots),
         None if returned.parts is None else tuple(graphs_of(p) for p in returned.parts),
         None if returned.item_parts is None else tuple(graphs_of(p) for p in returned.item_parts),
     )
@@ -439,10 +471,6 @@ def _to_placeholders(roots: dict[str, str]) -> dict[str, str]:
     )
 
 
-def _from_placeholders(roots: dict[str, str]) -> dict[str, str]:
-    return dict(roots)
-
-
 def _rename_path(path: str | None, renames: dict[str, str]) -> str | None:
     if path is None:
         return None
@@ -458,4 +486,4 @@ def _rename_value_paths(value: Value, renames: dict[str, str]) -> Value:
     )
 
 
-__all__ = ["Summaries", "Summary", "SummaryMismatch", "EMPTY", "NONE", "join_envs", "join_values"]
+__all__ = ["Summaries", "Summary", "SummaryMismatch"]

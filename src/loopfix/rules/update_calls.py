@@ -25,41 +25,36 @@ FIX_TITLE = "Run this update before the updates whose steps its graph needs"
 def anchor_of(context: FileContext, site: BackwardSite) -> ast.stmt | None:
     """The statement of this file whose call reaches a backward of another module's helper
     through a stale or freed graph; None for a backward of this file's own scopes."""
-    if site.statement is not None:
-        return None
-    model = context.model
+    return update_anchor(context.model, site) if site.statement is None else None
+
+
+def update_anchor(model, site: BackwardSite) -> ast.stmt | None:
+    """The calling statement through which the backward meets weights a step in an earlier
+    statement of the same block changed: the update call itself (`update_params(policy_optim,
+    policy_loss)`) rather than a call of the method that makes it (`self.learn_sac()`). A
+    helper whose own step breaks its own backward (`trainer.train(batch)`) has none: it is
+    its module's finding, not its caller's."""
     stale = model.stale_steps_before(site.id)
     anchors = [a for a in model.call_anchors(site.id) if id(a) in model.parents]
-    # the update call itself first (`update_params(policy_optim, policy_loss)`), rather than
-    # a call of the method that makes it (`self.learn_sac()`)
     anchors.sort(key=lambda a: model.update_call(a) is None)
-    return next((a for a in anchors if _stepped_before(model, a, stale)), None)
+    for anchor in anchors:
+        _, block = model.block_of(anchor)
+        earlier = block[: next(i for i, s in enumerate(block) if s is anchor)]
+        if any(_steps_one_of(model, statement, stale) for statement in earlier):
+            return anchor
+    return None
 
 
-def _stepped_before(model, anchor: ast.stmt, stale: set[int]) -> bool:
-    """Whether a step that fails the backward ran in an earlier statement of the anchor's
-    block: a helper whose own step breaks its own backward (`trainer.train(batch)`) is its
-    module's finding, not its caller's."""
-    _, block = model.block_of(anchor)
-    for statement in block:
-        if statement is anchor:
-            return False
-        events = model.events_within(statement)
-        if any(kind == "update" and event in stale for kind, event, _ in events):
-            return True
-    return False
+def _steps_one_of(model, statement: ast.stmt, steps: set[int]) -> bool:
+    """Whether a function `statement` calls runs one of the updates `steps`."""
+    return any(kind == "update" and e in steps for kind, e, _ in model.events_within(statement))
 
 
 def plan_call_move(context: FileContext, site: BackwardSite) -> list[Edit] | str:
     """Edits that move the update call reaching `site` before the earliest consecutive
     update call whose step made its graph stale, or why there are none."""
     model, layout = context.model, context.layout
-    anchor = anchor_of(context, site) if site.statement is None else None
-    if anchor is None:
-        stale = model.stale_steps_before(site.id)
-        found = [a for a in model.call_anchors(site.id) if id(a) in model.parents]
-        found.sort(key=lambda a: model.update_call(a) is None)
-        anchor = next((a for a in found if _stepped_before(model, a, stale)), None)
+    anchor = update_anchor(model, site)
     if anchor is None or model.update_call(anchor) is None:
         return (
             "the function called here does not run one optimizer's whole update "
@@ -73,8 +68,7 @@ def plan_call_move(context: FileContext, site: BackwardSite) -> list[Edit] | str
         statement = block[index]
         if model.update_call(statement) is None:
             break
-        events = model.events_within(statement)
-        if any(kind == "update" and event in stale for kind, event, _ in events):
+        if _steps_one_of(model, statement, stale):
             target = statement
     if target is None:
         return "the step its graph needs is not in an update call just before it"

@@ -80,10 +80,9 @@ class ReorderRule(Rule):
             if single is not None:
                 return single
         if isinstance(plan, update_order.NotReorderable):
-            if model_reaches_through_update_call(context, finding):
-                moved = self._call_move(context, finding)
-                if moved is not None:
-                    return moved
+            moved = self._call_move(context, finding)  # a helper of this file per optimizer
+            if moved is not None:
+                return moved
             finding.fix_unavailable = str(plan)
             return None
         if not reorder_is_safe(context, plan.edits):
@@ -162,13 +161,6 @@ class ReorderRule(Rule):
     def backward_range(context: FileContext, site: BackwardSite) -> tuple[int, int]:
         """Where a finding about a backward call is reported."""
         return context.layout.node_range(site.call)
-
-
-def model_reaches_through_update_call(context: FileContext, finding: Finding) -> bool:
-    """Whether the failing backward is met through a call that runs one whole update (a
-    helper of this file called once per optimizer)."""
-    model = context.model
-    return any(model.update_call(a) is not None for a in model.call_anchors(finding.detail.id))
 
 
 def reorder_is_safe(

@@ -214,23 +214,32 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
         original = run_script(original_code, name, home, settings, **run)
     if original.timed_out and not original.events:
-        # the other runs would spend the time limit the same way (a script that fills a
-        # replay buffer for hours first): judged by a function's runs, or unverified
-        why = f"the original reached no backward in {original.seconds:.0f} s (--timeout)"
-        skipped = ChildRun(None, "", 0.0, skipped=why)
-        return Runs(original, skipped, None, settings.iterations, None, None)
+        return _timed_out(original, settings)
     patched = run_script(result.source.runnable(result.fixed_text), name, home, settings, **run)
+    reference, retained, cloned = _oracle_runs(
+        result, lambda **how: run_script(original_code, name, home, settings, **how, **run)
+    )
+    return Runs(original, patched, reference, settings.iterations, retained, cloned)
+
+
+def _timed_out(original: ChildRun, settings: RunSettings) -> Runs:
+    """The other runs would spend the time limit the same way (a script that fills a replay
+    buffer for hours first): judged by a function's runs, or unverified."""
+    why = f"the original reached no backward in {original.seconds:.0f} s (--timeout)"
+    skipped = ChildRun(None, "", 0.0, skipped=why)
+    return Runs(original, skipped, None, settings.iterations, None, None)
+
+
+def _oracle_runs(result: FileResult, run_original) -> tuple:
+    """(reference, retained, cloned): the instrumented runs of the original that the
+    applied findings' oracles need (`run_original(**how)`), None where none needs it."""
     needed = set().union(
         *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
     )
-    reference = retained = cloned = None
-    if "cloned" in needed:
-        cloned = run_script(original_code, name, home, settings, clone_saved=True, **run)
-    if "deferred" in needed:
-        reference = run_script(original_code, name, home, settings, defer_steps=True, **run)
-    if "retained" in needed:
-        retained = run_script(original_code, name, home, settings, retain_graphs=True, **run)
-    return Runs(original, patched, reference, settings.iterations, retained, cloned)
+    reference = run_original(defer_steps=True) if "deferred" in needed else None
+    retained = run_original(retain_graphs=True) if "retained" in needed else None
+    cloned = run_original(clone_saved=True) if "cloned" in needed else None
+    return reference, retained, cloned
 
 
 def _entry_runs(result: FileResult, entry: Path, settings: RunSettings) -> Runs | str:
@@ -247,14 +256,12 @@ def _entry_runs(result: FileResult, entry: Path, settings: RunSettings) -> Runs 
     original = with_module(result.source.text)
     if _needs_synthetic_data(original):
         return f"{entry.name}, which runs it, needs data that is not on this machine"
+    if original.timed_out and not original.events:
+        return _timed_out(original, settings)
     patched = with_module(result.fixed_text)
-    needed = set().union(
-        *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
+    reference, retained, cloned = _oracle_runs(
+        result, lambda **how: with_module(result.source.text, **how)
     )
-    text = result.source.text
-    cloned = with_module(text, clone_saved=True) if "cloned" in needed else None
-    reference = with_module(text, defer_steps=True) if "deferred" in needed else None
-    retained = with_module(text, retain_graphs=True) if "retained" in needed else None
     return Runs(original, patched, reference, settings.iterations, retained, cloned)
 
 
