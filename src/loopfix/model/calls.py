@@ -32,6 +32,8 @@ GRAPH_FREE_METHODS = {
 }
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
+# list methods that move entries: afterwards no position is known to hold what it held
+CONTAINER_REORDERERS = {"pop", "remove", "reverse", "sort", "popleft", "rotate"}
 # the detach as a value handed to a helper (`map`-like application to a state)
 DETACH_FUNCTIONS = {"torch.Tensor.detach", "torch.detach"}
 BUILTINS_WITHOUT_GRAPH = {
@@ -138,6 +140,12 @@ class CallsMixin:
         if attr == "clear" and not node.args and self.key_for(func.value) is not None:
             self.empty(func.value, env)  # `self.rewards.clear()`
             return EMPTY.with_shape(NONE)
+        if attr in CONTAINER_REORDERERS:
+            key = self.key_for(func.value)
+            held = env.get(key) if key is not None else None
+            if held is not None and held.parts is not None:
+                env[key] = Value(held.graphs, held.shape, None, held.item_parts)
+            return None
         if attr in CONTAINER_ADDERS:
             key = self.key_for(func.value)
             if key is None:

@@ -96,6 +96,19 @@ class ExpressionsMixin:
             return Value(base.part(position, len(shape[1])), shape[1][position])
         if isinstance(index, ast.Slice):
             return base
+        if (
+            isinstance(shape, tuple)
+            and shape[0] == "seq"
+            and base.parts is not None
+            and isinstance(index, ast.Constant)
+            and isinstance(index.value, int)
+            and -len(base.parts) <= index.value < len(base.parts)
+        ):
+            # `memory[1]` of `memory = [pred, h.detach()]`: that entry's graphs (and any the
+            # list gained without a known position), not its neighbours'
+            unplaced = base.graphs - frozenset().union(*base.parts)
+            graphs = base.parts[index.value % len(base.parts)] | unplaced
+            return Value(graphs, shapes.item_shape(shape))
         if isinstance(shape, tuple) and shape[0] == "dict" and isinstance(index, ast.Constant):
             keys = [key for key, _ in shape[1]]
             if index.value not in keys:
