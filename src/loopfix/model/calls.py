@@ -143,7 +143,7 @@ class CallsMixin:
         if attr in CONTAINER_REORDERERS:
             key = self.key_for(func.value)
             held = env.get(key) if key is not None else None
-            if held is not None and held.parts is not None:
+            if held is not None and held.parts is not None and _is_seq(held.shape):
                 env[key] = Value(held.graphs, held.shape, None, held.item_parts)
             return None
         if attr in CONTAINER_ADDERS:
@@ -778,3 +778,7 @@ def _seq_item(value: Value):
     if isinstance(shape, tuple) and shape[0] == "seq":
         return shape[1]
     return None
+
+
+def _is_seq(shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "seq"
