@@ -49,3 +49,64 @@ LIST_STATE = """
 )
 def test_a_list_entry_holds_its_own_graphs(carry, expected):
     assert rules_of(LIST_STATE.format(carry=carry)) == expected
+
+
+AMP_GAN = """
+    import torch
+    import torch.nn as nn
+    from apex import amp
+
+    G, D = nn.Linear(8, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.Adam(G.parameters(), 1e-4)
+    opt_d = torch.optim.Adam(D.parameters(), 1e-4)
+    {initialize}
+    for i in range(3):
+        fake = G(torch.randn(8, 8))
+        fake_out = D(fake)
+        d_loss = -D(torch.randn(8, 4)).mean() + fake_out.mean()
+        opt_d.zero_grad()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+        g_loss = -fake_out.mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "initialize, expected",
+    [
+        ("", ["LF002"]),
+        (
+            "[G, D], [opt_g, opt_d] = amp.initialize([G, D], [opt_g, opt_d], opt_level='O1')",
+            ["LF002"],
+        ),
+        ("G, opt_g = amp.initialize(G, opt_g)\n    D, opt_d = amp.initialize(D, opt_d)", ["LF002"]),
+    ],
+)
+def test_an_unknown_call_handing_back_its_modules_keeps_them(initialize, expected):
+    """`model, optimizer = amp.initialize(model, optimizer)` (apex): the same objects; the
+    GAN whose generator loss reuses the stepped discriminator's output is found through it."""
+    assert rules_of(AMP_GAN.format(initialize=initialize)) == expected
+
+
+def test_an_unknown_call_given_modules_builds_no_graph_of_its_own():
+    """The L2 penalty over `model.parameters()` after `amp.initialize` holds no graph built
+    before the loop (which its first backward would have freed for the next iteration)."""
+    text = """
+        import torch
+        import torch.nn as nn
+        from apex import amp
+
+        model = nn.Linear(8, 4)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step in range(3):
+            loss = model(torch.randn(4, 8)).pow(2).mean()
+            loss = loss + 1e-4 * sum(p.pow(2).sum() for p in model.parameters())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """
+    assert rules_of(text) == []

@@ -263,6 +263,15 @@ class CallsMixin:
             receiver = EMPTY
         positional, keywords = self._args(node, env)
         arguments = [v for v, _ in positional] + [v for v, _ in keywords.values()]
+        unseen = kind in ("unknown", "method_of") or callee[1:2] == (shapes.module("custom"),)
+        if unseen and self._hands_back(node, positional):
+            # `model, optimizer = amp.initialize(model, optimizer)` (apex): the same objects
+            # (not a recurrent module's step, though its result feeds the names it is given)
+            values = [v for v, _ in positional]
+            if len(values) == 1:
+                return values[0]
+            shape = ("tuple", tuple(v.shape for v in values))
+            return Value(union(values), shape, tuple(v.graphs for v in values))
         if kind == "module":
             return self._module_call(node, callee[1:], positional, keywords, env)
         passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
@@ -318,6 +327,31 @@ class CallsMixin:
         if kind == "unknown":
             graphs |= OPAQUE.graphs  # a function loopfix cannot see may return any graph
         return Value(graphs, shape)
+
+    def _hands_back(self, node: ast.Call, positional) -> bool:
+        """A call loopfix cannot see, given only modules and optimizers (or lists of them),
+        whose results are bound back position by position to the names they were passed as
+        (`model, optimizer = amp.initialize(model, optimizer, opt_level="O1")`,
+        `[G, D], [opt_g, opt_d] = amp.initialize([G, D], [opt_g, opt_d])`): a wrapper that
+        returns the objects it was given."""
+        statement = self.top_statement
+        if not (
+            self.frame.is_top
+            and isinstance(statement, ast.Assign)
+            and statement.value is node
+            and len(statement.targets) == 1
+            and node.args
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
+            return False
+        if not all(_is_trainer_objects(value.shape) for value, _ in positional):
+            return False
+        target = statement.targets[0]
+        if len(node.args) == 1:
+            return _same_names(target, node.args[0])
+        return isinstance(target, ast.Tuple | ast.List) and _same_names(
+            target, ast.Tuple(elts=node.args)
+        )
 
     def _resolve(self, func: ast.expr, env: Env, call: ast.Call) -> tuple:
         if isinstance(func, ast.Name):
@@ -782,3 +816,28 @@ def _seq_item(value: Value):
 
 def _is_seq(shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "seq"
+
+
+def _is_trainer_objects(shape) -> bool:
+    """A module, an optimizer, or a list of them (`[G, D]`)."""
+    if shapes.is_module(shape):
+        return True
+    if isinstance(shape, tuple) and shape[0] == "optimizer":
+        return True
+    return (
+        isinstance(shape, tuple)
+        and shape[0] == "tuple"
+        and bool(shape[1])
+        and all(_is_trainer_objects(item) for item in shape[1])
+    )
+
+
+def _same_names(target: ast.expr, given: ast.expr) -> bool:
+    """`self.model, self.opt` bound from `(model, opt)`: position by position, the names end
+    alike (nested lists element by element)."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(given, ast.Tuple | ast.List):
+        return len(target.elts) == len(given.elts) and all(
+            _same_names(t, g) for t, g in zip(target.elts, given.elts, strict=True)
+        )
+    names = dotted_name(target), dotted_name(given)
+    return None not in names and names[0].rpartition(".")[2] == names[1].rpartition(".")[2]
