@@ -33,13 +33,9 @@ from pathlib import Path
 
 import pytest
 
+from loopfix.lsp import jupyter as spec_module
+
 from corpus_cases import CORPUS
-
-pytest.importorskip("jupyter_server", reason="jupyter_server is not installed (loopfix[jupyter])")
-pytest.importorskip("jupyter_lsp", reason="jupyter-lsp is not installed (loopfix[jupyter])")
-
-from tornado.httpclient import HTTPRequest  # noqa: E402 (tornado comes with jupyter_server)
-from tornado.websocket import websocket_connect  # noqa: E402
 
 TOKEN = "loopfix-test-token"
 GAN = (CORPUS / "lf002_gan_generator_reuses_d_output" / "before.py").read_text()
@@ -49,6 +45,10 @@ CELLS = [
     ("code", "%matplotlib inline\n!nvidia-smi\n" + HEAD.rstrip("\n")),
     ("code", "for i in range(3):\n" + LOOP.rstrip("\n")),
 ]
+# a notebook in a folder, importing the networks from the package beside it
+PACKAGE = CORPUS / "project_lf002_gan_nets_in_package" / "before"
+SETUP, STEPS = (PACKAGE / "train_gan.py").read_text().split("for step in range(4):\n")
+PACKAGE_CELLS = [("code", SETUP.rstrip("\n")), ("code", "for step in range(4):\n" + STEPS)]
 WAIT = 20  # seconds for any one answer
 
 
@@ -125,11 +125,15 @@ def get_json(url: str):
 def jupyter(tmp_path_factory):
     """A Jupyter server with jupyter-lsp over a temporary root holding `gan.ipynb`; its own
     config, data and runtime folders, so no user setting takes part."""
+    for module in ("jupyter_server", "jupyter_lsp"):
+        pytest.importorskip(module, reason=f"{module} is not installed (loopfix[jupyter])")
     base = tmp_path_factory.mktemp("jupyter")
     root, config = base / "root", base / "config"
     root.mkdir()
     config.mkdir()
     (root / "gan.ipynb").write_text(notebook_json(CELLS))
+    shutil.copytree(PACKAGE / "gan", root / "sub" / "gan")
+    (root / "sub" / "train.ipynb").write_text(notebook_json(PACKAGE_CELLS))
     port = free_port()
     settings = {
         "ServerApp": {
@@ -213,15 +217,27 @@ class Client:
                 return message["result"]
 
     async def diagnostics(self, uri: str) -> list[dict]:
-        """The first non-empty `publishDiagnostics` for `uri`."""
+        """The diagnostics first published for `uri` (its whole text came with didOpen)."""
         while True:
             for message in self.notifications:
                 if message["method"] == "textDocument/publishDiagnostics":
                     params = message["params"]
-                    if params["uri"] == uri and params["diagnostics"]:
+                    if params["uri"] == uri:
                         return params["diagnostics"]
             self.notifications.clear()
             await self.receive()
+
+
+async def open_notebook(client: Client, root: Path, name: str, cells) -> tuple[str, str, list]:
+    """Open the notebook `name` as JupyterLab does (`sendOpen`: didOpen, then the whole text
+    again as a change); its URI, its text and the diagnostics first published for it."""
+    uri = (root / ".virtual_documents" / name).as_uri()
+    text = virtual_document(cells)[0]
+    item = {"uri": uri, "languageId": "python", "version": 0, "text": text}
+    await client.notify("textDocument/didOpen", {"textDocument": item})
+    change = {"textDocument": {"uri": uri, "version": 0}, "contentChanges": [{"text": text}]}
+    await client.notify("textDocument/didChange", change)
+    return uri, text, await client.diagnostics(uri)
 
 
 # what JupyterLab 4's LSP client sends (`LSPConnection.initializeParams`): the capabilities of
@@ -273,9 +289,11 @@ def test_jupyter_lsp_finds_the_spec(jupyter):
 async def test_a_notebook_sent_as_jupyterlab_sends_it_gets_cell_mapped_diagnostics(
     jupyter, tmp_path
 ):
+    from tornado.httpclient import HTTPRequest  # tornado comes with jupyter_server
+    from tornado.websocket import websocket_connect
+
     root = jupyter["root"]
-    uri = (root / ".virtual_documents" / "gan.ipynb").as_uri()
-    text, starts, offsets = virtual_document(CELLS)
+    _, starts, offsets = virtual_document(CELLS)
     socket_url = f"ws://127.0.0.1:{jupyter['port']}/lsp/ws/loopfix?token={TOKEN}"
     connection = await asyncio.wait_for(websocket_connect(HTTPRequest(socket_url)), WAIT)
     client = Client(connection)
@@ -288,12 +306,7 @@ async def test_a_notebook_sent_as_jupyterlab_sends_it_gets_cell_mapped_diagnosti
         assert (session["status"], session["handler_count"]) == ("started", 1)
         await client.notify("initialized", {})
         await client.notify("workspace/didChangeConfiguration", {"settings": {}})
-        # `sendOpen`: didOpen, then the whole text again as a change
-        item = {"uri": uri, "languageId": "python", "version": 0, "text": text}
-        await client.notify("textDocument/didOpen", {"textDocument": item})
-        change = {"textDocument": {"uri": uri, "version": 0}, "contentChanges": [{"text": text}]}
-        await client.notify("textDocument/didChange", change)
-        (diagnostic,) = await client.diagnostics(uri)
+        uri, text, (diagnostic,) = await open_notebook(client, root, "gan.ipynb", CELLS)
         assert all(frame.lstrip().startswith("{") for frame in client.frames)
 
         # the cell and line JupyterLab shows it at are those `loopfix check` names
@@ -331,7 +344,41 @@ async def test_a_notebook_sent_as_jupyterlab_sends_it_gets_cell_mapped_diagnosti
         written = json.loads(applied.read_text())["cells"][cell]
         assert fixed_cell == "".join(written["source"])
         assert fixed_cell != CELLS[cell][1]
+
+        # a notebook in a folder is analysed where it is: `from gan import ...` is the
+        # package beside it (not beside its virtual document), as for `loopfix check`
+        name = "sub/train.ipynb"
+        _, _, (diagnostic,) = await open_notebook(client, root, name, PACKAGE_CELLS)
+        (row,) = check_json(root, name)
+        assert (row["rule"], row["cell"], row["line"]) == ("LF002", 2, 11)
+        _, starts, _ = virtual_document(PACKAGE_CELLS)
+        cell, line = cell_of(starts, PACKAGE_CELLS, diagnostic["range"]["start"]["line"])
+        assert (diagnostic["code"], cell + 1, line + 1) == ("LF002", 2, 11)
     finally:
         connection.close()
     # the spec says the server reads the text from memory: jupyter-lsp wrote no shadow copy
     assert not (root / ".virtual_documents" / "gan.ipynb").exists()
+
+
+def test_a_virtual_document_is_at_its_notebooks_path(tmp_path, monkeypatch):
+    monkeypatch.delenv(spec_module.ROOT_ENV, raising=False)
+    monkeypatch.delenv(spec_module.VIRTUAL_ENV, raising=False)
+    real_path = spec_module.real_path
+    # without the spec's environment (the pylsp plugin under jupyter-lsp): the default name
+    assert real_path(tmp_path / ".virtual_documents/sub/nb.ipynb") == tmp_path / "sub/nb.ipynb"
+    assert real_path(tmp_path / "sub/train.py") == tmp_path / "sub/train.py"
+    assert real_path(tmp_path / ".virtual_documents") == tmp_path / ".virtual_documents"
+
+    class Contents:
+        root_dir = str(tmp_path / "root")
+
+    class Manager:  # what the spec reads of jupyter-lsp's LanguageServerManager
+        parent = type("ServerApp", (), {"contents_manager": Contents()})()
+        virtual_documents_dir = "../lsp-documents"  # anywhere, relative to the server root
+
+    env = spec_module.spec(Manager())["loopfix"]["env"]
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert real_path(tmp_path / "lsp-documents/sub/nb.ipynb") == tmp_path / "root/sub/nb.ipynb"
+    outside = tmp_path / "root/.virtual_documents/nb.ipynb"  # not that server's folder
+    assert real_path(outside) == outside

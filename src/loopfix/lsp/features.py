@@ -27,6 +27,7 @@ from loopfix.project import Project
 from loopfix.rules import CRASHING_RULES, Finding, Fix, rule_by_code
 from loopfix.source import SourceError, SourceFile, line_starts
 
+from .jupyter import real_path
 from .positions import PositionMap
 
 # a suppression comment already listing codes on the line
@@ -42,10 +43,12 @@ DIAGNOSE_COMMAND = "loopfix.diagnose"
 
 
 def uri_to_path(uri: str) -> Path:
+    """The document's path; a notebook JupyterLab sends as a virtual document is at its
+    notebook's path (`jupyter.real_path`: its imports, settings and per-file ignores)."""
     parsed = urlparse(uri)
     if parsed.scheme not in ("file", ""):
         return Path(parsed.path or "untitled.py")
-    return Path(url2pathname(unquote(parsed.path)))
+    return real_path(Path(url2pathname(unquote(parsed.path))))
 
 
 @dataclass
