@@ -81,6 +81,7 @@ def run_script(
     defer_steps: bool = False,
     retain_graphs: bool = False,
     clone_saved: bool = False,
+    graphs: bool = False,
     call: str | None = None,
     fixture: Path | None = None,
     synthetic_loop: int | None = None,
@@ -90,7 +91,8 @@ def run_script(
     `call`, call that function of it with the `fixture`'s arguments or, without one, with
     arguments the harness builds. `overlay`: modules of the project (paths relative to
     `home`) that the run imports in another version (an entry script run to verify a
-    change to a module it imports)."""
+    change to a module it imports). `graphs`: record which earlier backwards' graphs each
+    backward goes through again (see `trace.py`)."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
@@ -99,6 +101,7 @@ def run_script(
         argv = ["--defer-steps"] if defer_steps else []
         argv += ["--retain-graphs"] if retain_graphs else []
         argv += ["--clone-saved"] if clone_saved else []
+        argv += ["--graphs"] if graphs else []
         argv += ["--iterations", str(settings.iterations), "--device", settings.device]
         if call is not None:
             argv += ["--call", call]

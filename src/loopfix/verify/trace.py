@@ -1,6 +1,6 @@
 """Run a training script in this (child) process and record what autograd computed.
 
-    python -m loopfix.verify.trace [--defer-steps | --retain-graphs | --clone-saved]
+    python -m loopfix.verify.trace [--defer-steps | --retain-graphs | --clone-saved] [--graphs]
                                    [--iterations N] [--device D] TRACE_FILE SCRIPT [ARGS...]
 
 Records, in order, every backward pass (the loss value, the gradient of every parameter of
@@ -43,11 +43,21 @@ against). With `--clone-saved` every tensor autograd saves for a backward is cop
 saved (`torch.autograd.graph.saved_tensors_hooks`): the original as it would run had every
 in-place operation been out-of-place, since a later in-place change can no longer reach what
 the backward reads (what LF008's fix is judged against).
+
+Each backward event also says whether the code asked to keep its graph (`retain_graph`, or
+`create_graph`), and with `--graphs` which earlier backwards (numbered from 1) had gone through
+some node of its graph: every node a backward goes through is marked in its metadata (leaves'
+gradient accumulators left out). An expression of the original that the verifier wrapped in
+`__loopfix_probe__(number, value)` is recorded in `trace["probes"]`: how often it was
+evaluated, how often its value held a graph, and how often a graph some backward had already
+gone through (the oracles' evidence that the bug a rule reports really happened).
 This module imports torch and runs user code: it is only ever run in a child process.
 """
 
 from __future__ import annotations
 
+import builtins
+import functools
 import inspect
 import os
 import resource
@@ -78,9 +88,17 @@ class IterationCap(BaseException):
 
 class Recorder:
     def __init__(
-        self, defer_steps: bool = False, iterations: int | None = None, retain_graphs: bool = False
+        self,
+        defer_steps: bool = False,
+        iterations: int | None = None,
+        retain_graphs: bool = False,
+        graphs: bool = False,
     ) -> None:
         self.defer_steps = defer_steps
+        self.graphs = graphs  # mark the nodes each backward goes through (`--graphs`)
+        # per probe number: how often its value was seen, held a graph, held a graph that an
+        # earlier backward had gone through
+        self.probes: dict[int, dict[str, int]] = {}
         self.retain_graphs = retain_graphs or defer_steps
         self.iterations = iterations
         self.backwards = 0
@@ -141,6 +159,8 @@ class Recorder:
             limit = cap * ACCUMULATION if cap is not None and recorder.optimizer_built else cap
             if cap is not None and not recorder.optimizers and recorder.backwards > limit:
                 raise IterationCap
+            retain = _asks_to_retain(args, kwargs)
+            earlier = _mark_graph(args[0], recorder.backwards) if recorder.graphs else None
             if recorder.retain_graphs:
                 kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
@@ -159,8 +179,11 @@ class Recorder:
             fresh = len(started) == len(reached)
             # the parameters whose gradient started from nothing here (LF009's oracle: which
             # backwards each step's gradients came from)
+            # whether the code asked to keep the graph, (with `--graphs`) the earlier
+            # backwards (by number, from 1) whose graph this one went through again, and the
+            # lines of the user's code on the call stack (a backward inside a helper)
             event = ("backward", loss, after, _caller_line(), reached, fresh, started)
-            recorder.record(event)
+            recorder.record((*event, retain, earlier, _caller_lines()))
             return result
 
         def traced_tensor_backward(tensor, *args, **kwargs):
@@ -242,6 +265,70 @@ class Recorder:
         register_module_forward_hook(forward_done)
 
 
+MAX_NODES = 20_000  # nodes of one graph walked to mark it or to look for marks
+MARK = "loopfix_backward"  # the key of a node's metadata: the last backward through it
+
+
+def _asks_to_retain(args: tuple, kwargs: dict) -> bool:
+    """Whether a backward call (`tensor.backward(...)` or `torch.autograd.backward(...)`,
+    `args[0]` the tensors) asked to keep its graph: `retain_graph`, else `create_graph`."""
+    retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
+    if retain is None:
+        retain = kwargs.get("create_graph", args[3] if len(args) > 3 else False)
+    return bool(retain)
+
+
+def _nodes(roots, limit: int = MAX_NODES):
+    """The autograd nodes reachable from `roots` (tensors or nodes), leaves' gradient
+    accumulators left out (every backward reaches those), at most `limit`."""
+    stack = [getattr(root, "grad_fn", root) for root in roots]
+    seen: set[int] = set()
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node).__name__ == "AccumulateGrad":
+            continue
+        yield node
+        stack.extend(child for child, _ in node.next_functions)
+
+
+def _tensors(value, depth: int = 0) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 3 or not isinstance(value, list | tuple | dict):
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    return [t for item in list(items)[:64] for t in _tensors(item, depth + 1)]
+
+
+def _mark_graph(tensors, number: int) -> list[int]:
+    """Mark every node of the graph about to be backwarded with the backward's `number`;
+    the numbers of the earlier backwards that had marked some of them (sorted)."""
+    earlier = set()
+    for node in _nodes(_tensors(tensors if isinstance(tensors, list | tuple) else [tensors])):
+        metadata = node.metadata
+        if MARK in metadata:
+            earlier.add(metadata[MARK])
+        metadata[MARK] = number
+    return sorted(earlier)
+
+
+def probe(recorder: Recorder, number: int, value):
+    """`__loopfix_probe__(number, value)`: the verifier wraps an expression of the original
+    with it. Records whether `value` holds a graph, and whether a backward already went
+    through that graph (only marked with `--graphs`), and returns `value` unchanged."""
+    counts = recorder.probes.setdefault(number, {"seen": 0, "graph": 0, "backwarded": 0})
+    counts["seen"] += 1
+    roots = [t for t in _tensors(value) if t.grad_fn is not None]
+    if roots:
+        counts["graph"] += 1
+        if any(MARK in node.metadata for node in _nodes(roots)):
+            counts["backwarded"] += 1
+    return value
+
+
 def _subclasses(cls: type) -> list[type]:
     found = []
     for sub in cls.__subclasses__():
@@ -301,6 +388,16 @@ def _caller_line() -> int | None:
     return None
 
 
+def _caller_lines(limit: int = 8) -> list[int]:
+    """The lines of the user's code on the stack, innermost first (at most `limit`)."""
+    lines, frame = [], sys._getframe(2)
+    while frame is not None and len(lines) < limit:
+        if not frame.f_code.co_filename.startswith(_LIBRARIES):
+            lines.append(frame.f_lineno)
+        frame = frame.f_back
+    return lines
+
+
 def pick_device(requested: str) -> str:
     if requested != "auto":
         return requested
@@ -315,6 +412,7 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
     options = {"defer_steps": False, "iterations": None, "device": "cpu", "call": None}
     options["retain_graphs"] = False
     options["clone_saved"] = False
+    options["graphs"] = False
     options["fixture"] = None
     options["synthetic_loop"] = None
     while argv and argv[0].startswith("--"):
@@ -325,6 +423,8 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
             options["retain_graphs"] = True
         elif flag == "--clone-saved":
             options["clone_saved"] = True
+        elif flag == "--graphs":
+            options["graphs"] = True
         elif flag == "--iterations":
             options["iterations"] = int(argv.pop(0))
         elif flag == "--device":
@@ -398,8 +498,11 @@ def main(argv: list[str]) -> int:
     weights = synthetic.SyntheticWeights()
     weights.install()
     synthetic.install_made_up_arguments()
-    recorder = Recorder(options["defer_steps"], options["iterations"], options["retain_graphs"])
+    recorder = Recorder(
+        options["defer_steps"], options["iterations"], options["retain_graphs"], options["graphs"]
+    )
     recorder.install()
+    builtins.__loopfix_probe__ = functools.partial(probe, recorder)
     if options["clone_saved"]:  # entered for the whole run; the process ends with it
         torch.autograd.graph.saved_tensors_hooks(_copy_saved, _unpack_saved).__enter__()
     torch.manual_seed(0)
@@ -425,6 +528,7 @@ def main(argv: list[str]) -> int:
         peak = torch.cuda.max_memory_allocated()
     trace = {"events": recorder.events, "error": error, "capped": capped}
     trace["forwards"] = recorder.forwards
+    trace["probes"] = [{"probe": k, **counts} for k, counts in sorted(recorder.probes.items())]
     trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
     trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
     trace |= {"iterations": _iterations(recorder), "sandbox": network}
