@@ -110,3 +110,68 @@ def test_an_unknown_call_given_modules_builds_no_graph_of_its_own():
             optimizer.step()
     """
     assert rules_of(text) == []
+
+
+METRIC_LOOP = """
+    import torch
+    import torch.nn as nn
+    {imports}
+
+    model = nn.Linear(8, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    {metric}
+    for epoch in range(2):
+        train_acc = 0
+        for step in range(4):
+            y_pred = model(torch.randn(16, 8))
+            y = torch.randint(0, 4, (16,))
+            loss = nn.functional.cross_entropy(y_pred, y)
+            train_acc += {call}
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(train_acc / 4)
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, metric, call, expected",
+    [
+        # torchmetrics' classification metrics count arg-maxed predictions: no graph
+        (
+            "import torchmetrics",
+            "acc = torchmetrics.Accuracy(task='multiclass', num_classes=4)",
+            "acc(y_pred, y)",
+            [],
+        ),
+        (
+            "from torchmetrics.classification import MulticlassF1Score",
+            "f1 = MulticlassF1Score(num_classes=4).to('cpu')",
+            "f1(y_pred, y)",
+            [],
+        ),
+        (
+            "from torchmetrics.functional import accuracy",
+            "",
+            "accuracy(y_pred, y, task='multiclass', num_classes=4)",
+            [],
+        ),
+        (
+            "from helper_functions import accuracy_fn",
+            "",
+            "accuracy_fn(y_true=y, y_pred=y_pred)",
+            [],
+        ),
+        # a regression metric's value keeps its graph (torchmetrics' forward does)
+        (
+            "import torchmetrics",
+            "mse = torchmetrics.MeanSquaredError()",
+            "mse(y_pred, torch.randn(16, 4))",
+            ["LF006"],
+        ),
+        ("", "", "nn.functional.mse_loss(y_pred, torch.randn(16, 4))", ["LF006"]),
+    ],
+)
+def test_a_classification_metric_holds_no_graph(imports, metric, call, expected):
+    text = METRIC_LOOP.format(imports=imports, metric=metric, call=call)
+    assert rules_of(text) == expected

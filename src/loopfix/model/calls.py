@@ -57,6 +57,15 @@ MODULE_QUERIES = {
     "parameters", "named_parameters", "state_dict", "modules", "children", "buffers",
     "zero_grad", "load_state_dict", "named_modules",
 }
+# torchmetrics' classification metrics (`Accuracy`, `BinaryF1Score`, `functional.accuracy`):
+# counts of thresholded or arg-maxed predictions, whose value never holds a graph (its
+# regression metrics, `MeanSquaredError`, do)
+CLASSIFICATION_METRICS = {
+    "accuracy", "precision", "recall", "f1score", "fbetascore", "specificity", "statscores",
+    "auroc", "averageprecision", "confusionmatrix", "jaccardindex", "matthewscorrcoef",
+    "cohenkappa", "hammingdistance", "exactmatch", "precisionrecallcurve", "roc",
+}
+METRIC = ("metric",)  # a metric object whose call gives a value without graph
 # fmt: on
 STATE_INITIALISER_PREFIXES = ("init", "reset", "zero", "begin", "new_state", "initial")
 NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
@@ -98,7 +107,7 @@ class CallsMixin:
             # `nn.Linear(4, 1).to(device)`, `Net().cuda().train()`: the receiver, once
             receiver = self.eval(func.value, env)
             positional, keywords = self._args(node, env)
-            if shapes.is_module(receiver.shape) or receiver.shape == TENSOR:
+            if shapes.is_module(receiver.shape) or receiver.shape in (TENSOR, METRIC):
                 return receiver
             arguments = [v for v, _ in positional] + [v for v, _ in keywords.values()]
             return Value(receiver.graphs | union(arguments), UNKNOWN)
@@ -322,6 +331,10 @@ class CallsMixin:
             paths = shapes.param_paths(positional[0][0].shape)
             if paths is not None:  # `optimizer_class(self.qf1.parameters(), lr=lr)`
                 return EMPTY.with_shape(("optimizer", paths))
+        if kind in ("unknown", "method_of") and "accuracy" in _called_name(func).lower():
+            # `accuracy_fn(y_true=y, y_pred=logits)` of a module loopfix cannot see: the share
+            # of predictions that match, which no graph reaches
+            return EMPTY.with_shape(UNKNOWN)
         shape = TENSOR if kind == "torch" else UNKNOWN
         graphs = union(arguments) | receiver.graphs
         if kind == "unknown":
@@ -370,6 +383,9 @@ class CallsMixin:
         qualified = self.symbols.qualify(func)
         if qualified is not None and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
+        metric = _classification_metric(qualified)
+        if metric is not None:
+            return metric
         if qualified == "itertools.chain":
             return ("chain",)
         if not isinstance(func, ast.Attribute):
@@ -444,6 +460,8 @@ class CallsMixin:
     def _called_object(self, value: Value | None, key: str | None) -> tuple | None:
         """A call of an object (not a module) whose project class defines `__call__`: that
         method, run on the object (a loss object that steps the optimizer it is given)."""
+        if value is not None and value.shape == METRIC:
+            return ("graph_free", TENSOR)  # `train_acc(preds, y)` of a torchmetrics metric
         if value is None or not isinstance(value.shape, tuple) or value.shape[0] != "object":
             return None
         info = self.class_of(value.shape)
@@ -476,6 +494,9 @@ class CallsMixin:
         qualified = self.symbols.qualify(func)
         if qualified and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
+        metric = _classification_metric(qualified)
+        if metric is not None:
+            return metric
         if qualified == "itertools.chain":
             return ("chain",)
         if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
@@ -841,3 +862,23 @@ def _same_names(target: ast.expr, given: ast.expr) -> bool:
         )
     names = dotted_name(target), dotted_name(given)
     return None not in names and names[0].rpartition(".")[2] == names[1].rpartition(".")[2]
+
+
+def _called_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _classification_metric(qualified: str | None) -> tuple | None:
+    """`torchmetrics.Accuracy(...)` constructs a metric object; `torchmetrics.functional.
+    accuracy(...)` is a value without graph; any other torchmetrics name: None."""
+    if qualified is None or qualified.split(".")[0] != "torchmetrics":
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    base = name.lower().replace("_", "")
+    for prefix in ("binary", "multiclass", "multilabel"):
+        base = base.removeprefix(prefix)
+    if base not in CLASSIFICATION_METRICS:
+        return None
+    return ("constructed", METRIC) if name[:1].isupper() else ("graph_free", TENSOR)
