@@ -354,6 +354,12 @@ async def test_a_notebook_sent_as_jupyterlab_sends_it_gets_cell_mapped_diagnosti
         _, starts, _ = virtual_document(PACKAGE_CELLS)
         cell, line = cell_of(starts, PACKAGE_CELLS, diagnostic["range"]["start"]["line"])
         assert (diagnostic["code"], cell + 1, line + 1) == ("LF002", 2, 11)
+
+        # settings from Settings → Language Servers (`serverSettings`) apply to open notebooks
+        client.notifications.clear()
+        ignore = {"settings": {"loopfix": {"ignore": ["LF002"]}}}
+        await client.notify("workspace/didChangeConfiguration", ignore)
+        assert await client.diagnostics(uri) == []
     finally:
         connection.close()
     # the spec says the server reads the text from memory: jupyter-lsp wrote no shadow copy
