@@ -45,7 +45,7 @@ def test_a_reorder_of_code_that_runs_is_not_confirmed(tmp_path):
     result = analyse_source(SourceFile.read(path))
     assert [(f.rule, f.fixable) for f in result.findings] == [("LF003", True)]
     (verdict,) = verify_file(result, SETTINGS)
-    assert verdict.verdict.startswith("not confirmed: the original did not fail"), verdict
+    assert verdict.verdict.startswith("not confirmed: the original did not raise"), verdict
 
 
 # A mean teacher (the corpus case): the teacher is an average of the student's weights taken

@@ -126,14 +126,52 @@ class Rule(ABC):
         """Whether `after` (the text with several fixes applied) fixes `fixed` safely."""
 
     def judge(self, finding: Finding, runs) -> str:
-        """The verdict on `finding`'s applied fix: its oracle for a safe fix; for an unsafe
-        one, whether the original shows the bug and the patched code runs every capped
-        iteration, and what it computes differently ("changed as intended: ...")."""
+        """The verdict on `finding`'s applied fix (see `compare.Outcome`): a patched run that
+        raised an error the original did not is refused first; then the original must show
+        the bug (`confirm`); then its oracle for a safe fix, and for an unsafe one whether
+        the patched code runs every capped iteration and what it computes differently."""
+        from loopfix.rules.compare import intended_change, new_error
+
+        refused = new_error(runs.original, runs.patched)
+        if refused is not None:
+            return refused
+        unconfirmed = self.confirm(finding, runs)
+        if unconfirmed is not None:
+            return unconfirmed
         if finding.fix is None or finding.fix.safe:
             return self.oracle(finding, runs)
-        from loopfix.rules.compare import intended_change
+        return intended_change(runs)
 
-        return intended_change(runs, self.predicted_error)
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """None when the original run shows the bug `finding` reports, else the verdict that
+        says what was not seen ("not confirmed: ...", or "unverified: ..." when the original
+        could not show it). By default: it raised `predicted_error` (any run, without one)."""
+        from loopfix.rules.compare import original_raised
+
+        if not self.predicted_error:
+            return None
+        return original_raised(runs, (self.predicted_error,))
+
+    def compared(self, finding: Finding) -> str:
+        """What the oracle of `finding`'s fix compares, for the verdict's line."""
+        if finding.fix is not None and not finding.fix.safe:
+            return (
+                "every forward output, loss and optimizer step of the original with the "
+                "patched run's, to name what changed"
+            )
+        return self.compares
+
+    # what the oracle of a safe fix compares, as the verdict's line says it
+    compares: ClassVar[str] = ""
+
+    def probe(self, finding: Finding) -> ast.expr | bool:
+        """The expression of the original whose value verification watches with a probe that
+        records whether it holds a graph (`trace.py`): a node of the file's tree, True for
+        the expression `finding` spans, False for none."""
+        return False
+
+    # whether verification records which backwards go through which graphs (`--graphs`)
+    records_graphs: ClassVar[bool] = False
 
     def needs_runs(self, finding: Finding) -> frozenset[str]:
         """Runs of the original besides the plain one that the oracle of `finding`'s fix
@@ -146,6 +184,7 @@ class Rule(ABC):
 
     @abstractmethod
     def oracle(self, finding: Finding, runs) -> str:
-        """Judge a fix from the runs of the original and the patched code (`verify.Runs`):
-        "equivalent", or why not ("not equivalent: ...", "not confirmed: ...",
+        """Judge a safe fix from the runs of the original and the patched code (`verify.Runs`),
+        once `confirm` has seen the bug: "equivalent", "changed as intended: ..." for a fix
+        whose purpose is to change a value, or why not ("not equivalent: ...",
         "unverified: ...")."""

@@ -3,7 +3,78 @@ as `portable.Tensor`s, equal when their dtype, shape and bytes are."""
 
 from __future__ import annotations
 
-INTENDED = "changed as intended"  # the verdict's start for an unsafe fix that did its change
+import re
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """The first words of every verdict: the whole vocabulary (defined in `MEANINGS`); a
+    verdict other than `equivalent` goes on after a colon with what was seen."""
+
+    equivalent = "equivalent"
+    intended = "changed as intended"
+    different = "not equivalent"
+    unconfirmed = "not confirmed"
+    undecided = "unverified"
+
+
+MEANINGS = {
+    Outcome.equivalent: (
+        "the original showed the bug, and the patched run keeps the rule's criterion on values "
+        "and gradients (what was compared, over how many iterations, is named)"
+    ),
+    Outcome.intended: (
+        "the original showed the bug, and the fix changed what it exists to change (an unsafe "
+        "fix, or LF005's learning-rate schedule) and nothing else the rule keeps; the change is "
+        "named"
+    ),
+    Outcome.different: (
+        "the patched code raised an error the original did not, or computed something the "
+        "rule promises to keep; the difference is named"
+    ),
+    Outcome.unconfirmed: (
+        "the original run did not show the bug the rule reports; what was not seen is named"
+    ),
+    Outcome.undecided: (
+        "the runs could not decide: no torch, a missing package, a run that could not be "
+        "made, the original failing for another reason"
+    ),
+}
+WRITTEN = (Outcome.equivalent, Outcome.intended)  # what `apply` writes
+
+INTENDED = Outcome.intended.value  # the verdict's start for a fix that did its change
+
+
+def outcome_of(verdict: str) -> Outcome:
+    """The vocabulary word a verdict starts with."""
+    for outcome in sorted(Outcome, key=len, reverse=True):
+        if verdict == outcome or verdict.startswith(f"{outcome}:"):
+            return outcome
+    raise ValueError(f"a verdict outside the vocabulary: {verdict!r}")
+
+
+def said(error: str) -> str:
+    """An error as a verdict names it: its first line up to the end of its first sentence,
+    never cut within it (`RuntimeError: Trying to backward through the graph a second time
+    (or directly access saved tensors after they have already been freed).`)."""
+    line = error.strip().splitlines()[0] if error.strip() else error
+    end = re.search(r"\.\s+(?=[A-Z])", line)
+    return line[: end.start() + 1] if end else line
+
+
+def _error_kind(error: str) -> str:
+    return re.sub(r"\d+", "N", said(error))
+
+
+def new_error(original, patched) -> str | None:
+    """The verdict on a patched run that raised an error the original did not raise (compared
+    by their first sentences, numbers aside): refused whatever else the runs show."""
+    if patched.skipped or not patched.error:
+        return None
+    if original.error and _error_kind(original.error) == _error_kind(patched.error):
+        return None
+    before = "raised another error" if original.error else "did not"
+    return f"{Outcome.different}: patched raised {said(patched.error)}, original {before}"
 
 
 def first_iteration(events: list) -> list:
@@ -176,21 +247,35 @@ def _same_output(a, b) -> bool:
     return a == b
 
 
-def intended_change(runs, predicted_error: str) -> str:
-    """The verdict on an unsafe fix, which changes what the code computes on purpose: the
-    original must show the bug (raise `predicted_error` when one is given), the patched code
-    must run every capped iteration, and the verdict names the first forward, loss or first
-    step of an optimizer that now differs from the original's (or says that none did)."""
-    original, patched = runs.original, runs.patched
+def original_raised(runs, errors: tuple[str, ...]) -> str | None:
+    """The diagnosis of a rule whose bug is an error: None when the original raised one of
+    `errors` within the capped iterations, else the verdict saying what was seen instead."""
+    original = runs.original
     if original.trace is None:
-        return f"unverified: the original {original.error}"
+        return f"{Outcome.undecided}: the original {said(original.error or 'left no trace')}"
     error = original.error or ""
-    if predicted_error and predicted_error not in error:
-        if error:
-            return f"unverified: the original failed otherwise: {error[:120]}"
-        return f"not confirmed: the original did not fail within {runs.iterations} iterations"
+    if any(expected in error for expected in errors):
+        return None
+    if error:
+        return f"{Outcome.undecided}: the original failed otherwise: {said(error)}"
+    return (
+        f"{Outcome.unconfirmed}: the original did not raise '{errors[0]}' within "
+        f"{runs.iterations} iterations"
+    )
+
+
+def patched_raised(patched) -> str | None:
+    return f"{Outcome.different}: patched raised {said(patched.error)}" if patched.error else None
+
+
+def intended_change(runs) -> str:
+    """The verdict on an unsafe fix, which changes what the code computes on purpose (the
+    original showed the bug: its rule's `confirm`): the patched code must run every capped
+    iteration, and the verdict names the first forward, loss or first step of an optimizer
+    that now differs from the original's (or says that none did)."""
+    original, patched = runs.original, runs.patched
     if patched.error:
-        return f"not equivalent: the patched code raised {patched.error[:120]}"
+        return patched_raised(patched)
     difference = (
         forward_difference(
             original.trace.get("forwards", []), (patched.trace or {}).get("forwards", [])
@@ -206,9 +291,10 @@ def same_whole_run(runs) -> str:
     loss, gradient and step of the whole capped run is the same, and peak memory is not
     higher (5% and 16 MiB of slack for noise)."""
     original, patched = runs.original, runs.patched
-    if original.error or patched.error:
-        which = "original" if original.error else "patched code"
-        return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+    if original.error:
+        return f"{Outcome.undecided}: the original raised {said(original.error)}"
+    if patched.error:
+        return patched_raised(patched)
     difference = first_difference(original.events, patched.events)
     if difference is None and len(patched.events) != len(original.events):
         difference = "the runs recorded different numbers of events"
@@ -227,13 +313,14 @@ def same_as_out_of_place(runs, error: str) -> str:
     run equal to the reference's: the original run with every saved tensor copied when it was
     saved, which computes what out-of-place operations throughout would."""
     original, patched, reference = runs.original, runs.patched, runs.cloned
-    if error not in (original.error or ""):
-        return f"not confirmed: the original did not fail with '{error}'"
+    diagnosis = original_raised(runs, (error,))
+    if diagnosis is not None:
+        return diagnosis
     if reference is None or reference.trace is None or reference.error:
         why = "was not made" if reference is None else reference.error or "left no trace"
-        return f"unverified: the out-of-place reference run {why[:120]}"
+        return f"{Outcome.undecided}: the out-of-place reference run {said(why)}"
     if patched.error:
-        return f"not equivalent: the patched code raised {patched.error[:120]}"
+        return patched_raised(patched)
     forwards = [run.trace.get("forwards", []) for run in (original, reference, patched)]
     difference = forward_difference(forwards[0], forwards[2]) or first_difference(
         original.events, patched.events

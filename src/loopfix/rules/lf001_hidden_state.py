@@ -306,32 +306,61 @@ class HiddenStateNotDetached(Rule):
         return old == new
 
     # ------------------------------------------------------------------ verification
+    records_graphs = True
+    compares = (
+        "the first iteration's losses and parameter gradients, every forward output the "
+        "original ran, and what each later backward reaches"
+    )
+
+    def probe(self, finding: Finding) -> ast.expr | bool:
+        """The state where the statement that produces it reads it (`rnn(x, hidden)`)."""
+        state = finding.detail
+        for node in ast.walk(getattr(state.producer, "value", None) or state.producer):
+            loaded = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+            if loaded and node.id in state.variables:
+                return node
+        return False
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """The original raised the second-backward (or in-place version) error within the
+        capped iterations, or the state, where it is fed back, held a graph that a backward
+        had already gone through (a graph carried across iterations)."""
+        from loopfix.rules.compare import Outcome, original_raised
+
+        raised = original_raised(runs, PREDICTED_ERRORS)
+        seen = runs.probed(finding)
+        if raised is None or (seen is not None and seen["backwarded"]):
+            return None
+        if not raised.startswith(Outcome.unconfirmed):
+            return raised  # it failed otherwise: that decides nothing
+        why = (
+            f"{Outcome.unconfirmed}: the original did not raise '{PREDICTED_ERRORS[0]}' within "
+            f"{runs.iterations} iterations"
+        )
+        if seen is None:
+            return why
+        line = runs.original_line(finding.start)
+        return f"{why}, and the state fed back on line {line} held no graph a backward had used"
+
     def oracle(self, finding: Finding, runs) -> str:
-        """The original raises the predicted error within the capped iterations (the diagnosis
-        holds), the patched code runs them all, the first iteration computes the same losses
-        and the same gradient for every parameter, every forward the original ran computes
-        the same output, and no backward of a later iteration reaches fewer parameters than
-        the same backward did in the first (the cut only removes paths into earlier
-        iterations)."""
+        """The patched code runs every capped iteration, the first iteration computes the same
+        losses and the same gradient for every parameter, every forward the original ran
+        computes the same output, and no backward of a later iteration reaches fewer
+        parameters than the same backward did in the first (the cut only removes paths into
+        earlier iterations)."""
         from loopfix.rules.compare import (
             first_difference,
             first_iteration,
             forward_difference,
             lost_reach,
+            patched_raised,
         )
 
         original, patched = runs.original, runs.patched
-        if original.trace is None:
-            return f"unverified: the original {original.error}"
-        error = original.error or ""
-        if not any(signature in error for signature in PREDICTED_ERRORS):
-            if error:
-                return f"unverified: the original failed otherwise: {error[:120]}"
-            return f"not confirmed: the original did not fail within {runs.iterations} iterations"
         if not original.events:
             return "unverified: the original failed before its first backward"
         if patched.error:
-            return f"not equivalent: the patched code raised {patched.error[:120]}"
+            return patched_raised(patched)
         difference = (
             first_difference(first_iteration(original.events), patched.events)
             or forward_difference(

@@ -105,23 +105,33 @@ class BackwardThroughFreedGraph(ReorderRule):
             return frozenset({"retained"})
         return super().needs_runs(finding)
 
+    def compared(self, finding: Finding) -> str:
+        if finding.fix is not None and finding.fix.title.startswith(RETAIN_TITLE):
+            return (
+                "every forward output, loss, gradient and optimizer step against the original "
+                "with every graph kept"
+            )
+        return super().compared(finding)
+
     def oracle(self, finding: Finding, runs) -> str:
         """The retain fix: the patched run records exactly the events (losses, gradients,
         steps) and forwards of the original run with every graph kept, over every capped
         iteration. Otherwise the reorder's oracle."""
         if not finding.fix.title.startswith(RETAIN_TITLE):
             return super().oracle(finding, runs)
-        from loopfix.rules.compare import first_difference, forward_difference
+        from loopfix.rules.compare import (
+            first_difference,
+            forward_difference,
+            patched_raised,
+            said,
+        )
 
-        diagnosis = self.diagnosis(runs)
-        if diagnosis is not None:
-            return diagnosis
         retained, patched = runs.retained, runs.patched
         if retained is None or retained.trace is None or retained.error:
-            reason = "was not made" if retained is None else retained.error
+            reason = "was not made" if retained is None else said(retained.error)
             return f"unverified: the run of the original with every graph kept {reason}"
         if patched.error:
-            return f"not equivalent: the patched code raised {patched.error[:120]}"
+            return patched_raised(patched)
         difference = forward_difference(
             retained.trace.get("forwards", []), patched.trace.get("forwards", [])
         ) or first_difference(retained.events, patched.events)

@@ -94,6 +94,35 @@ class NeedlessRetainGraph(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return self._is_safe(before, after)
 
+    records_graphs = True
+    compares = "every loss, gradient and optimizer step, and peak memory"
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """The backward ran with `retain_graph=True` in the original (called from its line,
+        directly or through helpers), and no later backward went through any node of a
+        graph it kept."""
+        from loopfix.rules.compare import Outcome, said
+
+        original = runs.original
+        if original.error or original.trace is None:
+            return f"{Outcome.undecided}: the original raised {said(original.error)}"
+        call = finding.detail.call
+        lines = runs.judged_lines(call.lineno, call.end_lineno or call.lineno)
+        backwards = [e for e in original.events if e[0] == "backward" and len(e) > 9]
+        numbers = {n for n, e in enumerate(backwards, 1) if lines & set(e[9]) and e[7]}
+        line = runs.original_line(finding.start)
+        if not numbers:
+            return (
+                f"{Outcome.unconfirmed}: no backward on line {line} ran with retain_graph=True "
+                f"in {runs.iterations} iterations"
+            )
+        if any(set(e[8] or ()) & numbers for e in backwards):
+            return (
+                f"{Outcome.unconfirmed}: a later backward went through the graph the backward "
+                f"on line {line} kept"
+            )
+        return None
+
     def oracle(self, finding: Finding, runs) -> str:
         """Every loss, gradient and step of the whole capped run is the same, and peak memory
         is not higher (5% and 16 MiB of slack for noise)."""

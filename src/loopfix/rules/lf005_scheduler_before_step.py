@@ -173,27 +173,44 @@ class SchedulerBeforeStep(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return len(self.detect(after)) < len(self.detect(before))
 
-    def oracle(self, finding: Finding, runs) -> str:
-        """The original's first optimizer step ran after its scheduler had already stepped (or
-        used a later learning rate than the schedule's first value; the effect); the patched
-        run's first step runs with the scheduler where it was built and uses that value
-        (within 1e-9, as schedules compute it in floating point), its first step's gradients
-        are the original's, and the original's learning rates (distinct values in order) are
-        the patched run's shifted by one."""
-        original, patched = runs.original, runs.patched
+    compares = (
+        "the learning rate of every step of the first optimizer, and each optimizer's first "
+        "step's gradients"
+    )
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """The original's scheduler really stepped before its optimizer's first step."""
+        from loopfix.rules.compare import Outcome, said
+
+        original = runs.original
         if original.trace is None or original.error:
-            return f"unverified: the original {original.error}"
+            return f"{Outcome.undecided}: the original raised {said(original.error)}"
+        before = _rates(original.events)
+        if not before:
+            return f"{Outcome.unconfirmed}: no optimizer step recorded a learning rate"
+        first_lr, _, ahead = before[0]
+        if ahead == 0:
+            return (
+                f"{Outcome.unconfirmed}: no scheduler had stepped before the first optimizer "
+                f"step (its learning rate was {first_lr:g})"
+            )
+        return None
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """The patched run's first step runs with the scheduler where it was built and uses
+        the schedule's first value (within 1e-9, as schedules compute it in floating point),
+        its first step's gradients are the original's, and the original's learning rates
+        (distinct values in order) are the patched run's shifted by one. The fix changes the
+        learning rates on purpose: "changed as intended", naming the first step's rate."""
+        from loopfix.rules.compare import INTENDED, patched_raised
+
+        original, patched = runs.original, runs.patched
         if patched.trace is None or patched.error:
-            return f"not equivalent: the patched code raised {patched.error}"
+            return patched_raised(patched) or "unverified: the patched run left no trace"
         before, after = _rates(original.events), _rates(patched.events)
-        if not before or not after:
-            return "unverified: no optimizer step recorded a learning rate"
-        (first_lr, start, ahead), (patched_first, patched_start, patched_ahead) = (
-            before[0],
-            after[0],
-        )
-        if ahead == 0 and math.isclose(first_lr, start, rel_tol=1e-9):
-            return "not confirmed: the original's first step used the schedule's first value"
+        if not after:
+            return "not equivalent: no step of the patched run recorded a learning rate"
+        (first_lr, _, ahead), (patched_first, patched_start, patched_ahead) = before[0], after[0]
         if patched_ahead != 0:
             return (
                 f"not equivalent: the patched first step came {patched_ahead} scheduler "
@@ -211,7 +228,13 @@ class SchedulerBeforeStep(Rule):
         from loopfix.rules.compare import first_steps, step_difference
 
         difference = step_difference(first_steps(original.events), first_steps(patched.events))
-        return "equivalent" if difference is None else f"not equivalent: {difference}"
+        if difference is not None:
+            return f"not equivalent: {difference}"
+        return (
+            f"{INTENDED}: the first step uses the schedule's first learning rate "
+            f"{patched_first:g} (the original's first step used {first_lr:g}, its scheduler "
+            f"{ahead} step(s) ahead); the later rates are the original's one step later"
+        )
 
 
 def _rates(events: list) -> list[tuple[float, float, int]]:

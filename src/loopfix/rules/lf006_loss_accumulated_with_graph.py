@@ -148,6 +148,31 @@ class LossAccumulatedWithGraph(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
 
+    compares = "every loss, gradient and optimizer step, and peak memory"
+
+    def probe(self, finding: Finding) -> bool:
+        return True  # the value added to the total or history
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """The value added to the total (or history, or meter) held a graph (`grad_fn`) at
+        least once in the original run."""
+        from loopfix.rules.compare import Outcome, said
+
+        if runs.original.error:
+            return f"{Outcome.undecided}: the original raised {said(runs.original.error)}"
+        seen = runs.probed(finding)
+        if seen is None:
+            return f"{Outcome.undecided}: the value added could not be watched in the original"
+        line = runs.original_line(finding.start)
+        if not seen["seen"]:
+            return f"{Outcome.unconfirmed}: the original never ran the accumulation on line {line}"
+        if not seen["graph"]:
+            return (
+                f"{Outcome.unconfirmed}: the value accumulated on line {line} held no graph in "
+                f"the original run ({seen['seen']} times)"
+            )
+        return None
+
     def oracle(self, finding: Finding, runs) -> str:
         """Every loss, gradient and step of the whole capped run is the same, and peak memory
         is not higher (5% and 16 MiB of slack for noise)."""

@@ -236,20 +236,38 @@ class ZeroGradMisplaced(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
 
+    compares = (
+        "the gradients every optimizer step used (those accumulated since the previous step, "
+        "from zero) and the first loss"
+    )
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """Some step of the original did not use exactly the gradients accumulated since the
+        previous step, starting from zero."""
+        from loopfix.rules.compare import Outcome, said
+
+        if runs.original.error:
+            return f"{Outcome.undecided}: the original raised {said(runs.original.error)}"
+        if _broken_window(runs.original.events) is None:
+            return (
+                f"{Outcome.unconfirmed}: every step of the original used the gradients "
+                f"accumulated since the previous step, from zero ({runs.iterations} iterations)"
+            )
+        return None
+
     def oracle(self, finding: Finding, runs) -> str:
         """One optimizer; the patched run keeps the accumulation rule (see the docs) over
-        every capped iteration; the original breaks it; the first loss is the same."""
+        every capped iteration; the first loss is the same."""
+        from loopfix.rules.compare import patched_raised
+
         original, patched = runs.original, runs.patched
-        if original.error or patched.error:
-            which = "original" if original.error else "patched code"
-            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+        if patched.error:
+            return patched_raised(patched)
         if {e[3] for e in patched.events if e[0] == "step"} - {0}:
             return "unverified: the loop steps more than one optimizer"
         broken = _broken_window(patched.events)
         if broken is not None:
             return f"not equivalent: {broken}"
-        if _broken_window(original.events) is None:
-            return "not confirmed: the original's steps already used their own gradients"
         first = [e[1] for e in original.events if e[0] == "backward"][:1]
         if first != [e[1] for e in patched.events if e[0] == "backward"][:1]:
             return "not equivalent: the first loss differs"

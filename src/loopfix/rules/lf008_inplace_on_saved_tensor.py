@@ -154,6 +154,11 @@ class InplaceOnSavedTensor(Rule):
     def needs_runs(self, finding: Finding) -> frozenset[str]:
         return frozenset({"cloned"})
 
+    compares = (
+        "every forward output and event the original ran before failing, then every loss, "
+        "gradient and optimizer step against the original with every saved tensor copied"
+    )
+
     def oracle(self, finding: Finding, runs) -> str:
         """The original fails with the error; the patched run records what the original did
         before failing, and then exactly what the original computes with every saved tensor

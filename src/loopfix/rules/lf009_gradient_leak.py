@@ -128,17 +128,34 @@ class GradientLeak(Rule):
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
 
+    compares = (
+        "which backwards each optimizer step's gradients came from, the first iteration's "
+        "losses and each optimizer's first step"
+    )
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """Some backward's gradients fed two optimizers' steps in the original run."""
+        from loopfix.rules.compare import Outcome, said
+
+        if runs.original.error:
+            return f"{Outcome.undecided}: the original raised {said(runs.original.error)}"
+        if not shared_backwards(runs.original.events):
+            return (
+                f"{Outcome.unconfirmed}: no backward's gradients reached two optimizers' steps "
+                f"in the original ({runs.iterations} iterations)"
+            )
+        return None
+
     def oracle(self, finding: Finding, runs) -> str:
-        """Some backward's gradients feed two optimizers' steps in the original and none in
-        the patched run; the first iteration's losses and the first optimizer's first step
-        are unchanged."""
+        """Some backward's gradients feed two optimizers' steps in the original (`confirm`)
+        and none in the patched run; the first iteration's losses and the first optimizer's
+        first step are unchanged."""
+        from loopfix.rules.compare import patched_raised
+
         original, patched = runs.original, runs.patched
-        if original.error or patched.error:
-            which = "original" if original.error else "patched code"
-            return f"unverified: the {which} raised {(original.error or patched.error)[:120]}"
+        if patched.error:
+            return patched_raised(patched)
         shared = shared_backwards(original.events)
-        if not shared:
-            return "not confirmed: no backward's gradients reached two optimizers' steps"
         remaining = shared_backwards(patched.events)
         if remaining:
             return "not equivalent: a backward's gradients still reach two optimizers' steps"

@@ -97,15 +97,17 @@ def call_move_oracle(runs) -> str:
         first_iteration_steps,
         forward_difference,
         loss_multiset_difference,
+        patched_raised,
+        said,
         step_difference,
     )
 
     reference, patched, original = runs.reference, runs.patched, runs.original
     if reference is None or reference.trace is None or reference.error:
         reason = "was not made" if reference is None else reference.error
-        return f"unverified: the reference run of the original {reason}"
+        return f"unverified: the reference run of the original {said(reason)}"
     if patched.error:
-        return f"not equivalent: the patched code raised {patched.error[:120]}"
+        return patched_raised(patched)
     expected = _by_parameters(first_iteration_steps, reference.events)
     if not expected:
         return "unverified: no optimizer stepped in the reference run"

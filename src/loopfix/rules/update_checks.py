@@ -131,25 +131,36 @@ class ReorderRule(Rule):
             return reorder_is_safe(before, None, after)
         return repairs(before, after)
 
-    def oracle(self, finding: Finding, runs) -> str:
-        """The diagnosis holds (the original raises this rule's error within the capped
-        iterations), then `reorder_oracle`."""
+    compares = (
+        "every forward output and loss the original ran, each optimizer's first step against "
+        "the original with every step deferred, and the order of every step"
+    )
+
+    def compared(self, finding: Finding) -> str:
         if finding.fix is not None and finding.fix.title == update_calls.FIX_TITLE:
-            return self.diagnosis(runs) or update_calls.call_move_oracle(runs)
-        return self.diagnosis(runs) or reorder_oracle(runs)
+            return (
+                "every forward output and loss the original ran, and each optimizer's first "
+                "step against the original with every step deferred"
+            )
+        return super().compared(finding)
+
+    def oracle(self, finding: Finding, runs) -> str:
+        """Once `confirm` saw this rule's error in the original: `reorder_oracle` (or the
+        call move's)."""
+        if finding.fix is not None and finding.fix.title == update_calls.FIX_TITLE:
+            return update_calls.call_move_oracle(runs)
+        return reorder_oracle(runs)
+
+    def confirm(self, finding: Finding, runs) -> str | None:
+        """The original raises this rule's error within the capped iterations."""
+        return self.diagnosis(runs)
 
     def diagnosis(self, runs) -> str | None:
         """Why the verdict cannot be "equivalent" when the original does not raise this
         rule's error within the capped iterations; None when it does."""
-        original = runs.original
-        error = original.error or ""
-        if original.trace is None:
-            return f"unverified: the original {original.error}"
-        if self.predicted_error not in error or not error:
-            if error:
-                return f"unverified: the original failed otherwise: {error[:120]}"
-            return f"not confirmed: the original did not fail within {runs.iterations} iterations"
-        return None
+        from loopfix.rules.compare import original_raised
+
+        return original_raised(runs, (self.predicted_error,))
 
     @staticmethod
     def called_from(model, site: BackwardSite) -> str:
@@ -199,6 +210,8 @@ def reorder_oracle(runs) -> str:
         first_steps,
         forward_difference,
         loss_difference,
+        patched_raised,
+        said,
         step_difference,
         step_order_difference,
     )
@@ -206,12 +219,12 @@ def reorder_oracle(runs) -> str:
     reference, patched = runs.reference, runs.patched
     if reference is None or reference.trace is None or reference.error:
         reason = "was not made" if reference is None else reference.error
-        return f"unverified: the reference run of the original {reason}"
+        return f"unverified: the reference run of the original {said(reason)}"
     expected = first_iteration_steps(reference.events)
     if not expected:
         return "unverified: no optimizer stepped in the reference run"
     if patched.error:
-        return f"not equivalent: the patched code raised {patched.error[:120]}"
+        return patched_raised(patched)
     original = runs.original
     difference = forward_difference(
         original.trace.get("forwards", []), patched.trace.get("forwards", [])

@@ -555,8 +555,12 @@ def _missing_package(error: str | None) -> str | None:
 
 
 def _iterations(recorder: Recorder) -> int:
-    """Iterations that ran to the end (the capped one that was stopped does not count)."""
-    done = recorder.first_optimizer_steps if recorder.optimizers else recorder.backwards
+    """Iterations that ran to the end (the capped one that was stopped does not count): steps
+    of the first optimizer, or backwards where no optimizer was built (none, where one was
+    built and never stepped)."""
+    done = recorder.first_optimizer_steps
+    if not recorder.optimizers and not recorder.optimizer_built:
+        done = recorder.backwards
     return min(done, recorder.iterations) if recorder.iterations is not None else done
 
 

@@ -16,18 +16,28 @@ Units, at level `live`:
 Code whose data is not on this machine (its original run fails with a data-access error before
 its first backward) is run again with synthetic batches for its loop (`synthetic.py`): level
 `live (synthetic data)`.
+
+The original run is the evidence that the bug is there: the expression a finding spans is
+wrapped in a probe where its rule asks for one (`Rule.probe`: does the value hold a graph, one
+a backward already went through?), which returns the value unchanged and keeps every line
+where it was. When a file's fixes come from several rules, each rule's findings are judged
+against the original with the *other* rules' fixes applied (and the patched file holds them
+all): each oracle sees only the change of its own rule, by its own criterion.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from loopfix.analysis import FileResult
+from loopfix.edits import Edit, apply_edits
 from loopfix.project import project_for
 from loopfix.rules import Finding, rule_by_code
-from loopfix.rules.compare import INTENDED
+from loopfix.rules.compare import WRITTEN, Outcome, outcome_of, said
+from loopfix.scan import in_cells
 from loopfix.verify import interpreter
 from loopfix.verify.harness import ChildRun, RunSettings, run_script
 from loopfix.verify.units import (
@@ -46,6 +56,39 @@ class Runs:
     iterations: int
     retained: ChildRun | None = None  # the original with every graph kept, steps run
     cloned: ChildRun | None = None  # the original with every saved tensor copied when saved
+    # a finding's start (an offset of the file's text) -> the number of its probe
+    probes: dict[int, int] = field(default_factory=dict)
+    text: str = ""  # the file's text
+    # the other rules' edits in what `original` ran (see `by_rule`), and what that is called
+    moved: tuple[Edit, ...] = ()
+    against: str = ""
+    # a rule's code -> its runs, when a file's fixes come from several rules: the original
+    # runs with the other rules' fixes applied (the patched run is the same)
+    by_rule: dict[str, Runs] = field(default_factory=dict)
+
+    def probed(self, finding: Finding) -> dict | None:
+        """What the probe on `finding`'s expression recorded in the original run (`seen`,
+        `graph`, `backwarded` counts), or None when none was placed."""
+        number = self.probes.get(finding.start)
+        if number is None or self.original.trace is None:
+            return None
+        recorded = self.original.trace.get("probes", [])
+        found = next((p for p in recorded if p["probe"] == number), None)
+        return found or {"probe": number, "seen": 0, "graph": 0, "backwarded": 0}
+
+    def original_line(self, offset: int) -> int:
+        """The line of `offset` in the file as the user wrote it."""
+        return self.text.count("\n", 0, offset) + 1
+
+    def judged_lines(self, first: int, last: int) -> set[int]:
+        """Lines `first`..`last` of the file, numbered as in the text the original ran."""
+        starts = [0] + [i + 1 for i, c in enumerate(self.text) if c == "\n"]
+        lines = set()
+        for line in range(first, last + 1):
+            offset = _moved(starts[min(line, len(starts)) - 1], self.moved)
+            if offset is not None:
+                lines.add(apply_edits(self.text, self.moved).count("\n", 0, offset) + 1)
+        return lines
 
 
 @dataclass
@@ -55,7 +98,7 @@ class Verdict:
     column: int
     original: str
     patched: str
-    verdict: str
+    verdict: str  # a word of `Outcome`, then (but for "equivalent") ": " and what was seen
     level: str
     device: str
     iterations: int
@@ -63,25 +106,76 @@ class Verdict:
     sandbox: str = "-"  # how the runs were cut from the network
     # a notebook's (cell from 1, line within it) for people; `line` counts the joined cells
     cell: tuple[int, int] | None = None
+    compared: str = ""  # what the oracle compared (over `iterations`)
+    against: str = ""  # what the patched run was compared with, when not the plain original
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome_of(self.verdict)
 
     @property
     def equivalent(self) -> bool:
-        return self.verdict == "equivalent"
+        return self.outcome is Outcome.equivalent
 
     @property
     def writable(self) -> bool:
-        """Equivalent, or an unsafe fix (applied with --unsafe-fixes) that ran and changed
-        what it says it changes."""
-        return self.equivalent or self.verdict.startswith(INTENDED)
+        """Equivalent, or changed as intended (an unsafe fix applied with --unsafe-fixes, or
+        a fix whose purpose is to change a value): what `apply` writes."""
+        return self.outcome in WRITTEN
+
+    @property
+    def where(self) -> str:
+        if self.cell is None:
+            return f"line {self.line}"
+        return f"cell {self.cell[0]} line {self.cell[1]}"
 
     def summary(self) -> str:
-        where = f"line {self.line}"
-        if self.cell is not None:
-            where = f"cell {self.cell[0]} line {self.cell[1]}"
+        """One line, never cut: the rule, where, the verdict, how it ran, what was compared."""
         return (
-            f"{self.rule} {where}: {self.verdict} ({self.level}, {self.device}, "
-            f"{self.iterations} iterations, {self.seconds:.1f} s)"
+            f"{self.rule} {self.where}: {self.verdict} ({self.level}, {self.device}, "
+            f"{self.iterations} iterations, {self.seconds:.1f} s; compared {self.compared}"
+            f"{f', against {self.against}' if self.against else ''})"
         )
+
+
+def _moved(offset: int, edits) -> int | None:
+    """Where `offset` of a text is once `edits` are applied (None: an edit replaces it)."""
+    shift = 0
+    for edit in edits:
+        if edit.start < offset < edit.end:
+            return None
+        if edit.end <= offset:
+            shift += len(edit.text) - (edit.end - edit.start)
+    return offset + shift
+
+
+PROBE = "__loopfix_probe__"
+MAX_PROBES = 16
+
+
+def probed_text(text: str, spans: dict[int, tuple[int, int]]) -> tuple[str, dict[int, int]]:
+    """`text` with each span (key: a finding's start) that is an expression wrapped in
+    `__loopfix_probe__(number, ...)`, on the same lines; and the numbers given. A span that is
+    not an expression in a load position (the wrapped text would not parse) is left alone."""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text, {}
+    numbers: dict[int, int] = {}
+    chosen = sorted(spans.items(), key=lambda item: item[1][0], reverse=True)[:MAX_PROBES]
+    for key, (start, end) in chosen:
+        expression = text[start:end]
+        if "\n" in expression or not expression.strip():
+            continue
+        number = len(numbers)
+        trial = f"{text[:start]}{PROBE}({number}, {expression}){text[end:]}"
+        try:
+            ast.parse(expression, mode="eval")
+            ast.parse(trial)
+        except (SyntaxError, ValueError):
+            continue
+        text, numbers[key] = trial, number
+    return text, numbers
 
 
 SCRIPT = "__main__"
@@ -145,6 +239,7 @@ def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
             continue
+        runs = runs.by_rule.get(finding.rule, runs)
         made = (runs.original, runs.patched, runs.reference, runs.retained, runs.cloned)
         seconds = sum(r.seconds for r in made if r is not None)
         verdicts.append(_verdict(result, finding, runs, seconds))
@@ -194,8 +289,7 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     name, home = path.name, path.resolve().parent
     if result.source.notebook is not None:
         name = path.stem + ".py"  # its cells, joined, run as a script
-    original_code = result.source.runnable(result.source.text)
-    run: dict = dict(call=None if unit == SCRIPT else unit)
+    run: dict = dict(call=None if unit == SCRIPT else unit, graphs=_records_graphs(result))
     if unit == SCRIPT and not is_runnable(result.source.text):
         entry = entry_script(result)
         if entry is None:
@@ -206,20 +300,88 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
         if plan is not None and plan.needs_data and not plan.stands_in:
             run["synthetic_loop"] = _loop_line(result, unit)  # its data is an argument: make some
-    original = run_script(original_code, name, home, settings, **run)
+
+    def run_text(text: str, **how) -> ChildRun:
+        return run_script(result.source.runnable(text), name, home, settings, **how, **run)
+
+    probed, numbers = _probed(result, ())
+    original = run_text(probed)
     if _needs_synthetic_data(original) and "synthetic_loop" not in run:
         loop = _loop_line(result, unit)
         if loop is None:
             return "its data is not on this machine, and no single loop to feed"
         run["synthetic_loop"] = loop  # the data is not here: feed the loop synthetic batches
-        original = run_script(original_code, name, home, settings, **run)
+        original = run_text(probed)
     if original.timed_out and not original.events:
         return _timed_out(original, settings)
-    patched = run_script(result.source.runnable(result.fixed_text), name, home, settings, **run)
-    reference, retained, cloned = _oracle_runs(
-        result, lambda **how: run_script(original_code, name, home, settings, **how, **run)
-    )
-    return Runs(original, patched, reference, settings.iterations, retained, cloned)
+    return _judged_runs(result, run_text, original, numbers, settings)
+
+
+def _records_graphs(result: FileResult) -> bool:
+    return any(rule_by_code(f.rule).records_graphs for f in result.findings if f.applied)
+
+
+def _probed(result: FileResult, moved: tuple[Edit, ...]) -> tuple[str, dict[int, int]]:
+    """The file's text with the `moved` edits (other rules' fixes) applied and a probe on
+    each applied finding whose rule asks for one (keyed by the finding's start)."""
+    spans = {}
+    for finding in result.findings:
+        watched = rule_by_code(finding.rule).probe(finding) if finding.applied else False
+        if watched is False:
+            continue
+        start, end = finding.start, finding.end
+        if watched is not True:  # a node of the file's tree
+            start = result.source.offset(watched.lineno, watched.col_offset)
+            end = result.source.offset(watched.end_lineno, watched.end_col_offset)
+        start, end = _moved(start, moved), _moved(end, moved)
+        if start is not None and end is not None:
+            spans[finding.start] = (start, end)
+    return probed_text(apply_edits(result.source.text, moved), spans)
+
+
+def _judged_runs(
+    result: FileResult,
+    run_text: Callable[..., ChildRun],
+    original: ChildRun,
+    numbers: dict[int, int],
+    settings: RunSettings,
+) -> Runs:
+    """The patched run and the runs each rule's oracle needs: of the original when one rule
+    made the file's fixes; with several, per rule, of the original with the other rules'
+    fixes applied."""
+    applied = [f for f in result.findings if f.applied]
+    patched = run_text(result.fixed_text)
+    codes = sorted({f.rule for f in applied})
+    text = result.source.text
+    runs = Runs(original, patched, None, settings.iterations, probes=numbers, text=text)
+    if len(codes) <= 1:
+        runs.reference, runs.retained, runs.cloned = _oracle_runs(applied, run_text, text)
+        return runs
+    for code in codes:
+        others = [f for f in applied if f.rule != code]
+        moved = tuple(sorted(e for f in others for e in f.fix.edits))
+        probed, own_numbers = _probed(result, moved)
+        extra = _oracle_runs([f for f in applied if f.rule == code], run_text, probed)
+        named = ", ".join(f"{f.rule} {_where(result, f)}" for f in others)
+        runs.by_rule[code] = Runs(
+            run_text(probed),
+            patched,
+            extra[0],
+            settings.iterations,
+            *extra[1:],
+            probes=own_numbers,
+            text=text,
+            moved=moved,
+            against=f"the original with the file's other fixes ({named})",
+        )
+    return runs
+
+
+def _where(result: FileResult, finding: Finding) -> str:
+    cell = _cell(result, finding)
+    if cell is not None:
+        return f"cell {cell[0]} line {cell[1]}"
+    return f"line {result.source.position(finding.start)[0]}"
 
 
 def _timed_out(original: ChildRun, settings: RunSettings) -> Runs:
@@ -230,15 +392,13 @@ def _timed_out(original: ChildRun, settings: RunSettings) -> Runs:
     return Runs(original, skipped, None, settings.iterations, None, None)
 
 
-def _oracle_runs(result: FileResult, run_original) -> tuple:
-    """(reference, retained, cloned): the instrumented runs of the original that the
-    applied findings' oracles need (`run_original(**how)`), None where none needs it."""
-    needed = set().union(
-        *(rule_by_code(f.rule).needs_runs(f) for f in result.findings if f.applied)
-    )
-    reference = run_original(defer_steps=True) if "deferred" in needed else None
-    retained = run_original(retain_graphs=True) if "retained" in needed else None
-    cloned = run_original(clone_saved=True) if "cloned" in needed else None
+def _oracle_runs(findings: list[Finding], run_text, text: str) -> tuple:
+    """(reference, retained, cloned): the instrumented runs of the original (`text`, run by
+    `run_text(text, **how)`) that the oracles of `findings` need, None where none needs it."""
+    needed = set().union(*(rule_by_code(f.rule).needs_runs(f) for f in findings))
+    reference = run_text(text, defer_steps=True) if "deferred" in needed else None
+    retained = run_text(text, retain_graphs=True) if "retained" in needed else None
+    cloned = run_text(text, clone_saved=True) if "cloned" in needed else None
     return reference, retained, cloned
 
 
@@ -248,21 +408,21 @@ def _entry_runs(result: FileResult, entry: Path, settings: RunSettings) -> Runs 
     relative = result.source.path.resolve().relative_to(entry.parent).as_posix()
     code = entry.read_bytes()
     home = entry.parent
+    graphs = _records_graphs(result)
 
     def with_module(text: str, **options) -> ChildRun:
         overlay = {relative: result.source.runnable(text)}
-        return run_script(code, entry.name, home, settings, overlay=overlay, **options)
+        return run_script(
+            code, entry.name, home, settings, overlay=overlay, graphs=graphs, **options
+        )
 
-    original = with_module(result.source.text)
+    probed, numbers = _probed(result, ())
+    original = with_module(probed)
     if _needs_synthetic_data(original):
         return f"{entry.name}, which runs it, needs data that is not on this machine"
     if original.timed_out and not original.events:
         return _timed_out(original, settings)
-    patched = with_module(result.fixed_text)
-    reference, retained, cloned = _oracle_runs(
-        result, lambda **how: with_module(result.source.text, **how)
-    )
-    return Runs(original, patched, reference, settings.iterations, retained, cloned)
+    return _judged_runs(result, with_module, original, numbers, settings)
 
 
 def _needs_synthetic_data(run: ChildRun) -> bool:
@@ -308,12 +468,12 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
     line, column = result.source.position(finding.start)
     trace = runs.patched.trace or runs.original.trace or {}
     missing = (runs.original.trace or {}).get("missing_package")
-    if missing and not verdict.startswith("equivalent"):
+    if missing and outcome_of(verdict) not in WRITTEN:
         verdict = (
             f"unverified: missing package {missing} "
             "(install the project's dependencies or pass --python)"
         )
-    unverified = verdict.startswith("unverified")
+    unverified = outcome_of(verdict) is Outcome.undecided
     made_up = [
         kind
         for kind, fact in (
@@ -324,20 +484,27 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
     ]
     level = f"live ({', '.join(made_up)})" if made_up else "live"
     level = "replica" if trace.get("replica") else level
+    iterations = (runs.patched.trace or {}).get("iterations", 0)
     return Verdict(
         rule=finding.rule,
         line=line,
         column=column,
-        original=describe(runs.original),
-        patched=describe(runs.patched),
-        verdict=verdict,
+        original=in_cells(describe(runs.original), result.source),
+        patched=in_cells(describe(runs.patched), result.source),
+        verdict=in_cells(verdict, result.source),
         level="unverified" if unverified else level,
         device=trace.get("device", "?"),
-        iterations=(runs.patched.trace or {}).get("iterations", 0),
+        iterations=iterations,
         seconds=seconds,
         sandbox=trace.get("sandbox", "-"),
         cell=_cell(result, finding),
+        compared=rule.compared(finding),
+        against=runs.against,
     )
+
+
+def _count(iterations: int) -> str:
+    return "1 iteration" if iterations == 1 else f"{iterations} iterations"
 
 
 def _cell(result: FileResult, finding: Finding) -> tuple[int, int] | None:
@@ -346,12 +513,15 @@ def _cell(result: FileResult, finding: Finding) -> tuple[int, int] | None:
 
 
 def describe(run: ChildRun) -> str:
+    """What a run did, in a few words: the error it raised (its first sentence, whole) after
+    how many completed iterations, or how far it ran."""
     if run.skipped:
         return f"not run: {run.skipped}"
+    done = _count((run.trace or {}).get("iterations", 0))
     if run.error:
-        return f"raised {run.error.splitlines()[0][:120]}"
+        return f"raised {said(run.error)} (after {done})"
     capped = run.trace.get("capped") if run.trace else False
-    return "ran (capped)" if capped else "ran to the end"
+    return f"ran {done} (capped)" if capped else f"ran to the end ({done})"
 
 
 def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
@@ -368,4 +538,5 @@ def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
         0,
         0.0,
         cell=_cell(result, finding),
+        compared="nothing (no run was made)",
     )
