@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import sys
-from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -57,6 +56,7 @@ app = typer.Typer(
 class VerifyFormat(StrEnum):
     text = "text"
     json = "json"
+    sarif = "sarif"
 
 
 class Device(StrEnum):
@@ -512,7 +512,22 @@ def _fix_counts(rows: list[dict], unsafe_enabled: bool) -> str:
     return f"; {fixable} fixable with `loopfix apply`{note}"
 
 
-@app.command()
+def _verify_help() -> str:
+    """`loopfix verify --help`: what it does, and each word a verdict starts with."""
+    from loopfix.rules.compare import MEANINGS
+
+    words = "\n\n".join(f"{word}: {meaning}." for word, meaning in MEANINGS.items())
+    return (
+        "Run the original and the patched code of every planned fix, and judge each rewrite."
+        "\n\nThis executes the project's own code (as running its tests would), in child "
+        "processes from temporary copies. Each verdict is one line: the verdict, what was "
+        "compared over how many iterations, what the original and the patched run did. "
+        "Exit 0 when every rewrite is equivalent or changed as intended (what `apply` "
+        f"writes), 1 otherwise.\n\nA verdict starts with one of:\n\n{words}"
+    )
+
+
+@app.command(help=_verify_help())
 def verify(
     paths: PathsArgument,
     output_format: Annotated[
@@ -531,13 +546,8 @@ def verify(
     pass_env: PassEnvOption = None,
     python: PythonOption = None,
 ) -> None:
-    """Run the original and the patched code of every planned fix, and judge each rewrite.
-
-    This executes the project's own code (as running its tests would), in child processes
-    from temporary copies. Exit 0 when every rewrite is equivalent (or, for an unsafe fix,
-    changed as intended), 1 otherwise.
-    """
-    from loopfix.verify.verifier import INTENDED, verify_file
+    from loopfix.report import verdict_line, verdict_row, verdicts_sarif
+    from loopfix.verify.verifier import verify_file
 
     run = _run_from(locals())
     reports = run.reports(paths, OutputFormat.json)
@@ -545,7 +555,7 @@ def verify(
     rows = []
     for result in results:
         for verdict in verify_file(result, run.run_settings):
-            rows.append({"path": _display(result.source.path), **asdict(verdict)})
+            rows.append(verdict_row(_display(result.source.path), verdict))
     if not results and output_format is VerifyFormat.text:
         where = reports[0].path if len(reports) == 1 else f"the {len(reports)} files checked"
         typer.echo(
@@ -554,17 +564,12 @@ def verify(
         )
     if output_format is VerifyFormat.json:
         typer.echo(json.dumps(rows, indent=2))
+    elif output_format is VerifyFormat.sarif:
+        typer.echo(json.dumps(verdicts_sarif(rows, Path.cwd()), indent=2))
     else:
         for row in rows:
-            typer.echo(
-                f"{row['path']}:{row['line']}:{row['column']}: {row['rule']} {row['verdict']}"
-                f" | original: {row['original']} | patched: {row['patched']}"
-                f" | {row['level']}, {row['device']}, {row['sandbox']},"
-                f" {row['iterations']} iterations, {row['seconds']:.1f} s"
-            )
-    failed = any(
-        not (row["verdict"] == "equivalent" or row["verdict"].startswith(INTENDED)) for row in rows
-    )
+            typer.echo(verdict_line(row))
+    failed = any(not row["written"] for row in rows)
     raise typer.Exit(2 if run.errors else 1 if failed else 0)
 
 
@@ -667,8 +672,9 @@ def apply(
     no_fix = sum(row["fix_applicability"] is None for row in rows)
     hidden = sum(row["fix_applicability"] is not None and not row["fixable"] for row in rows)
     judged = [v for result in rejected for v in verdicts[id(result)] if not v.writable]
-    wrong = sum(v.verdict.startswith("not equivalent") for v in judged)
-    unverified = len(judged) - wrong
+    wrong = sum(v.outcome == "not equivalent" for v in judged)
+    unconfirmed = sum(v.outcome == "not confirmed" for v in judged)
+    unverified = len(judged) - wrong - unconfirmed
     unfixed = no_fix + hidden + sum(f.applied for result in rejected for f in result.findings)
     if not results and not rows and not run.errors:
         say("Nothing to fix: all checks passed.")
@@ -704,9 +710,14 @@ def apply(
         )
     if wrong:
         say(f"{wrong} fix(es) changed what the code computes: not written.")
+    if unconfirmed:
+        say(
+            f"{unconfirmed} fix(es) were not written: the original run did not show the bug "
+            "(`--no-verify` writes them unverified)."
+        )
     if unverified:
         say(
-            f"{unverified} fix(es) could not be confirmed by running the code and were not "
+            f"{unverified} fix(es) could not be verified by running the code and were not "
             "written (`--no-verify` writes them unverified)."
         )
     raise typer.Exit(2 if run.errors else 1 if unfixed and not exit_zero else 0)

@@ -277,3 +277,74 @@ def rules_markdown() -> str:
         docs = ("\n" + rule.docs).replace("\n## ", "\n### ").lstrip("\n")
         parts.append(f"\n## {rule.code} {rule.name}\n\n{rule.summary}.\n\n{docs}")
     return "".join(parts)
+
+
+def verdict_row(path: str, verdict) -> dict:
+    """A `verify` verdict as a row of the JSON report: `path`, `cell` (a notebook's, from 1)
+    and `line` within it, or the file's line, as `check` gives them; `outcome` (the
+    vocabulary word), `verdict` (it and what was seen), `compared` over `iterations` and
+    `against` what (when not the plain original), what the `original` and `patched` runs
+    did, `level`, `device`, `sandbox`, `seconds`, and whether `apply` writes the rewrite
+    (`written`)."""
+    cell, line = verdict.cell if verdict.cell is not None else (None, verdict.line)
+    return {
+        "path": path,
+        **({"cell": cell} if cell is not None else {}),
+        "line": line,
+        "column": verdict.column,
+        "rule": verdict.rule,
+        "outcome": str(verdict.outcome),
+        "verdict": verdict.verdict,
+        "compared": verdict.compared,
+        "iterations": verdict.iterations,
+        "against": verdict.against,
+        "original": verdict.original,
+        "patched": verdict.patched,
+        "level": verdict.level,
+        "device": verdict.device,
+        "sandbox": verdict.sandbox,
+        "seconds": round(verdict.seconds, 3),
+        "written": verdict.writable,
+    }
+
+
+def verdict_line(row: dict) -> str:
+    """A verdict as `verify` prints it: one line, nothing cut."""
+    cell = f"cell {row['cell']}:" if row.get("cell") is not None else ""
+    where = f"{row['path']}:{cell}{row['line']}:{row['column']}"
+    against = f", against {row['against']}" if row["against"] else ""
+    return (
+        f"{where}: {row['rule']} {row['verdict']} | compared {row['compared']} over "
+        f"{row['iterations']} iterations{against} | original: {row['original']} | patched: "
+        f"{row['patched']} | {row['level']}, {row['device']}, {row['sandbox']}, "
+        f"{row['seconds']:.1f} s"
+    )
+
+
+def verdicts_sarif(rows: list[dict], base: Path) -> dict:
+    """`verify --format sarif`: one result per verdict, its message the verdict's line (from
+    the verdict on), its level `note` for a rewrite `apply` writes and `warning` otherwise,
+    and every field of the JSON row in its properties."""
+    log = sarif([], base)
+    log["runs"][0]["tool"]["driver"]["rules"] = [
+        {key: rule[key] for key in ("id", "name", "shortDescription", "helpUri")}
+        for rule in log["runs"][0]["tool"]["driver"]["rules"]
+    ]
+    index = {rule.code: number for number, rule in enumerate(ALL_RULES)}
+    results = []
+    for row in rows:
+        region = {"startLine": row["line"], "startColumn": row["column"]}
+        location = {"artifactLocation": {"uri": repo_relative(row["path"], base)}}
+        location["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
+        results.append(
+            {
+                "ruleId": row["rule"],
+                "ruleIndex": index[row["rule"]],
+                "level": "note" if row["written"] else "warning",
+                "message": {"text": verdict_line(row).split(": ", 1)[1]},
+                "locations": [{"physicalLocation": {**location, "region": region}}],
+                "properties": {k: v for k, v in row.items() if k not in ("path", "line")},
+            }
+        )
+    log["runs"][0]["results"] = results
+    return log

@@ -366,8 +366,8 @@ def _verify(ls: LoopfixServer, analysis: features.BufferAnalysis, token) -> tupl
         verdicts = verify_file(analysis.result, settings)
     except Exception as error:  # report it; never take the server down
         return f"verification failed: {error!r}", types.MessageType.Error
-    equivalent = all(v.equivalent for v in verdicts)
-    kind = types.MessageType.Info if equivalent else types.MessageType.Warning
+    written = all(v.writable for v in verdicts)  # what `apply` and "fix all" would write
+    kind = types.MessageType.Info if written else types.MessageType.Warning
     return "; ".join(v.summary() for v in verdicts), kind
 
 
