@@ -257,7 +257,15 @@ class CallsMixin:
         first = first or keywords.get("tensors", keywords.get("outputs", (EMPTY, None)))[0]
         creates = _keyword_true(node, "create_graph")
         retain = self._retain(node)
-        self.backward(node, first, retain, env)
+        reached = first
+        if qualified.endswith("grad"):
+            # `grad(d(interp).sum(), interp)` runs the graph from its outputs back to its
+            # inputs only: what built the inputs is neither gone through nor freed
+            given = positional[1][0] if len(positional) > 1 else keywords.get("inputs")
+            inputs = given[0] if isinstance(given, tuple) else given
+            if inputs is not None and first is not None:
+                reached = Value(first.graphs - inputs.graphs, first.shape)
+        self.backward(node, reached, retain, env)
         if qualified.endswith("grad") and creates:
             return first
         return EMPTY
