@@ -10,7 +10,7 @@ def detach_state(state):
         return type(state)(*(detach_state(value) for value in state))
     if isinstance(state, (list, tuple)):
         return type(state)(detach_state(value) for value in state)
-    return None if state is None else state.detach()
+    return state.detach() if hasattr(state, 'detach') else state  # None, arrays, numbers
 
 
 class RNNModel(nn.Module):

@@ -191,6 +191,11 @@ class ExpressionsMixin:
         known = self._known_test(node.test)  # `init if t == 0 else h` in a loop over t
         if known is not None:
             return self.eval(node.body if known else node.orelse, env)
+        if _detach_guard(node):
+            # `state.detach() if hasattr(state, "detach") else state`: what has no detach
+            # method is no tensor, and holds no graph
+            self.eval(node.orelse, env)
+            return join_values(self.eval(node.body, env), EMPTY.with_shape(UNKNOWN))
         return join_values(self.eval(node.body, env), self.eval(node.orelse, env))
 
     def expr_NamedExpr(self, node: ast.NamedExpr, env: Env) -> Value:
@@ -260,6 +265,21 @@ class ExpressionsMixin:
         return Value(result.graphs, ("seq", result.shape if len(values) == 1 else UNKNOWN))
 
     expr_SetComp = expr_GeneratorExp = expr_ListComp
+
+
+def _detach_guard(node: ast.IfExp) -> bool:
+    """`x.detach() if hasattr(x, "detach") else x`."""
+    test = node.test
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Constant)
+        and test.args[1].value == "detach"
+        and dotted_name(test.args[0]) is not None
+        and dotted_name(test.args[0]) == dotted_name(node.orelse)
+    )
 
 
 def _is_expr(node: ast.AST) -> bool:

@@ -122,7 +122,7 @@ HELPER = [
     "        return type(state)(*({name}(value) for value in state))",
     "    if isinstance(state, (list, tuple)):",
     "        return type(state)({name}(value) for value in state)",
-    "    return None if state is None else state.detach()",
+    "    return state.detach() if hasattr(state, 'detach') else state  # None, arrays, numbers",
 ]
 
 
