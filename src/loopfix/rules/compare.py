@@ -74,6 +74,8 @@ def new_error(original, patched) -> str | None:
     if original.error and _error_kind(original.error) == _error_kind(patched.error):
         return None
     before = "raised another error" if original.error else "did not"
+    if patched.timed_out:
+        return f"{Outcome.different}: patched {patched.error}, original {before}"
     return f"{Outcome.different}: patched raised {said(patched.error)}, original {before}"
 
 

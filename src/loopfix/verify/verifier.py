@@ -518,6 +518,8 @@ def describe(run: ChildRun) -> str:
     if run.skipped:
         return f"not run: {run.skipped}"
     done = _count((run.trace or {}).get("iterations", 0))
+    if run.timed_out:
+        return run.error
     if run.error:
         return f"raised {said(run.error)} (after {done})"
     capped = run.trace.get("capped") if run.trace else False
