@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from loopfix.edits import Edit
 from loopfix.model import shapes
+from loopfix.model.bindings import bound_before
 from loopfix.model.symbols import dotted_name
 from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
@@ -273,7 +274,7 @@ class HiddenStateNotDetached(Rule):
             placements = (("before it is fed back", self._before_feed_back),)
         for where, placement in placements:
             edits = placement(context, state)
-            if edits is None:
+            if edits is None or not self._bound_at(context, state, placement):
                 continue
             patched = context.with_edits(edits)
             if patched is None or not self._is_safe(context, patched, [state]):
@@ -284,6 +285,33 @@ class HiddenStateNotDetached(Rule):
                 title += " and drop the retain_graph=True it needed"
             return Fix(title, tuple(edits + removals))
         return None
+
+    def _bound_at(self, context: FileContext, state: CarriedState, placement) -> bool:
+        """Every path reaching the detach has bound the state, the loop's first pass included
+        (a state set only under a guard, or only from the second pass on, is not)."""
+        anchor, after = self._anchor_of(context, state, placement)
+        if anchor is None:
+            return False
+        model = context.model
+        return all(
+            (after and var in _assigned(anchor)) or bound_before(model, anchor, var)
+            for var in state.variables
+        )
+
+    def _anchor_of(self, context: FileContext, state: CarriedState, placement):
+        """The statement a placement inserts at, and whether after it."""
+        model = context.model
+        if placement == self._after_producer:
+            return state.producer, True
+        if placement == self._before_feed_back:
+            return model.first_reader(model.loop(state.loop_id), state.variables), False
+        for consumer in sorted(state.consumers):
+            statement = model.backward(consumer).statement
+            if statement is not None and model.loop(state.loop_id) in model.enclosing_statements(
+                statement
+            ):
+                return self._end_of_update(context, statement, state.variables), True
+        return None, True
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return self._is_safe(before, after, [f.detail for f in fixed])
