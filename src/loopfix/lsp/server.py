@@ -311,7 +311,9 @@ def diagnose_command(ls: LoopfixServer, *arguments):
         return None
     found = features.diagnosis_diagnostics(diagnosis, path, document.source, ls.encoding)
     ls.diagnosed[uri] = (document.version, found)
-    if not _pulls(ls):
+    if _pulls(ls):
+        ls.workspace_diagnostic_refresh(None)  # the client pulls them again
+    else:
         ls.publish(uri)
     kind = types.MessageType.Warning if diagnosis.exit_code else types.MessageType.Info
     summary = f"loopfix diagnose: {diagnosis.summary}"
