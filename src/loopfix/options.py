@@ -17,3 +17,6 @@ class RestrictStyle(StrEnum):
 class Options:
     restrict_style: RestrictStyle = RestrictStyle.inputs
     unsafe_fixes: bool = False  # also apply fixes that change what the code computes
+    # also plan each finding's other fixes (the editor's further code actions); each costs a
+    # re-analysis of the patched file, and `check` and `apply` never show them
+    alternatives: bool = False

@@ -12,7 +12,7 @@ Pure: no torch, no file writes (reading `pyproject.toml` for settings aside). A
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
@@ -88,7 +88,7 @@ def analyse_buffer(
     config = config or Config()
     path = uri_to_path(uri)
     source = SourceFile.from_text(path, text)
-    options = config.options()
+    options = replace(config.options(), alternatives=True)  # the further code actions
     try:
         rules = config.rules_for(path)
         result = analyse_source(source, rules, options, plan_fixes, parser or parse, project)

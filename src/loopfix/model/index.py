@@ -1,7 +1,7 @@
 """One walk over a module's tree that gathers what building the loop model needs to know
 before it interprets anything: imports and module evidence (for `symbols`), every function
-with the class it belongs to, the block that holds each statement, and the words (names,
-attribute names, keyword names) each scope mentions.
+with the class it belongs to, the block that holds each statement, the words (names,
+attribute names, keyword names) each scope mentions, and how often each name is bound.
 
 A single iterative pass instead of several `ast.walk`s: on a 2,000-line file this is most of
 what detection costs, since the interpreter only runs the scopes that can hold a finding.
@@ -32,6 +32,9 @@ class TreeIndex:
     names: dict[str, set[str]] = field(default_factory=dict)  # function name -> its words
     # `out, h = model(x, h)`: a call fed one of the names it assigns (a recurrent step)
     recurrent_calls: list[ast.Call] = field(default_factory=list)
+    stores: dict[str, int] = field(default_factory=dict)  # name -> bindings (parameters too)
+    declared_global: set[str] = field(default_factory=set)  # names `global` statements name
+    attributes: set[str] = field(default_factory=set)  # every attribute name the module reads
 
 
 def index_tree(tree: ast.Module) -> TreeIndex:
@@ -43,6 +46,7 @@ def index_tree(tree: ast.Module) -> TreeIndex:
         (tree, tree, None, None, 0)
     ]
     words, parents = index.words, index.parents
+    stores, attributes = index.stores, index.attributes
     imports, functions = [], []
     while stack:
         node, scope, enclosing, owner, depth = stack.pop()
@@ -63,9 +67,16 @@ def index_tree(tree: ast.Module) -> TreeIndex:
                     continue
                 if kind is ast.Name:
                     scope_words.add(child.id)
+                    if type(child.ctx) is not ast.Load:
+                        stores[child.id] = stores.get(child.id, 0) + 1
                     continue
                 if kind is ast.Attribute:
                     scope_words.add(child.attr)
+                    attributes.add(child.attr)
+                elif kind is ast.arg:  # a parameter binds its name
+                    stores[child.arg] = stores.get(child.arg, 0) + 1
+                elif kind is ast.Global:
+                    index.declared_global.update(child.names)
                 elif kind is ast.keyword and child.arg:
                     scope_words.add(child.arg)
                 elif kind is ast.Call and type(child.func) is ast.Attribute:

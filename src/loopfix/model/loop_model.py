@@ -612,7 +612,7 @@ def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) 
     } | set(caller.modules)
     if not linked:
         return
-    index = index_tree(tree)
+    index = caller.index if caller.tree is tree and caller.index is not None else index_tree(tree)
     interpreter = Interpreter(caller, Observations(), Instances(caller, call_sites))
     _run_scopes(interpreter, tree, index, lambda scope: bool(index.words[id(scope)] & linked))
 

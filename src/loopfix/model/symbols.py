@@ -65,12 +65,14 @@ class Symbols:
     # -> their field names, in order
     namedtuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tree: ast.Module | None = None
+    index: TreeIndex | None = None  # the module's `index_tree`
     _whole: ModuleFacts | None = None
 
     def whole_module(self) -> ModuleFacts:
-        """Facts only a walk of the whole module gives, walked once when first asked."""
+        """Facts only a walk of the whole module gives, read from its index when first
+        asked."""
         if self._whole is None:
-            self._whole = _module_facts(self.tree, self.globals)
+            self._whole = _module_facts(self.index, self.globals)
         return self._whole
 
     def global_names(self) -> frozenset[str]:
@@ -309,7 +311,7 @@ def collect_symbols(
         name = dotted_name(node.func)
         if name:
             symbols.module_evidence.add(name.rpartition(".")[2])
-    symbols.tree = tree
+    symbols.tree, symbols.index = tree, index
     for statement in tree.body:
         _collect_top_level(symbols, statement)
         fields = _namedtuple_fields(statement)
@@ -546,25 +548,18 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
                 _collect_top_level(symbols, child)
 
 
-def _module_facts(tree: ast.Module | None, bound: dict[str, ast.expr]) -> ModuleFacts:
-    stores: dict[str, int] = {}
-    declared: set[str] = set()
-    hooks = False
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):  # a parameter of that name shadows it
-            stores[node.arg] = stores.get(node.arg, 0) + 1
-        elif isinstance(node, ast.Global):
-            declared.update(node.names)
-        elif isinstance(node, ast.Attribute) and node.attr in FORWARD_HOOKS:
-            hooks = True
+def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> ModuleFacts:
+    if index is None:
+        return ModuleFacts({}, frozenset(), False)
     constants = {
         name: value.value
         for name, value in bound.items()
-        if isinstance(value, ast.Constant) and type(value.value) is int and stores.get(name) == 1
+        if isinstance(value, ast.Constant)
+        and type(value.value) is int
+        and index.stores.get(name) == 1
     }
-    return ModuleFacts(constants, frozenset(declared), hooks)
+    hooks = not FORWARD_HOOKS.isdisjoint(index.attributes)
+    return ModuleFacts(constants, frozenset(index.declared_global), hooks)
 
 
 def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:

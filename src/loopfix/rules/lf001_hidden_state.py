@@ -219,12 +219,15 @@ class HiddenStateNotDetached(Rule):
         independent batches the reset (unsafe: the state's values change) comes first and
         the detach is the editor's second code action; otherwise the other way round."""
         state: CarriedState = finding.detail
-        detach, reset = self._detach_fix(context, state), self._reset_fix(context, state)
+        wanted = context.options.alternatives  # the other fix is only an editor's action
         source = context.model.batch_source(state.loop_id)
         independent = source is not None and source.kind == "independent"
+        reset = self._reset_fix(context, state) if independent or wanted else None
         if independent and reset is not None:
+            detach = self._detach_fix(context, state) if wanted else None
             finding.alternatives = (detach,) if detach is not None else ()
             return reset
+        detach = self._detach_fix(context, state)
         if independent and detach is not None:  # the title says why it is not the reset
             title = f"{detach.title} (no initialisation to reset {state.pronoun} to was found)"
             detach = replace(detach, title=title)

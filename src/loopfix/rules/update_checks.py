@@ -22,6 +22,8 @@ class ReorderRule(Rule):
         backward needs after the event (unsafe) is the fix when no exact one is known, and
         otherwise a second code action in the editor."""
         exact = self._exact_fix(context, finding)
+        if exact is not None and exact.safe and not context.options.alternatives:
+            return exact  # the recompute would only be the editor's second action
         recompute = self._recompute(context, finding)
         if exact is None or not exact.safe:
             if recompute is None:
