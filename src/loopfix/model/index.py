@@ -10,6 +10,8 @@ what detection costs, since the interpreter only runs the scopes that can hold a
 from __future__ import annotations
 
 import ast
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -114,3 +116,21 @@ def _feeds_back(node: ast.Assign) -> bool:
     fed = {ast.dump(a, annotate_fields=False) for a in call.args}
     stored = {ast.dump(e, annotate_fields=False).replace("Store()", "Load()") for e in target.elts}
     return bool(stored & fed)
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node below `node` and `node` itself, in `ast.walk`'s breadth-first order; about
+    twice as fast as `ast.walk`, whose per-node generators dominate the model's walks."""
+    todo = deque((node,))
+    pop, append = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        append(item)
+            elif isinstance(value, ast.AST):
+                append(value)
+        yield node

@@ -29,6 +29,7 @@ from loopfix.model.graphs import (
     join_envs,
     union,
 )
+from loopfix.model.index import walk
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
@@ -464,7 +465,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 return self.assumed[key] != flipped
         if not self.phases:
             return None
-        for name in sorted({n.id for n in ast.walk(test) if isinstance(n, ast.Name)}):
+        for name in sorted({n.id for n in walk(test) if isinstance(n, ast.Name)}):
             known = self.phases.get(self.key_for(ast.Name(name)) or name)
             if known is not None and (value := known[0].holds(test, known[1])) is not None:
                 return value
@@ -723,7 +724,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             indexed = self._indexed[id(loop)] = [
                 node.value
                 for statement in loop.body
-                for node in ast.walk(statement)
+                for node in walk(statement)
                 if isinstance(node, ast.Subscript)
                 and isinstance(node.slice, ast.Name)
                 and node.slice.id == index
@@ -918,7 +919,7 @@ def _stores_to(loop: ast.AST, dotted: str) -> bool:
         isinstance(node, ast.Attribute)
         and isinstance(node.ctx, ast.Store)
         and dotted_name(node) == dotted
-        for node in ast.walk(loop)
+        for node in walk(loop)
     )
 
 
@@ -933,7 +934,7 @@ def _loop_carried_names(loop: ast.AST) -> set[str]:
     for statement in loop.body:
         carried |= (_graph_loads(statement) - assigned) & in_loop
         if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr):
-            assigned |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
+            assigned |= {n.id for n in walk(statement) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}  # fmt: skip
     return carried
 
@@ -968,6 +969,6 @@ def _opens_body(function: FunctionNode, node: ast.Call) -> bool:
     for statement in function.body:
         if isinstance(statement, ast.Expr | ast.Assign | ast.Return) and statement.value is node:
             return True
-        if any(isinstance(n, ast.Return | ast.Raise) for n in ast.walk(statement)):
+        if any(isinstance(n, ast.Return | ast.Raise) for n in walk(statement)):
             return False
     return False

@@ -15,7 +15,7 @@ from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
-from loopfix.model.index import TreeIndex, index_tree
+from loopfix.model.index import TreeIndex, index_tree, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import Interpreter
 from loopfix.model.summaries import Summaries
@@ -168,7 +168,7 @@ class LoopModel:
         if self._functions is None:
             self._functions = [
                 node
-                for node in ast.walk(self.tree)
+                for node in walk(self.tree)
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             ]
         around = [f for f in self._functions if f.lineno < statement.lineno <= f.end_lineno]
@@ -223,13 +223,13 @@ class LoopModel:
         the model saw keep its graphs to itself (`meter.reset()`) is neither. A read that
         reaches a backward, a return, an optimizer or anything else is not."""
         scope = self.scope_of(loop_id)
-        skipped = {id(n) for statement in skip for n in ast.walk(statement)}
-        parents = {id(c): p for p in ast.walk(scope) for c in ast.iter_child_nodes(p)}
+        skipped = {id(n) for statement in skip for n in walk(statement)}
+        parents = {id(c): p for p in walk(scope) for c in ast.iter_child_nodes(p)}
         return self._reads_only_logged(var, scope, skipped, parents, 0)
 
     def _reads_only_logged(self, var: str, scope, skipped: set, parents: dict, depth: int):
         reads = 0
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if id(node) in skipped or not (isinstance(node, ast.Name) and node.id == var):
                 continue
             if not isinstance(node.ctx, ast.Load):
@@ -270,7 +270,7 @@ class LoopModel:
         `loop_id` may also be a function: its body is one iteration of its caller's loop."""
         loop = self.region(loop_id)
         known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
-        for node in ast.walk(loop):
+        for node in walk(loop):
             stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
             if stored and node.attr == "grad":
                 return True
@@ -303,11 +303,11 @@ class LoopModel:
         hands such a name to a call (`budget.pop()`, `sched.step()`, `f(state)`); when the
         test reads more than the counters of the loops around the statements, any call of a
         function of the file (it may change a global)."""
-        roots = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        roots = {n.id for n in walk(test) if isinstance(n, ast.Name)}
         counters = self._loop_counters(statements[0]) if statements else set()
         own_functions = set(self.symbols.functions)
         for statement in statements:
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 if _inside(node, test):
                     continue
                 if _stores_into(node, roots) or _hands_to_call(node, roots - counters):
@@ -322,7 +322,7 @@ class LoopModel:
             name.id
             for owner in self.enclosing_statements(statement)
             if isinstance(owner, ast.For | ast.AsyncFor)
-            for name in ast.walk(owner.target)
+            for name in walk(owner.target)
             if isinstance(name, ast.Name)
         }
 
@@ -347,14 +347,14 @@ class LoopModel:
         an augmented assignment or an in-place method (`add_`, `copy_`, `mul_`, ...) on
         `x.data`, on the loop variable of a loop over `parameters()`, or inside
         `with torch.no_grad():`."""
-        for node in ast.walk(statement):
+        for node in walk(statement):
             over_parameters = isinstance(node, ast.For | ast.AsyncFor) and (
                 "parameters(" in ast.unparse(node.iter)
             )
             without_grad = isinstance(node, ast.With) and any(
                 "no_grad" in ast.unparse(item.context_expr) for item in node.items
             )
-            if (over_parameters or without_grad) and any(map(_in_place, ast.walk(node))):
+            if (over_parameters or without_grad) and any(map(_in_place, walk(node))):
                 return True
             if _in_place(node) and ".data" in ast.unparse(
                 node.target if isinstance(node, ast.AugAssign) else node.func
@@ -382,7 +382,7 @@ class LoopModel:
         if own is None or not isinstance(read, ast.Subscript):
             return False
         index = read.slice
-        names = {n.id for n in ast.walk(index) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk(index) if isinstance(n, ast.Name)}
         if own in names:
             return not (isinstance(index, ast.Name) and index.id == own)
         if not isinstance(index, ast.Name):
@@ -390,7 +390,7 @@ class LoopModel:
         tests = [s.test for s in self.enclosing_statements(statement) if isinstance(s, ast.If)]
         tests += [
             condition
-            for node in ast.walk(statement)
+            for node in walk(statement)
             if isinstance(node, ast.comprehension)
             for condition in node.ifs
         ]
@@ -430,7 +430,7 @@ class LoopModel:
         read `model.hidden` in `forward`.
         """
         owner = var.rpartition(".")[0]
-        for child in ast.walk(node):
+        for child in walk(node):
             if isinstance(child, ast.Name | ast.Attribute) and isinstance(child.ctx, ast.Load):
                 dotted = dotted_name(child)
                 if dotted == var or (dotted or "").startswith(var + "."):
@@ -483,7 +483,7 @@ class LoopModel:
         before = sorted(
             (
                 s
-                for s in ast.walk(loop)
+                for s in walk(loop)
                 if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign)
                 and (s.end_lineno, s.end_col_offset) <= start
                 and s is not loop
@@ -500,7 +500,7 @@ class LoopModel:
         module, a helper's parameter), `.grad` written or zeroed, `zero_()` /
         `_foreach_zero_`, or a call given one of `names` (`reset(G)`, `clear(opt_g)`)."""
         for statement in statements:
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 if isinstance(node, ast.Attribute) and node.attr == "grad":
                     return True
                 if not isinstance(node, ast.Call):
@@ -525,7 +525,7 @@ class LoopModel:
         loop = self.region(loop_id)
         words = {"requires_grad", "requires_grad_", "set_requires_grad", "toggle_grad"}
         called = set()
-        for node in ast.walk(loop):
+        for node in walk(loop):
             if isinstance(node, ast.Attribute) and node.attr in words:
                 return True
             if isinstance(node, ast.Name) and node.id in words:
@@ -539,7 +539,7 @@ class LoopModel:
             short = name.rpartition(".")[2]
             function = functions.get(name) or functions.get(short)
             if function is not None and any(
-                isinstance(n, ast.Attribute) and n.attr in words for n in ast.walk(function)
+                isinstance(n, ast.Attribute) and n.attr in words for n in walk(function)
             ):
                 return True
         return False
@@ -557,7 +557,7 @@ class LoopModel:
         return self._saved_changes
 
     def names_in_use(self) -> set[str]:
-        return {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | set(
+        return {n.id for n in walk(self.tree) if isinstance(n, ast.Name)} | set(
             self.symbols.functions
         )
 
@@ -736,7 +736,7 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
 def _mentions_autograd(node: ast.AST) -> bool:
     words = {
         n.id if isinstance(n, ast.Name) else n.attr
-        for n in ast.walk(node)
+        for n in walk(node)
         if isinstance(n, ast.Name | ast.Attribute)
     }
     return bool(words & AUTOGRAD_WORDS)
@@ -779,7 +779,7 @@ def _root(node: ast.expr) -> str | None:
 
 
 def _inside(node: ast.AST, container: ast.AST) -> bool:
-    return any(node is n for n in ast.walk(container))
+    return any(node is n for n in walk(container))
 
 
 def _stores_into(node: ast.AST, roots: set[str]) -> bool:
@@ -856,7 +856,7 @@ def _counts(node: ast.AugAssign) -> bool:
     value = node.value
     if isinstance(value, ast.Constant):
         return isinstance(value.value, int | float) and not isinstance(value.value, bool)
-    calls = [n.func for n in ast.walk(value) if isinstance(n, ast.Call)]
+    calls = [n.func for n in walk(value) if isinstance(n, ast.Call)]
     names = {f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "") for f in calls}
     return isinstance(value, ast.Call) and bool(names & COUNT_CALLS)
 

@@ -25,6 +25,7 @@ import ast
 from dataclasses import dataclass, field
 from itertools import count
 
+from loopfix.model.index import walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -277,7 +278,7 @@ def _trained_methods(cls: ast.ClassDef) -> set[str]:
         if name in reached or name not in methods:
             continue
         reached.add(name)
-        for node in ast.walk(methods[name]):
+        for node in walk(methods[name]):
             func = node.func if isinstance(node, ast.Call) else None
             if isinstance(func, ast.Attribute) and _self_attribute(func):
                 pending.append(func.attr)
@@ -335,8 +336,34 @@ class _Scope:
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
         self.local_modules = _local_constructors(scope)
+        if not self._may_change_in_place(scope.body):
+            return []  # nothing in it changes a tensor in place: no candidate to follow
         self._block(scope.body)
         return [c.change for c in self.candidates if c.confirmed]
+
+    def _may_change_in_place(self, statements: list[ast.stmt]) -> bool:
+        """Whether a statement the run would reach holds an in-place change (`_in_place`'s
+        first test, which depends on no binding): a cheap pass that spares the run of a
+        scope that has none."""
+        for statement in statements:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            blocks = [getattr(statement, name, None) for name in _BLOCK_FIELDS]
+            blocks = [b for b in blocks if b]
+            if isinstance(statement, ast.Try):
+                blocks += [h.body for h in statement.handlers]
+            if isinstance(statement, ast.Match):
+                continue  # forgotten by the run
+            if blocks:
+                if any(self._may_change_in_place(b) for b in blocks):
+                    return True
+                continue
+            if any(
+                _changed_target(n, self.symbols, self) is not None
+                for n in _in_place_nodes(statement)
+            ):
+                return True
+        return False
 
     # -- statements ---------------------------------------------------------------------
     def _block(self, statements: list[ast.stmt]) -> None:
@@ -383,7 +410,7 @@ class _Scope:
             if stored or isinstance(value, ast.Tuple | ast.List | ast.Dict | ast.Set):
                 for name in _direct_names(value):
                     self._escape(name, ast.unparse(targets[0]))
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(getattr(node, "ctx", None), ast.Store):
                 continue  # `a, b = ...` binds names, it stores nothing
             if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and node is not value:
@@ -722,7 +749,7 @@ class _Scope:
         in_class = self.owner is not None and _self_attribute(func)
         scope = self.owner.node if in_class else self.function
         name = dotted_name(func)
-        for n in ast.walk(scope):
+        for n in walk(scope):
             if (
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute)
@@ -745,7 +772,8 @@ class _Scope:
         if self.owner is None or not _self_attribute(func):
             return False
         if self._frozen is None:
-            self._frozen = _frozen_attributes(self.owner.node)
+            key = ("attributes the class freezes", id(self.owner.node))
+            self._frozen = set(self.symbols.remember(key, _frozen_attributes, self.owner.node))
             tree = self.symbols.tree
             if tree is not None:  # frozen by the training code: `model.b1.requires_grad_(False)`
                 key = ("attributes frozen through a path", id(tree))
@@ -844,7 +872,7 @@ class _Scope:
         scope = self.owner.node if self.owner is not None else self.function
         calls = [
             n
-            for n in ast.walk(scope)
+            for n in walk(scope)
             if isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(node.func)
         ]
         # another call of the same module may rely on its in-place change (an alias of its
@@ -860,7 +888,7 @@ class _Scope:
         end = (node.end_lineno, node.end_col_offset)
         return any(
             isinstance(n, ast.Name) and n.id == first.id and (n.lineno, n.col_offset) > end
-            for n in ast.walk(self.function)
+            for n in walk(self.function)
         )
 
     def _read_after(self, name: str, statement: ast.stmt) -> bool:
@@ -870,7 +898,7 @@ class _Scope:
             and n.id == name
             and isinstance(n.ctx, ast.Load)
             and (n.lineno, n.col_offset) > end
-            for n in ast.walk(self.function)
+            for n in walk(self.function)
         )
 
     def _confirm_reads(self, node: ast.AST) -> None:
@@ -894,7 +922,7 @@ class _Scope:
         if not hasattr(self, "_backwards"):
             self._backwards = [
                 (n.lineno, n.col_offset)
-                for n in ast.walk(self.function)
+                for n in walk(self.function)
                 if isinstance(n, ast.Call)
                 and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
                 in ("backward", "grad", "manual_backward")
@@ -924,7 +952,7 @@ def _before_change(save: Save, statement: ast.stmt, node: ast.AST) -> bool:
         return True
     if save.call is node:
         return False
-    inside = any(save.call is n for n in ast.walk(node))
+    inside = any(save.call is n for n in walk(node))
     return inside or (save.call.lineno, save.call.col_offset) < (node.lineno, node.col_offset)
 
 
@@ -940,7 +968,7 @@ def _in_place_nodes(statement: ast.stmt) -> list[ast.AST]:
         found += [t for t in statement.targets if isinstance(t, ast.Subscript)]
     value = getattr(statement, "value", None)
     if value is not None:
-        found += [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+        found += [n for n in walk(value) if isinstance(n, ast.Call)]
     return found
 
 
@@ -1214,8 +1242,8 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
     """Names the statements bind to something new (`x += r` changes `x`, it keeps it)."""
     names = set()
     for statement in statements:
-        augmented = {id(n.target) for n in ast.walk(statement) if isinstance(n, ast.AugAssign)}
-        for node in ast.walk(statement):
+        augmented = {id(n.target) for n in walk(statement) if isinstance(n, ast.AugAssign)}
+        for node in walk(statement):
             if id(node) in augmented:
                 continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -1227,7 +1255,7 @@ def _mentions(node: ast.AST, words: frozenset[str]) -> bool:
     return any(
         (isinstance(n, ast.Attribute) and n.attr in words)
         or (isinstance(n, ast.Name) and n.id in words)
-        for n in ast.walk(node)
+        for n in walk(node)
     )
 
 
@@ -1254,7 +1282,7 @@ def _attribute_constructors(info: ClassInfo, symbols: Symbols) -> dict[str, ast.
         init = cls.methods.get("__init__")
         if init is None:
             continue
-        for node in ast.walk(init):
+        for node in walk(init):
             if not isinstance(node, ast.Assign | ast.AnnAssign):
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1281,6 +1309,9 @@ def _pairs(targets: list[ast.expr], value: ast.expr | None) -> list[tuple]:
     return pairs
 
 
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
 def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
     """Attributes of `self` whose parameters the class sets `requires_grad` False on."""
     return {n.split(".")[1] for n in _frozen_owners(cls) if n.startswith("self.")}
@@ -1297,7 +1328,7 @@ def _frozen_anywhere(tree: ast.Module) -> set[str]:
 def _frozen_owners(scope: ast.AST) -> set[str]:
     """Dotted names of the modules the scope sets `requires_grad` False on."""
     frozen: set[str] = set()
-    for node in ast.walk(scope):
+    for node in walk(scope):
         owner = None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
@@ -1318,10 +1349,10 @@ def _frozen_owners(scope: ast.AST) -> set[str]:
             owner = node.func.value
         elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             sets_false = any(
-                isinstance(n, ast.Constant) and n.value is False for n in ast.walk(node)
+                isinstance(n, ast.Constant) and n.value is False for n in walk(node)
             ) and any(
                 (isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_"))
-                for n in ast.walk(node)
+                for n in walk(node)
             )
             owner = (
                 node.iter.func.value
@@ -1338,7 +1369,7 @@ def _local_constructors(scope: ast.AST) -> dict[str, ast.Call]:
     """Names the scope binds exactly once to a constructor call (`act = nn.ReLU(True)`)."""
     built: dict[str, ast.Call] = {}
     counts: dict[str, int] = {}
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             counts[node.id] = counts.get(node.id, 0) + 1
         if (

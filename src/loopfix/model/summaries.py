@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Observations
 from loopfix.model.graphs import PLACEHOLDER, Graph, Value
+from loopfix.model.index import walk
 
 REST, ALL = -1, -2  # a placeholder's part index: the graphs outside any item / no items
 CHECK = os.environ.get("LOOPFIX_CHECK_SUMMARIES") == "1"
@@ -284,7 +285,7 @@ EFFECT_METHODS = frozenset(
 
 def _ruled_out_body(function) -> bool:
     for statement in function.body:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, RULED_OUT):
                 return True
             if isinstance(node, ast.Attribute) and (
@@ -346,7 +347,7 @@ def _dotted_names(function) -> frozenset[str]:
 
     found = set()
     for stmt in function.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Attribute | ast.Name):
                 dotted = dotted_name(node)
                 if dotted is None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
-from loopfix.model.index import TreeIndex, index_tree
+from loopfix.model.index import TreeIndex, index_tree, walk
 from loopfix.model.shapes import Shape
 
 # Methods that only modules (never tensors) have: seeing one called on a name is evidence
@@ -246,17 +246,15 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
     own = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     own |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
     own |= {
-        n.id
-        for n in ast.walk(forward)
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        n.id for n in walk(forward) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
     me = arguments.args[0].arg
-    for name in (n for n in ast.walk(forward) if isinstance(n, ast.Name)):
+    for name in (n for n in walk(forward) if isinstance(n, ast.Name)):
         if name.id == me:
             return False
         if name.id not in own and name.id not in libraries and name.id not in SAFE_BUILTINS:
             return False
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ast.Call):
             name = dotted_name(inner.func) or ""
             if name.rpartition(".")[2] in PARAMETER_MAKERS:
@@ -355,7 +353,7 @@ def _frozen_modules(
         more, less = _frozen_modules_in(statement)
         frozen |= more - {"self"}
         thawed |= less
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
                 frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
             elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
@@ -390,7 +388,7 @@ def _freezes_first_parameter(function: FunctionNode) -> bool:
 
 def _frozen_modules_in(scope: ast.AST) -> tuple[set[str], set[str]]:
     frozen, thawed = set(), set()
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -418,7 +416,7 @@ def _iterates_parameters(node: ast.expr) -> bool:
 def _requires_grad_settings(loop: ast.For) -> list[ast.expr | None]:
     """What the loop body sets `p.requires_grad` to (`p.requires_grad_(flag)` included)."""
     flags: list[ast.expr | None] = []
-    for node in ast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
         ):
