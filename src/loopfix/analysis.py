@@ -31,6 +31,7 @@ class FileResult:
     # project modules the analysis looked into: path -> sha256 of the text it used
     dependencies: dict[str, str] = field(default_factory=dict)
     skipped: bool = False  # the file says `# loopfix: noqa`
+    models_built: int = 0  # loop models the analysis built (see `FileContext.models_built`)
 
     @property
     def changed(self) -> bool:
@@ -126,6 +127,7 @@ def analyse_source(
         result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
         for finding in result.findings:
             _explain_missing_fix(finding, rules)
+    result.models_built = context.models_built()
     return result
 
 
@@ -155,29 +157,25 @@ def _respelled(fix: Fix | None, spellings: dict[str, str]) -> Fix | None:
 def _combine_fixes(
     context: FileContext, findings: list[Finding], rules: list[Rule], errors: list[str]
 ) -> str:
-    """Apply fixes one by one (unsafe ones only with `options.unsafe_fixes`), keeping each
-    only if every rule still accepts the result; a rule that fails while checking drops the
-    fix and is reported in `errors`."""
+    """Apply fixes (unsafe ones only with `options.unsafe_fixes`), keeping each only if every
+    rule still accepts the result: all of them at once first (one analysis of the patched
+    file), else one by one, each kept only if it combines with those kept before it; a rule
+    that fails while checking drops the fix and is reported in `errors`."""
     by_code = {rule.code: rule for rule in rules}
+    candidates = [
+        f for f in findings if f.fix is not None and (f.fix.safe or context.options.unsafe_fixes)
+    ]  # an unsafe fix stays on the finding, offered, but is not applied
+    if len(candidates) > 1:
+        patched = _accepted(context, candidates, by_code, None)
+        if patched is not None:
+            for finding in candidates:
+                finding.applied = True
+            return patched.text
     accepted: list[Finding] = []
     text = context.text
-    for finding in findings:
-        if finding.fix is None or not (finding.fix.safe or context.options.unsafe_fixes):
-            continue  # an unsafe fix stays on the finding, offered, but is not applied
-        trial = accepted + [finding]
-        codes = sorted({f.rule for f in trial})
-        try:
-            patched = context.with_edits([e for f in trial for e in f.fix.edits])  # None: clash
-            accepted_by_all = patched is not None and all(
-                by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
-                for code in codes
-            )
-        except Exception as error:  # a broken check must not take the other fixes down
-            errors.append(
-                f"{context.filename}: internal error in {finding.rule} checking its fix: {error!r}"
-            )
-            accepted_by_all = False
-        if not accepted_by_all:
+    for finding in candidates:
+        patched = _accepted(context, accepted + [finding], by_code, errors)
+        if patched is None:
             finding.fix = None
             finding.fix_unavailable = (
                 "its fix, combined with the file's other fixes, could not be proven safe"
@@ -187,3 +185,24 @@ def _combine_fixes(
         finding.applied = True
         text = patched.text
     return text
+
+
+def _accepted(
+    context: FileContext, trial: list[Finding], by_code: dict, errors: list[str] | None
+) -> FileContext | None:
+    """The context of the text with every fix of `trial`, if each rule accepts its part of
+    it; None if they clash or a rule refuses (a rule that fails is reported in `errors`)."""
+    try:
+        patched = context.with_edits([e for f in trial for e in f.fix.edits])  # None: clash
+        if patched is not None and all(
+            by_code[code].accepts(context, patched, [f for f in trial if f.rule == code])
+            for code in sorted({f.rule for f in trial})
+        ):
+            return patched
+    except Exception as error:  # a broken check must not take the other fixes down
+        if errors is not None:
+            errors.append(
+                f"{context.filename}: internal error in {trial[-1].rule} checking its fix: "
+                f"{error!r}"
+            )
+    return None

@@ -79,6 +79,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # loop is being run with
         self.assumed: dict[str, bool] = {}
         self._facts: dict[int, tuple[Counter | None, list[str], set[str]]] = {}
+        self.statements_run = 0  # statements interpreted, every round and call counted
         self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
@@ -270,6 +271,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return flow
 
     def exec_statement(self, node: ast.stmt, env: Env) -> Flow:
+        self.statements_run += 1
         handler = getattr(self, f"stmt_{type(node).__name__}", None)
         if handler is not None:
             return handler(node, env)

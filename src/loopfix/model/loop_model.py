@@ -35,6 +35,9 @@ class LoopModel:
     _saved_changes: list | None = field(default=None, repr=False)
     _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
     summaries: Summaries | None = field(default=None, repr=False)
+    # statements the build interpreted (the callers' pass included): what the model's cost
+    # grows with, counted so that a test can bound it without timing
+    statements_run: int = 0
 
     # ------------------------------------------------------------ questions for rules
     def summary_counts(self) -> dict[str, tuple[int, int]]:
@@ -582,26 +585,28 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     observations = Observations()
     call_sites = CallSites()
     callers = getattr(resolver, "callers", None)
+    statements_run = 0
     for caller_tree, caller_symbols in callers(symbols) if callers is not None else []:
-        record_calls_into(caller_tree, caller_symbols, call_sites)
+        statements_run += record_calls_into(caller_tree, caller_symbols, call_sites)
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances)
     relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
     _run_scopes(interpreter, tree, index, relevant)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
+    model.statements_run = statements_run + interpreter.statements_run
     model.parents = index.parents
     model.index = index
     return model
 
 
-def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) -> None:
+def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) -> int:
     """Run the scopes of another project module (`caller`) that name something of another
     project module (the one being analysed among them), only to record what its calls pass
     to those modules' functions and constructors (networks built in `main.py` and handed to
     `Trainer(...)`, an optimizer passed to `train(model, loader, optimizer)`, the graph of a
     tensor a loss object is given). Its own observations are dropped: findings belong to
-    the module that holds the code."""
+    the module that holds the code. Returns the statements it interpreted."""
     linked = {
         name
         for name, node in [
@@ -611,10 +616,11 @@ def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) 
         if caller.home(node) is not caller
     } | set(caller.modules)
     if not linked:
-        return
+        return 0
     index = caller.index if caller.tree is tree and caller.index is not None else index_tree(tree)
     interpreter = Interpreter(caller, Observations(), Instances(caller, call_sites))
     _run_scopes(interpreter, tree, index, lambda scope: bool(index.words[id(scope)] & linked))
+    return interpreter.statements_run
 
 
 def _run_scopes(interpreter: Interpreter, tree: ast.Module, index: TreeIndex, relevant) -> None:

@@ -84,6 +84,11 @@ class FileContext:
         model = build_model(tree, resolver=resolver)
         return cls(text, tree, model, Layout(text), options or Options(), filename, resolver)
 
+    def models_built(self) -> int:
+        """Loop models built for this text and the patched texts its planning tried (each a
+        full analysis: what planning costs)."""
+        return 1 + sum(c.models_built() for c in self._patched.values() if c is not None)
+
     def with_edits(self, edits) -> FileContext | None:
         """The context of the text after `edits`, or None if they clash or do not parse.
         Remembered per text: a rule's fix and the combination of fixes often build the

@@ -1,0 +1,151 @@
+"""What analysis costs, bounded by counting work instead of timing it (the machines that run
+the tests are shared): statements the loop model interprets, summaries computed, and loop
+models built while planning fixes. Wall-clock figures are `bench/`'s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loopfix.analysis import analyse_source
+from loopfix.model.loop_model import build_model
+from loopfix.options import Options
+from loopfix.parse import parse
+from loopfix.source import SourceFile
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        h = F.relu(h)
+        h = self.drop(h)
+        return self.fc2(h)
+
+
+def features(model, x):
+    h = model.fc1(x)
+    return torch.tanh(h)
+
+
+def compute_loss(model, x, y):
+    out = model(x)
+    loss = F.cross_entropy(out, y)
+    return loss
+"""
+
+TRAIN = """
+
+def train_{k}(model, loader, optimizer, epochs=2):
+    model.train()
+    total = 0.0
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = compute_loss(model, x, y)
+            extra = features(model, x).mean()
+            (loss + 0.1 * extra).backward()
+            optimizer.step()
+            total += loss.item()
+    return total
+"""
+
+RECURRENT = """
+
+def train_rnn_{k}(rnn, head, loader, optimizer):
+    h = torch.zeros(1, 2, 6)
+    for x, y in loader:
+        optimizer.zero_grad()
+        out, h = rnn(x, h)
+        loss = F.mse_loss(head(out), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+MAIN = """
+
+if __name__ == "__main__":
+    model, rnn, head = Net(), nn.GRU(3, 6), nn.Linear(6, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = [(torch.randn(5, 8), torch.randint(0, 4, (5,))) for _ in range(3)]
+{calls}
+"""
+
+
+def training_module(functions: int, template: str = TRAIN) -> str:
+    """A module of `functions` training functions, each calling the two helpers and the
+    model's forward, and a main block that calls each of them."""
+    name = "train_rnn" if template is RECURRENT else "train"
+    arguments = (
+        "rnn, head, loader, optimizer" if template is RECURRENT else "model, loader, optimizer"
+    )
+    calls = "\n".join(f"    {name}_{k}({arguments})" for k in range(functions))
+    body = "".join(template.format(k=k) for k in range(functions))
+    return HEADER + body + MAIN.format(calls=calls)
+
+
+def lines(text: str) -> int:
+    return text.count("\n")
+
+
+def test_the_model_interprets_a_bounded_number_of_statements_per_line():
+    text = training_module(32)
+    model = build_model(parse(text))
+    # each training function (13 lines) runs its two nested loops to their fixed point; its
+    # helpers and the model's forward are summarised, not run again at every call
+    assert model.statements_run <= 5 * lines(text)
+
+
+@pytest.mark.parametrize("functions", [8, 16])
+def test_the_interpreted_statements_grow_linearly_with_the_code(functions):
+    once = build_model(parse(training_module(functions))).statements_run
+    twice = build_model(parse(training_module(2 * functions))).statements_run
+    assert twice <= 2.1 * once
+
+
+@pytest.mark.parametrize("functions", [1, 4, 16])
+def test_helpers_called_from_every_training_function_are_summarised_once_per_context(
+    functions,
+):
+    counts = build_model(parse(training_module(functions))).summary_counts()
+    for helper in ("features", "compute_loss"):
+        computed, applied = counts[helper]
+        assert computed <= 2  # the contexts: the first round of the loop, and the later ones
+        assert applied >= 2 * functions
+
+
+@pytest.mark.parametrize("functions", [1, 2, 4, 8])
+def test_planning_builds_one_model_per_fix_and_one_for_all_of_them(functions):
+    """Each fix is proven on the file with it (one analysis each), and the fixes together on
+    the file with all of them (one more); the one-by-one combination is the fallback."""
+    text = training_module(functions, RECURRENT)
+    source = SourceFile.from_text(Path("train.py"), text)
+    result = analyse_source(source, project=None)
+    assert [f.rule for f in result.findings] == ["LF001"] * functions
+    assert all(f.applied for f in result.findings)
+    assert result.models_built <= 1 + functions + (functions > 1)
+
+
+def test_check_and_apply_do_not_plan_the_editors_further_fixes():
+    """LF001's second fix (the reset beside the detach) is a code action in an editor; each
+    costs an analysis of the patched file, so only the editor asks for it."""
+    source = SourceFile.from_text(Path("train.py"), training_module(1, RECURRENT))
+    plain = analyse_source(source, project=None)
+    editor = analyse_source(source, options=Options(alternatives=True), project=None)
+    assert plain.findings[0].alternatives == ()
+    assert [f.title for f in editor.findings[0].alternatives] == [
+        "Reset `h` at the start of each batch"
+    ]
+    assert plain.fixed_text == editor.fixed_text
+    assert plain.models_built < editor.models_built
