@@ -149,3 +149,105 @@ def test_check_and_apply_do_not_plan_the_editors_further_fixes():
     ]
     assert plain.fixed_text == editor.fixed_text
     assert plain.models_built < editor.models_built
+
+
+FRAMEWORK_MAIN = """\
+import torch
+import torch.nn as nn
+
+from trainer import train
+
+
+def level_0(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                level_1(registry)
+                registry.append((name, option))
+
+
+def level_1(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                level_2(registry)
+                registry.append((name, option))
+
+
+def level_2(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                level_3(registry)
+                registry.append((name, option))
+
+
+def level_3(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                level_4(registry)
+                registry.append((name, option))
+
+
+def level_4(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                level_5(registry)
+                registry.append((name, option))
+
+
+def level_5(registry):
+    for name in range(4):
+        for option in range(4):
+            if name != option:
+                registry.append((name, option))
+
+
+def main():
+    registry = []
+    for config in range(3):
+        for seed in range(3):
+            level_0(registry)
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer)
+
+
+main()
+"""
+
+TRAINER = """\
+import torch
+
+
+def train(model, optimizer):
+    for _ in range(3):
+        optimizer.zero_grad()
+        loss = model(torch.randn(2, 4)).sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_the_modules_calling_into_a_file_run_within_a_budget(tmp_path, monkeypatch):
+    """An entry script that builds a whole framework before it calls the file (here, a
+    registry filled by loops calling loops, for each configuration) costs the file's
+    analysis at most `CALLERS_BUDGET` statements."""
+    from loopfix.model import loop_model
+    from loopfix.project import Project
+
+    (tmp_path / "main.py").write_text(FRAMEWORK_MAIN)
+    trainer = tmp_path / "trainer.py"
+    trainer.write_text(TRAINER)
+
+    def statements() -> int:
+        resolver = Project(tmp_path).resolver_for(trainer)
+        return build_model(parse(TRAINER), resolver=resolver).statements_run
+
+    alone = build_model(parse(TRAINER)).statements_run
+    unbounded = statements()
+    monkeypatch.setattr(loop_model, "CALLERS_BUDGET", 500)
+    assert unbounded > alone + 1000  # the caller's setup is what costs
+    assert statements() <= alone + 500

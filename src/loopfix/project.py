@@ -94,6 +94,9 @@ class Project:
     reported: set[Path] = field(default_factory=set)  # broken modules already reported
     # module file -> the project files that import it (built on first use, once per run)
     _importers: dict[Path, set[Path]] | None = None
+    # (importing folder, module, level) -> its file: the same import is looked up from every
+    # file of a folder, each lookup a few `stat` calls per folder of the search path
+    _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -113,6 +116,12 @@ class Project:
 
     def find(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The file of `from <level dots><module> import ...` / `import <module>`."""
+        key = (importer.parent, module, level)
+        if key not in self._files:
+            self._files[key] = self._find(importer, module, level)
+        return self._files[key]
+
+    def _find(self, importer: Path, module: str | None, level: int) -> Path | None:
         parts = module.split(".") if module else []
         if level:
             base = importer.parent
@@ -157,7 +166,9 @@ class Project:
         return self._importers.get(Path(path).resolve(), set())
 
     def imports_changed(self, importer: Path) -> None:
-        """`importer`'s text changed (an editor's buffer): what it imports is read again."""
+        """`importer`'s text changed (an editor's buffer): what it imports is read again,
+        and imports are looked up afresh (a module it names may have been created since)."""
+        self._files.clear()
         if self._importers is None:
             return
         importer = Path(importer).resolve()
@@ -296,13 +307,14 @@ class Resolver:
             if module is None or module.tree is None:
                 continue
             self.used[path] = module.digest
-            loaded.append((path, module.tree))
+            loaded.append((path, module))
             overrides[path] = Symbols()  # filled below; a cycle sees the same object
         callers = []
-        for path, tree in loaded:
+        for path, module in loaded:
             resolver = Resolver(self.project, path, self.used, self.errors, overrides=overrides)
-            collect_symbols(tree, resolver=resolver, into=overrides[path])
-            callers.append((tree, overrides[path]))
+            index = module.symbols.index if module.symbols is not None else None
+            collect_symbols(module.tree, index, resolver=resolver, into=overrides[path])
+            callers.append((module.tree, overrides[path]))
         return callers
 
     def __call__(self, module: str | None, level: int) -> Symbols | None:

@@ -36,6 +36,12 @@ from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
 
 MAX_LOOP_ROUNDS = 12
+
+
+class BudgetSpent(Exception):
+    """The interpreter ran the statements it was allowed (`Interpreter.budget`)."""
+
+
 # calls that hand on the items of the list they are given, in some order
 KEEP_ITEMS = ("reversed", "list", "tuple", "sorted")
 
@@ -80,6 +86,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.assumed: dict[str, bool] = {}
         self._facts: dict[int, tuple[Counter | None, list[str], set[str]]] = {}
         self.statements_run = 0  # statements interpreted, every round and call counted
+        self.budget: int | None = None  # statements it may run before `BudgetSpent`
         self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
         # counter key -> (counter, phase of the iteration being run), for the enclosing loops
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
@@ -271,6 +278,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return flow
 
     def exec_statement(self, node: ast.stmt, env: Env) -> Flow:
+        if self.budget is not None and self.statements_run >= self.budget:
+            raise BudgetSpent
         self.statements_run += 1
         handler = getattr(self, f"stmt_{type(node).__name__}", None)
         if handler is not None:

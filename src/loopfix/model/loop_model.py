@@ -8,6 +8,7 @@ observations through the small query methods here and never walk the tree for fa
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
@@ -17,12 +18,16 @@ from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
-from loopfix.model.interpreter import Interpreter
+from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
 
 Block = list[ast.stmt]
 _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
+# statements the modules calling into a file may run for what they pass it, all of them
+# together, nearest first: the corpus's callers run at most 150; a framework's entry
+# script, which builds everything, runs far more and would cost more than the file itself
+CALLERS_BUDGET = 3000
 
 
 @dataclass
@@ -585,12 +590,18 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     observations = Observations()
     call_sites = CallSites()
     callers = getattr(resolver, "callers", None)
+    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
+    # what callers pass in binds only the parameters of functions and methods that run
+    if callers is None or not any(relevant(function) for _, function in index.functions):
+        callers = None
     statements_run = 0
     for caller_tree, caller_symbols in callers(symbols) if callers is not None else []:
-        statements_run += record_calls_into(caller_tree, caller_symbols, call_sites)
+        budget = CALLERS_BUDGET - statements_run
+        if budget <= 0:
+            break
+        statements_run += record_calls_into(caller_tree, caller_symbols, call_sites, budget)
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances)
-    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
     _run_scopes(interpreter, tree, index, relevant)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
@@ -600,13 +611,17 @@ def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> L
     return model
 
 
-def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) -> int:
+def record_calls_into(
+    tree: ast.Module, caller: Symbols, call_sites: CallSites, budget: int | None = None
+) -> int:
     """Run the scopes of another project module (`caller`) that name something of another
     project module (the one being analysed among them), only to record what its calls pass
     to those modules' functions and constructors (networks built in `main.py` and handed to
     `Trainer(...)`, an optimizer passed to `train(model, loader, optimizer)`, the graph of a
     tensor a loss object is given). Its own observations are dropped: findings belong to
-    the module that holds the code. Returns the statements it interpreted."""
+    the module that holds the code. It stops after `budget` statements (a `main()` that
+    builds a whole framework's objects), keeping the sites recorded by then. Returns the
+    statements it interpreted."""
     linked = {
         name
         for name, node in [
@@ -619,7 +634,9 @@ def record_calls_into(tree: ast.Module, caller: Symbols, call_sites: CallSites) 
         return 0
     index = caller.index if caller.tree is tree and caller.index is not None else index_tree(tree)
     interpreter = Interpreter(caller, Observations(), Instances(caller, call_sites))
-    _run_scopes(interpreter, tree, index, lambda scope: bool(index.words[id(scope)] & linked))
+    interpreter.budget = budget
+    with contextlib.suppress(BudgetSpent):  # what was passed by then stays recorded
+        _run_scopes(interpreter, tree, index, lambda scope: bool(index.words[id(scope)] & linked))
     return interpreter.statements_run
 
 
