@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from loopfix.options import Options
-from loopfix.parse import parse
+from loopfix.parse import ChunkParser, parse
 from loopfix.project import Project, project_for
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.rules.base import Fix
@@ -98,6 +98,8 @@ def analyse_source(
     if project is ON_DISK:
         project = project_for(source.path)
     resolver = project.resolver_for(source.path) if project is not None else None
+    if plan_fixes and parser is parse:  # each candidate fix's text is parsed again
+        parser = ChunkParser()
     context = parse_context(source.text, str(source.path), options, parser, resolver, source)
     if resolver is not None:
         result.dependencies = {str(path): digest for path, digest in resolver.used.items()}

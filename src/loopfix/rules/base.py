@@ -69,6 +69,8 @@ class FileContext:
     options: Options = field(default_factory=Options)
     filename: str = "<unknown>"
     resolver: Any = field(default=None, repr=False, compare=False)  # the project's imports
+    # parses the patched texts; a `ChunkParser` reuses the statements an edit did not touch
+    parser: Callable[[str, str], ast.Module] = field(default=parse, repr=False, compare=False)
     _patched: dict[str, FileContext | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -82,7 +84,8 @@ class FileContext:
     ) -> FileContext:
         tree = parser(text, filename)
         model = build_model(tree, resolver=resolver)
-        return cls(text, tree, model, Layout(text), options or Options(), filename, resolver)
+        options = options or Options()
+        return cls(text, tree, model, Layout(text), options, filename, resolver, parser)
 
     def models_built(self) -> int:
         """Loop models built for this text and the patched texts its planning tried (each a
@@ -100,7 +103,7 @@ class FileContext:
         if patched not in self._patched:
             try:
                 context = FileContext.parse(
-                    patched, self.filename, options=self.options, resolver=self.resolver
+                    patched, self.filename, self.options, self.parser, self.resolver
                 )
             except (SyntaxError, RecursionError, ValueError):
                 context = None
