@@ -74,7 +74,7 @@ if ((${#missing[@]})); then
         step "apt-get install ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
         if ! { "${sudo[@]}" apt-get update -qq &&
-            "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
+            "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
             skip "apt-get install ${missing[*]} failed"
         fi
     fi
