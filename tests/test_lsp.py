@@ -272,7 +272,7 @@ async def test_the_diagnose_command_runs_the_file_and_marks_the_lines(
 @pytest_lsp.fixture(config=SERVER)
 async def pulling_client(lsp_client: LanguageClient, tmp_path):
     params = types.InitializeParams(capabilities=capabilities(pull=True))
-    await lsp_client.initialize_session(params)
+    lsp_client.initialized_with = await lsp_client.initialize_session(params)
     yield
     await lsp_client.shutdown_session()
 
@@ -287,6 +287,16 @@ async def test_clients_that_pull_get_diagnostics_on_request(
     )
     assert [d.code for d in report.items] == ["LF001"]
     assert uri not in pulling_client.diagnostics  # nothing pushed as well
+
+
+async def test_pulling_clients_are_told_that_findings_depend_on_other_files(
+    pulling_client: LanguageClient,
+):
+    """Editing `models.py` changes what an open `train.py` that imports it gets: the server
+    says so (`interFileDependencies`), and a pulling client (VS Code) then asks again for
+    the other open documents when one changes."""
+    provider = pulling_client.initialized_with.capabilities.diagnostic_provider
+    assert provider.inter_file_dependencies is True
 
 
 @pytest_lsp.fixture(config=SERVER)

@@ -223,7 +223,11 @@ def on_close(ls: LoopfixServer, params: types.DidCloseTextDocumentParams) -> Non
 @server.feature(
     types.TEXT_DOCUMENT_DIAGNOSTIC,
     types.DiagnosticOptions(
-        identifier="loopfix", inter_file_dependencies=False, workspace_diagnostics=False
+        # a file's findings depend on the project modules it imports: a client that pulls
+        # asks again for the open importers when one of them changes
+        identifier="loopfix",
+        inter_file_dependencies=True,
+        workspace_diagnostics=False,
     ),
 )
 def pull_diagnostics(ls: LoopfixServer, params: types.DocumentDiagnosticParams):
