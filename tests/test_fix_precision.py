@@ -75,7 +75,23 @@ CHANGED_CONDITIONS = {
     ),
     # the guarded body pops the list the condition tests
     "list popped inside": dict(guard="budget", setup="budget = [1, 2]", inside="budget.pop()"),
-    # counters kept in a dict or on an object, incremented in the iteration
+    # counters kept in a dict or on an object, incremented inside the guarded body (the
+    # second copy of the `if` would see the incremented counter)
+    "dict counter": dict(
+        guard='counts["d"] % n_critic == 0',
+        setup='counts = {"d": 0}',
+        inside='counts["d"] += 1',
+    ),
+    "attribute counter": dict(
+        guard="state.d % n_critic == 0",
+        setup="class State:\n    d = 0\n\n\nstate = State()",
+        inside="state.d += 1",
+    ),
+}
+
+# The same counters changed before the `if` by a statement the reorder does not move across
+# it: both copies of the `if` see what the original `if` saw.
+UNCHANGED_CONDITIONS = {
     "dict counter": dict(
         guard='counts["d"] % n_critic == 0',
         setup='counts = {"d": 0}',
@@ -95,6 +111,15 @@ def test_a_guard_whose_condition_may_change_gets_no_safe_reorder(tmp_path, name)
     (finding,) = result.findings
     assert finding.fix is None or not finding.fix.safe
     assert "cannot be evaluated again" in finding.fix_unavailable
+
+
+@pytest.mark.parametrize("name", sorted(UNCHANGED_CONDITIONS))
+def test_a_guard_whose_condition_changes_only_before_it_gets_the_guarded_reorder(tmp_path, name):
+    result = analyse(tmp_path, gan(**UNCHANGED_CONDITIONS[name]))
+    (finding,) = result.findings
+    assert finding.fix is not None and finding.fix.safe, finding.fix_unavailable
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.verdict == "equivalent", verdict.verdict
 
 
 def test_a_step_is_never_moved_across_a_continue(tmp_path):

@@ -71,8 +71,21 @@ avoid `inputs=`.
   reference run above.
 - **Updates under an `if`** (`if i % n_critic == 0:` around the generator's update): the
   reorder runs inside the guarded structure, each guarded part under a copy of its `if`, when
-  the condition has no call, nothing in the iteration rebinds what it reads, and every
-  optimizer's `zero_grad`, backwards and `step` share one guard.
+  the condition has no call, every optimizer's `zero_grad`, backwards and `step` share one
+  guard, and each copy sees what the `if` saw: no statement that may change what the
+  condition reads (`global_step = epoch * n + i`, `counts["d"] += 1`, `sched.step()`, a call
+  of a function of the file) is inside the guarded body or moves across the `if` (one before
+  it that stays before every copy is fine).
+- **A loop of whole updates** (a WGAN critic's `for _ in range(n_critic):` zero_grad,
+  backward, step, with its weight clipping, then the generator's update reusing the critic's
+  score from before that loop): the loop counts as one step of the optimizers it steps, so
+  the block's other backwards (restricted with `inputs=` to their own optimizers' parameters)
+  run before it and their steps after it. Only when every update and backward inside sits
+  directly in the loop's body, each step there has its `zero_grad` before it, the loop's
+  backwards reach only the parameters of the optimizers stepped inside, hand changes of
+  weights inside touch only those, and no statement moved before the loop reads or binds a
+  name the loop binds or reads. Verification then compares the losses in any order (the
+  generator's is now backwarded before the critic's).
 
 ## Fix safety
 The reorder and the detached peers are **safe** (`[*]`): verification must find every forward,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
@@ -10,6 +11,7 @@ from loopfix.rules import update_calls, update_order
 from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
 DETACH_PEERS = "Detach the other peers' outputs where this peer's loss reads them"
+LOOP_FIX_TITLE = "Run the backwards before the loop of updates, and their steps after it"
 
 
 class ReorderRule(Rule):
@@ -92,7 +94,7 @@ class ReorderRule(Rule):
                 "the reordered code would not reach exactly the graphs the original reached"
             )
             return None
-        return Fix(self.fix_title, tuple(plan.edits))
+        return Fix(LOOP_FIX_TITLE if plan.across_loop else self.fix_title, tuple(plan.edits))
 
     def _call_move(self, context: FileContext, finding: Finding) -> Fix | None:
         """A whole update call of another module's helper, moved before the update calls
@@ -144,6 +146,12 @@ class ReorderRule(Rule):
                 "every forward output and loss the original ran, and each optimizer's first "
                 "step against the original with every step deferred"
             )
+        if finding.fix is not None and finding.fix.title == LOOP_FIX_TITLE:
+            return (
+                "every forward output the original ran, every loss it ran (in any order), "
+                "each optimizer's first step against the original with every step deferred, "
+                "and the order of every step"
+            )
         return super().compared(finding)
 
     def oracle(self, finding: Finding, runs) -> str:
@@ -151,7 +159,8 @@ class ReorderRule(Rule):
         call move's)."""
         if finding.fix is not None and finding.fix.title == update_calls.FIX_TITLE:
             return update_calls.call_move_oracle(runs)
-        return reorder_oracle(runs)
+        fixed = finding.fix is not None and finding.fix.title == LOOP_FIX_TITLE
+        return reorder_oracle(runs, any_order=fixed)
 
     def confirm(self, finding: Finding, runs) -> str | None:
         """The original raises this rule's error within the capped iterations."""
@@ -190,7 +199,18 @@ def reorder_is_safe(
             return False
     if len(model.carried_graphs()) > len(before.model.carried_graphs()):
         return False
-    return before.model.backward_signatures() == model.backward_signatures()
+    old, new = before.model.backward_signatures(), model.backward_signatures()
+    return old == new or _reaches(before.model) == _reaches(model)
+
+
+def _reaches(model) -> Counter:
+    """Each backward's signature (what its graph reaches), keyed by the loss it is called
+    on: a reorder may move a backward past another's (the generator's before the critic's
+    loop of updates), but each loss must reach what it reached."""
+    signatures = model.backward_signatures()
+    return Counter(
+        (ast.unparse(site.call.func), signatures.get(site.id)) for site in model.backwards()
+    )
 
 
 def _first(steps: dict, expected: dict) -> dict:
@@ -198,7 +218,7 @@ def _first(steps: dict, expected: dict) -> dict:
     return {index: grads for index, grads in steps.items() if index in expected}
 
 
-def reorder_oracle(runs) -> str:
+def reorder_oracle(runs, any_order: bool = False) -> str:
     """The patched code computes every forward and every loss the original computed before
     it failed, bit for bit, in the same order (moving a step past a forward that reads its
     weights would change them). The original, run with every optimizer update deferred and
@@ -206,12 +226,14 @@ def reorder_oracle(runs) -> str:
     steps in the first iteration the gradients it should step with: the patched code must step
     it with exactly those. It must run all capped iterations, and step the optimizers in the
     sequence the reference run did over all of them (a step moved into or out of an `if`
-    changes that sequence)."""
+    changes that sequence). With `any_order` (a backward moved before a loop of whole
+    updates), the losses may be backwarded in another order, each as often."""
     from loopfix.rules.compare import (
         first_iteration_steps,
         first_steps,
         forward_difference,
         loss_difference,
+        loss_multiset_difference,
         patched_raised,
         said,
         step_difference,
@@ -230,7 +252,9 @@ def reorder_oracle(runs) -> str:
     original = runs.original
     difference = forward_difference(
         original.trace.get("forwards", []), patched.trace.get("forwards", [])
-    ) or loss_difference(original.events, patched.events)
+    ) or (loss_multiset_difference if any_order else loss_difference)(
+        original.events, patched.events
+    )
     if difference is None:
         steps = step_difference(expected, _first(first_steps(patched.events), expected))
         difference = steps or step_order_difference(reference.events, patched.events)

@@ -47,6 +47,7 @@ class Unit:
     guard: ast.If | None = None  # the `if` (without else) whose body the statement is in
     preamble: str = ""  # for a guard's first unit: the comment lines above the `if`
     outer_start: int = 0  # for a guard's first unit: where the `if` and its comments start
+    own_window: bool = False  # a loop of whole updates: its zero_grad..step windows are inside
 
 
 class NotReorderable(Exception):
@@ -63,6 +64,9 @@ class Plan:
     # the statements the plan drops (step once) or runs again (recompute), as shown to users:
     # "`opt.step()` (line 18)"
     moved: list[str] = field(default_factory=list)
+    # a backward now runs before a loop of whole updates that ran before it (its loss is
+    # backwarded earlier than the loop's losses)
+    across_loop: bool = False
 
 
 def plan_reorder(
@@ -118,6 +122,7 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     order = _new_order(units)
     if order == list(range(len(units))) and not any(u.edits for u in units):
         raise NotReorderable("no reorder of this block changes what the backwards reach")
+    _check_conditions(context.model, units, order)
     _refuse_forwards_across_steps(context, units, order)
     _refuse_jumps_across_updates(context.model, units, order)
     text, newline = context.text, context.layout.newline
@@ -130,7 +135,15 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
         f"`{ast.unparse(units[i].statement)}` (line {units[i].statement.lineno})" for i in dropped
     ]
     start = units[0].outer_start if units[0].guard is not None else units[0].start
-    return Plan([Edit(start, units[-1].end, region)], described)
+    position = {index: place for place, index in enumerate(order)}
+    across = any(
+        position[i] < position[s]
+        for s, loop in enumerate(units)
+        if loop.own_window
+        for i, unit in enumerate(units)
+        if i > s and unit.kind == "backward"
+    )
+    return Plan([Edit(start, units[-1].end, region)], described, across)
 
 
 # ---------------------------------------------------------------------------- units
@@ -188,18 +201,10 @@ def _flattens(context: FileContext, statement: ast.stmt) -> bool:
 
 def _check_guards(model, units: list[Unit]) -> None:
     """Guarded units may be re-emitted under copies of their `if` only when every path keeps
-    the order: each optimizer's zero_grad and step share one guard, every backward inside a
-    window shares it too, and nothing in the block rebinds a name the condition reads."""
-    guards = {id(u.guard): u.guard for u in units if u.guard is not None}
-    if not guards:
+    the order: each optimizer's zero_grad and step share one guard, and every backward inside
+    a window shares it too (what the condition reads: `_check_conditions`)."""
+    if not any(u.guard is not None for u in units):
         return
-    for guard in guards.values():
-        changer = model.changes_condition(guard.test, [u.statement for u in units])
-        if changer is not None:
-            raise NotReorderable(
-                f"line {changer.lineno} may change what the `if` on line {guard.lineno} "
-                "tests, so its condition cannot be evaluated again"
-            )
     for index, unit in enumerate(units):
         if unit.kind != "step":
             continue
@@ -208,13 +213,36 @@ def _check_guards(model, units: list[Unit]) -> None:
             for i in range(index)
             if units[i].kind == "zero" and covers(units[i].update.modules, _modules(unit))
         ]
-        start = opening[-1] if opening else 0
+        start = index if unit.own_window else opening[-1] if opening else 0
         inside = [u for u in units[start : index + 1] if u.kind in ("zero", "backward", "step")]
         if any(u.guard is not unit.guard for u in inside):
             raise NotReorderable(
                 f"an update inside the `if` on line {_guard_line(unit, inside)} shares an "
                 "optimizer's zero_grad()..step() window with updates outside it"
             )
+
+
+def _check_conditions(model, units: list[Unit], order: list[int]) -> None:
+    """Each copy of an `if` must see the value the `if` saw: a statement that may change
+    what the condition reads (`global_step = epoch * n + i`, `counts["d"] += 1`,
+    `sched.step()`) must not lie inside the guarded body, and must stay on the side of
+    every guarded statement it was on (before the `if`, or after it)."""
+    position = {index: place for place, index in enumerate(order)}
+    guards = {id(u.guard): u.guard for u in units if u.guard is not None}
+    for guard in guards.values():
+        guarded = [i for i, u in enumerate(units) if u.guard is guard]
+        for x, unit in enumerate(units):
+            if model.changes_condition(guard.test, [unit.statement]) is None:
+                continue
+            before = x < guarded[0]
+            moved = unit.guard is guard or any(
+                (position[x] < position[g]) != before for g in guarded
+            )
+            if moved:
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} may change what the `if` on line "
+                    f"{guard.lineno} tests, so its condition cannot be evaluated again"
+                )
 
 
 def _guard_line(unit: Unit, inside: list[Unit]) -> int:
@@ -260,6 +288,8 @@ def _classify(context: FileContext, units: list[Unit]) -> None:
             unit.kind = "backward"
         elif model.events_within(unit.statement):
             _classify_call(context, unit)
+        elif _classify_update_loop(context, unit):
+            pass
         elif _has_update_inside(unit.statement, by_statement_update, by_statement_backward):
             raise NotReorderable(
                 f"an update inside the `{_keyword_of(unit.statement)}` on line "
@@ -274,6 +304,62 @@ def _classify(context: FileContext, units: list[Unit]) -> None:
             raise NotReorderable(
                 f"the parameters `{_optimizer(unit)}` steps are not known from how it was built"
             )
+
+
+def _classify_update_loop(context: FileContext, unit: Unit) -> bool:
+    """A `for` whose body runs whole updates of its own optimizers (a WGAN critic's
+    `for _ in range(n_critic):` zero_grad, backward and step) counts as one step of those
+    optimizers that opens and closes its own windows: the block's other backwards may run
+    before it. Only when every update and backward inside sits directly in the body, each
+    step has its zero_grad before it there and each backward lies in such a window, and the
+    backwards inside reach only the parameters of the optimizers stepped inside (nothing
+    leaks into an optimizer whose zero_grad the reorder moves before the loop). Otherwise
+    False, and the caller says why no reorder is planned."""
+    model, loop = context.model, unit.statement
+    if not isinstance(loop, ast.For) or loop.orelse:
+        return False
+    body = {id(s) for s in loop.body}
+    updates = [u for u in model.updates() if _inside(model, u.statement, loop)]
+    backwards = [b for b in model.backwards() if _inside(model, b.statement, loop)]
+    if not updates or any(id(e.statement) not in body for e in [*updates, *backwards]):
+        return False
+    if any(not _is_call_statement(e.statement) for e in [*updates, *backwards]):
+        return False
+    if any(model.events_within(s) for s in loop.body):
+        return False
+    steps = [u for u in updates if u.kind == "step"]
+    if not steps or any(u.modules is None for u in updates):
+        return False
+    position = {id(s): i for i, s in enumerate(loop.body)}
+    windows = []
+    for step in steps:
+        opened = [
+            position[id(z.statement)]
+            for z in updates
+            if z.kind == "zero_grad"
+            and position[id(z.statement)] < position[id(step.statement)]
+            and covers(z.modules, step.modules)
+        ]
+        if not opened:
+            return False
+        windows.append((max(opened), position[id(step.statement)]))
+    stepped = frozenset().union(*(s.modules for s in steps))
+    for site in backwards:
+        at = position[id(site.statement)]
+        if not any(zero < at < step for zero, step in windows):
+            return False
+        if any(not _owner(path, stepped) for path in model.modules_reached_by(site.id)):
+            return False
+    first = steps[0]
+    unit.kind, unit.own_window = "step", True
+    unit.update = UpdateSite(first.id, "step", first.call, loop, first.target, stepped, ())
+    return True
+
+
+def _inside(model, statement: ast.stmt | None, outer: ast.stmt) -> bool:
+    if statement is None:
+        return False
+    return any(s is outer for s in model.enclosing_statements(statement)[1:])
 
 
 def _classify_call(context: FileContext, unit: Unit) -> None:
@@ -324,6 +410,13 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving it before the step would change what it computes"
                 )
+            shared = _shared_name(context.model, unit.statement, step.statement)
+            if step.own_window and shared is not None:
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} and the `for` on line "
+                    f"{step.statement.lineno} both use `{shared}`, which one of them binds; "
+                    "running it before the loop would change what it reads"
+                )
             named = _names_owned(unit.statement, step.update.modules)
             if named is not None:  # `ema_update(teacher, student)`: it reads the weights
                 raise NotReorderable(
@@ -331,6 +424,16 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving the step after it would change what it reads"
                 )
+
+
+def _shared_name(model, statement: ast.stmt, loop: ast.stmt) -> str | None:
+    """A name `statement` reads that `loop` binds, or binds that `loop` reads."""
+    for first, second in ((loop, statement), (statement, loop)):
+        for node in ast.walk(first):
+            stored = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+            if stored and model.reads(second, node.id):
+                return node.id
+    return None
 
 
 def _names_owned(statement: ast.stmt, modules: frozenset[str]) -> str | None:
@@ -369,7 +472,15 @@ def _refuse_hand_updates(model, units: list[Unit]) -> None:
     the end of an update): the reorder moves nothing across it."""
     events = [i for i, u in enumerate(units) if u.kind in ("zero", "backward", "step")]
     last = max(events, default=-1)
+    stepped = [u.update.modules for u in units if u.kind == "step" and not u.own_window]
     for unit in units[: last + 1]:
+        if unit.own_window and all(
+            _names_owned(s, unit.update.modules) is not None
+            and not any(_names_owned(s, other) for other in stepped)
+            for s in unit.statement.body
+            if model.updates_weights_by_hand(s)
+        ):
+            continue  # WGAN's clipping of the critic's own weights in its loop of updates
         if model.updates_weights_by_hand(unit.statement):
             raise NotReorderable(
                 f"line {unit.statement.lineno} changes weights in place outside an optimizer"
@@ -425,7 +536,7 @@ def _drop_repeated_steps(units: list[Unit]) -> list[int]:
             last = {
                 t: i for t, i in last.items() if not covers(unit.update.modules, _modules(units[i]))
             }
-        if unit.kind != "step" or unit.called:
+        if unit.kind != "step" or unit.called or unit.own_window:
             continue
         target = unit.update.target
         earlier = last.get(target)
@@ -501,6 +612,9 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]]:
         if unit.kind != "step":
             continue
         modules = unit.update.modules
+        if unit.own_window:  # a loop of whole updates: no backward of the block is inside
+            windows[index] = (index, modules)
+            continue
         opening = [
             i
             for i in range(index)
