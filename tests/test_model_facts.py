@@ -175,3 +175,25 @@ METRIC_LOOP = """
 def test_a_classification_metric_holds_no_graph(imports, metric, call, expected):
     text = METRIC_LOOP.format(imports=imports, metric=metric, call=call)
     assert rules_of(text) == expected
+
+
+def test_a_call_site_whose_argument_graph_has_a_module_of_unknown_path_records_no_origin():
+    """`modules_of` answers None for a graph built by a call of unknown receiver (a fairseq
+    model calling `self.<unknown>(x)`): the parameter's origin stays unknown, and renaming
+    the caller's paths into the callee's does not fail on it."""
+    import ast
+
+    from loopfix.model import shapes
+    from loopfix.model.graphs import Graph, Value
+    from loopfix.model.instances import CallSites
+
+    function = ast.parse("def f(x, net):\n    return net(x)\n").body[0]
+    sites = CallSites()
+    graph = Value(frozenset({Graph(site=(1,))}), shapes.TENSOR)
+    net = Value(frozenset(), ("object", "Net"))
+    sites.record(
+        function,
+        {"x": (graph, "h"), "net": (net, "model")},
+        modules_of=lambda value: frozenset({None, "model"}),
+    )
+    assert sites.origins.get((id(function), "x")) is None

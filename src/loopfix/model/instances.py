@@ -91,8 +91,11 @@ class CallSites:
         if modules_of is not None and known.graphs:
             # data of unknown origin beside them (a batch passed in) takes nothing away from
             # what the modules' graphs are: the parameter holds both
-            paths = modules_of(known)
-            renamed = {shapes.rename_paths(("params", frozenset({p})), renames) for p in paths}
+            paths = modules_of(known)  # None among them: a graph of modules not known
+            renamed = {
+                shapes.rename_paths(("params", frozenset({p})), renames)
+                for p in (paths if None not in paths else ())
+            }
             if None not in paths and all(r[1] for r in renamed):
                 origin = frozenset().union(*(r[1] for r in renamed))
                 if len(known.graphs) < len(value.graphs):
