@@ -104,7 +104,10 @@ after the patched code ran every capped iteration:
   what the failing loss reads from a forward of the stepped network run again just before
   their first reader after the step, so the later loss uses the updated weights. Offered as
   the fix when no reorder is exact (a forward that must see the step, one optimizer stepping
-  twice), and otherwise as the editor's second code action.
+  twice), and otherwise as the editor's second code action. When the step and the failing
+  backward run in a helper of the file called once per loss (`update(opt_model, model_loss)`
+  then `update(opt_actor, actor_loss)`), the assignments are run again after the call that
+  stepped, before the failing call.
 - *Step once*: an optimizer stepped twice with only backwards between (no `zero_grad`) steps
   once, after every backward, with the gradients of all its losses summed (the editor's other
   code action for "backward, step, backward, step").

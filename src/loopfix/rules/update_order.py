@@ -839,13 +839,20 @@ def plan_recompute(
     discriminator's output after its step, StyleGAN2's lazy regulariser recomputing its forward,
     a multi-task loss recomputing the shared encoder's features. Only whole assignments in the
     event's own block are copied, and only when nothing else between them and the event
-    rebinds what they read or write."""
+    rebinds what they read or write. When the event and the backward both run in a helper
+    of the file, the event is the helper's call that ran it last before the failing call."""
     model = context.model
     backward = model.backward(backward_id)
     if backward.statement is None or id(event) not in model.parents:
         return NotReorderable("the backward or the event could not be located")
     _, block = model.block_of(event)
     anchor = next((s for s in model.enclosing_statements(backward.statement) if s in block), None)
+    if anchor is None or block.index(anchor) <= block.index(event):
+        # both inside a helper (`update(opt, loss)` called twice): recompute where it is called
+        called = _called_event(model, backward_id, event)
+        if called is not None:
+            event, anchor, modules = called
+            _, block = model.block_of(event)
     if anchor is None or block.index(anchor) <= block.index(event):
         return NotReorderable("the backward does not follow the event in its block")
     at = block.index(event)
@@ -860,6 +867,27 @@ def plan_recompute(
     lines = [layout.text[slice(*layout.node_range(s))] for s in copies]
     described = [f"`{ast.unparse(s)}` (line {s.lineno})" for s in copies]
     return Plan([layout.insert_before(reader, lines)], described)
+
+
+def _called_event(model, backward_id: int, event: ast.stmt):
+    """For a backward and an event (a step, a freeing backward) inside a helper of the file
+    (`update(opt_model, model_loss)`, then `update(opt_actor, actor_loss)`): (the last call
+    before the failing one, in the caller's block, that ran the event; the failing call;
+    the modules the event touched there, as the caller names them), or None."""
+    anchor = model.reached_through_call(backward_id)
+    if anchor is None or id(anchor) not in model.parents:
+        return None
+    _, block = model.block_of(anchor)
+    ids = [("update", u.id) for u in model.updates() if u.statement is event]
+    ids += [("backward", b.id) for b in model.backwards() if b.statement is event]
+    if len(ids) != 1:
+        return None
+    found = None
+    for statement in block[: block.index(anchor)]:
+        ran = [m for kind, i, m in model.events_within(statement) if (kind, i) == ids[0]]
+        if ran:
+            found = (statement, anchor, ran[-1] if ids[0][0] == "update" else None)
+    return found
 
 
 def _targets(statement: ast.stmt) -> list[str]:
