@@ -863,6 +863,11 @@ def plan_recompute(
         return NotReorderable("no forward the backward needs can be run again after it")
     names = {t for s in copies for t in _targets(s)}
     reader = _first_reader(context, later, names)
+    rebinding = next((s for s in later if s is not reader and _assigns(s, names)), None)
+    if rebinding is not None and rebinding.lineno < reader.lineno:
+        return NotReorderable(
+            f"line {rebinding.lineno} binds again what the forward to run again binds"
+        )
     layout = context.layout
     lines = [layout.text[slice(*layout.node_range(s))] for s in copies]
     described = [f"`{ast.unparse(s)}` (line {s.lineno})" for s in copies]
@@ -917,7 +922,7 @@ def _recomputed(
         if targets and (forward or any(model.reads(statement, n) for n in names)):
             tainted.append(statement)
             names |= set(targets)
-    needed = {n for n in names if any(model.reads(s, n) for s in later)}
+    needed = _read_before_bound(model, later, names)
     chosen: list[ast.stmt] = []
     for statement in reversed(tainted):
         if needed & set(_targets(statement)):
@@ -929,6 +934,17 @@ def _recomputed(
         if any(s not in chosen and _assigns(s, guarded) for s in rest):
             return []
     return chosen
+
+
+def _read_before_bound(model, statements: list[ast.stmt], names: set[str]) -> set[str]:
+    """The names of `names` that `statements` read before one of them binds it again (the
+    generator's `pred_fake, feats_fake = netD(fake)` after the critic's step makes the
+    critic's `pred_fake` from before it no longer needed)."""
+    read, bound = set(), set()
+    for statement in statements:
+        read |= {n for n in names - bound if model.reads(statement, n)}
+        bound |= {n for n in names if _assigns(statement, {n})}
+    return read
 
 
 def _first_reader(context: FileContext, later: list[ast.stmt], names: set[str]) -> ast.stmt:
