@@ -27,7 +27,7 @@ _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
 # statements the modules calling into a file may run for what they pass it, all of them
 # together, nearest first: the corpus's callers run at most 150; a framework's entry
 # script, which builds everything, runs far more and would cost more than the file itself
-CALLERS_BUDGET = 3000
+CALLERS_BUDGET = 1000
 
 
 @dataclass
