@@ -292,3 +292,45 @@ def test_a_detach_handed_to_a_helper_as_a_value_detaches(tmp_path):
     """ignite's truncated-BPTT engine detaches its state with
     `apply_to_tensor(hidden, torch.Tensor.detach)`: no state is carried."""
     assert analyse(tmp_path, IGNITE_DETACH).findings == []
+
+
+# A softmax GAN (PyTorch-GAN's shape): the discriminator's loss goes back through the
+# generator too (LF009: its step uses both losses' gradients), and the generator's backward
+# runs after the discriminator's step (LF002). Both fixes rewrite the same two backwards.
+SOFTMAX_GAN = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+generator = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 6))
+discriminator = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 1))
+optimizer_G = torch.optim.Adam(generator.parameters(), lr=1e-3)
+optimizer_D = torch.optim.Adam(discriminator.parameters(), lr=1e-3)
+for i in range(3):
+    real, z = torch.randn(5, 6), torch.randn(5, 4)
+    optimizer_D.zero_grad()
+    optimizer_G.zero_grad()
+    gen = generator(z)
+    d_real, d_fake = discriminator(real), discriminator(gen)
+    partition = torch.exp(-d_real).sum() + torch.exp(-d_fake).sum()
+    d_loss = (d_real / 5).sum() + torch.log(partition)
+    d_loss.backward(retain_graph=True)
+    optimizer_D.step()
+    g_loss = (d_real / 5).sum() + (d_fake / 5).sum() + torch.log(partition)
+    g_loss.backward()
+    optimizer_G.step()
+"""
+
+
+def test_a_fix_that_does_not_combine_names_the_fix_kept_and_is_planned_again_after_it():
+    """The LF002 reorder and LF009's restriction were both planned on the original lines:
+    the first is kept, the second says which fix it could not be combined with, and once
+    that fix is written the second is planned again on the new text."""
+    first = analyse_source(SourceFile.from_text("gan.py", SOFTMAX_GAN), project=None)
+    leak, stale = first.findings
+    assert (leak.rule, leak.applied) == ("LF009", True)
+    assert stale.rule == "LF002" and stale.fix is None
+    assert "together with the fix of LF009 line 17" in stale.fix_unavailable
+    assert "run `loopfix apply` again" in stale.fix_unavailable
+    second = analyse_source(SourceFile.from_text("gan.py", first.fixed_text), project=None)
+    assert [(f.rule, f.applied) for f in second.findings] == [("LF002", True)]

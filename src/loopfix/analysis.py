@@ -179,14 +179,29 @@ def _combine_fixes(
         patched = _accepted(context, accepted + [finding], by_code, errors)
         if patched is None:
             finding.fix = None
-            finding.fix_unavailable = (
-                "its fix, combined with the file's other fixes, could not be proven safe"
-            )
+            finding.fix_unavailable = _clash_reason(context, finding, accepted)
             continue
         accepted.append(finding)
         finding.applied = True
         text = patched.text
     return text
+
+
+def _clash_reason(context: FileContext, finding: Finding, accepted: list[Finding]) -> str:
+    """Why a fix that is safe on its own was dropped, naming the fixes kept before it: each
+    was planned on the file as it is, so once those are written, `apply` plans it again on
+    the new text."""
+    if not accepted:
+        return "its fix, combined with the file's other fixes, could not be proven safe"
+    named = sorted(
+        {(f.rule, context.text.count("\n", 0, f.start) + 1) for f in accepted},
+        key=lambda pair: (pair[1], pair[0]),
+    )
+    fixes = ", ".join(f"{rule} line {line}" for rule, line in named)
+    return (
+        f"its fix could not be proven safe together with the fix of {fixes} (each planned "
+        "on the file as it is); run `loopfix apply` again once that one is written"
+    )
 
 
 def _accepted(
