@@ -116,7 +116,7 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
     _refuse_hand_updates(context.model, units)
     dropped = _drop_repeated_steps(units) if drop_repeated else []
     _refuse_repeated_steps(units)
-    _attach(units)
+    _attach(context.model, units)
     windows = _windows(units)
     _plan_backward_arguments(context, units, windows)
     order = _new_order(units)
@@ -313,8 +313,9 @@ def _classify_update_loop(context: FileContext, unit: Unit) -> bool:
     before it. Only when every update and backward inside sits directly in the body, each
     step has its zero_grad before it there and each backward lies in such a window, and the
     backwards inside reach only the parameters of the optimizers stepped inside (nothing
-    leaks into an optimizer whose zero_grad the reorder moves before the loop). Otherwise
-    False, and the caller says why no reorder is planned."""
+    leaks into an optimizer whose zero_grad the reorder moves before the loop). False when
+    the loop is not made of whole updates; why not, raised, when it is and breaks one of
+    those conditions."""
     model, loop = context.model, unit.statement
     if not isinstance(loop, ast.For) or loop.orelse:
         return False
@@ -341,15 +342,29 @@ def _classify_update_loop(context: FileContext, unit: Unit) -> bool:
             and covers(z.modules, step.modules)
         ]
         if not opened:
-            return False
+            raise NotReorderable(
+                f"`{step.target}` steps inside the `for` on line {loop.lineno} without a "
+                "zero_grad() before it in the loop's body"
+            )
         windows.append((max(opened), position[id(step.statement)]))
     stepped = frozenset().union(*(s.modules for s in steps))
     for site in backwards:
         at = position[id(site.statement)]
         if not any(zero < at < step for zero, step in windows):
-            return False
-        if any(not _owner(path, stepped) for path in model.modules_reached_by(site.id)):
-            return False
+            raise NotReorderable(
+                f"the backward on line {site.call.lineno} runs outside the zero_grad()..step() "
+                f"windows of the `for` on line {loop.lineno}"
+            )
+        foreign = sorted(
+            str(path) for path in model.modules_reached_by(site.id) if not _owner(path, stepped)
+        )
+        if foreign:
+            raise NotReorderable(
+                f"the backward on line {site.call.lineno}, inside the `for` on line "
+                f"{loop.lineno}, also reaches `{foreign[0]}`, which no optimizer stepped in "
+                "that loop owns (its gradient would reach another optimizer's step); detach "
+                "what it reads from it to have the updates reordered around the loop"
+            )
     first = steps[0]
     unit.kind, unit.own_window = "step", True
     unit.update = UpdateSite(first.id, "step", first.call, loop, first.target, stepped, ())
@@ -410,7 +425,10 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving it before the step would change what it computes"
                 )
-            shared = _shared_name(context.model, unit.statement, step.statement)
+            group = [step.statement] + [u.statement for u in units if u.attached_to == s]
+            shared = next(
+                (n for g in group if (n := _shared_name(context.model, unit.statement, g))), None
+            )
             if step.own_window and shared is not None:
                 raise NotReorderable(
                     f"line {unit.statement.lineno} and the `for` on line "
@@ -428,11 +446,15 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
 
 def _shared_name(model, statement: ast.stmt, loop: ast.stmt) -> str | None:
     """A name `statement` reads that `loop` binds, or binds that `loop` reads."""
-    for first, second in ((loop, statement), (statement, loop)):
-        for node in ast.walk(first):
-            stored = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
-            if stored and model.reads(second, node.id):
-                return node.id
+    return _reads_bound(model, statement, loop) or _reads_bound(model, loop, statement)
+
+
+def _reads_bound(model, reader: ast.stmt, binder: ast.stmt) -> str | None:
+    """A name `binder` binds that `reader` reads."""
+    for node in ast.walk(binder):
+        stored = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+        if stored and model.reads(reader, node.id):
+            return node.id
     return None
 
 
@@ -586,7 +608,7 @@ def _is_after_step(context: FileContext, statement: ast.stmt) -> bool:
     return func.attr == "step" and isinstance(shape, tuple) and shape[0] == "scheduler"
 
 
-def _attach(units: list[Unit]) -> None:
+def _attach(model, units: list[Unit]) -> None:
     """Gradient users go with the next step; schedulers and scaler.update with the previous."""
     steps = [i for i, u in enumerate(units) if u.kind == "step"]
     if not steps:
@@ -602,6 +624,24 @@ def _attach(units: list[Unit]) -> None:
             unit.attached_to = earlier[-1] if earlier else None
             if unit.attached_to is None:
                 unit.kind = "other"
+    _attach_to_loops(model, units, steps)
+
+
+def _attach_to_loops(model, units: list[Unit], steps: list[int]) -> None:
+    """A statement after a loop of whole updates that reads what the loop bound (the
+    critic's `print(errD.item())`) stays right after the loop, with the statements after it
+    that read what it binds."""
+    for step in steps:
+        if not units[step].own_window:
+            continue
+        group = [units[step].statement]
+        for index in range(step + 1, len(units)):
+            unit = units[index]
+            if unit.kind != "other":
+                continue
+            if any(_reads_bound(model, unit.statement, g) for g in group):
+                unit.kind, unit.attached_to = "after_step", step
+                group.append(unit.statement)
 
 
 # ---------------------------------------------------------------------------- windows
