@@ -248,9 +248,9 @@ def main() -> None:
         (f"warm (cache), {jobs} jobs", ["--jobs", str(jobs)], False),
         ("warm (cache), 1 job", ["--jobs", "1"], False),
     ]:
-        cache = args.out / ".loopfix_cache"
-        if fresh and cache.exists():
-            shutil.rmtree(cache)
+        if fresh:  # each project root in the tree has a cache of its own
+            for cache in list(args.out.rglob(".loopfix_cache")):
+                shutil.rmtree(cache)
         seconds, peak = measured([*loopfix, *extra, "."], args.out)
         results[name] = seconds
         print(f"{name}: {seconds:.2f} s, peak memory {peak:.0f} MB (largest process)")
