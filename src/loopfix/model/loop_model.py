@@ -173,12 +173,16 @@ class LoopModel:
 
     def function_around(self, statement: ast.stmt) -> ast.AST | None:
         """The innermost function whose body holds `statement`, else None (module level)."""
-        if self._functions is None:
-            self._functions = [
-                node
-                for node in walk(self.tree)
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            ]
+        if self._functions is None:  # the index's, else one walk
+            self._functions = (
+                [function for _, function in self.index.functions]
+                if self.index is not None
+                else [
+                    n
+                    for n in walk(self.tree)
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                ]
+            )
         around = [f for f in self._functions if f.lineno < statement.lineno <= f.end_lineno]
         return max(around, key=lambda f: f.lineno) if around else None
 

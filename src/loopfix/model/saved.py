@@ -309,7 +309,7 @@ def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo
     name = params[0]
     built = _attribute_constructors(owner, symbols) if owner is not None else {}
     scope = _Scope(symbols, owner, count(), built)
-    scope.function, scope.local_modules = function, _local_constructors(function)
+    scope.function = function
     for statement in function.body:
         if any(_changed_name(n, symbols, scope) == name for n in _in_place_nodes(statement)):
             return True
@@ -332,10 +332,11 @@ class _Scope:
         self.integers: set[str] = set()  # names bound to ints by a loop (index views)
         self.lists: set[str] = set()  # names bound to Python lists (`hs = [None] * (T + 1)`)
         self.values: dict[int, Binding] = {}  # the current statement's expressions
+        # names the function binds once to a constructor call (`act = nn.ReLU(True)`)
+        self._local_modules: dict[str, ast.Call] | None = None
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
-        self.local_modules = _local_constructors(scope)
         if not self._may_change_in_place(scope.body):
             return []  # nothing in it changes a tensor in place: no candidate to follow
         self._block(scope.body)
@@ -787,7 +788,9 @@ class _Scope:
         if _self_attribute(func):
             built = self.modules.get(func.attr)
         elif isinstance(func, ast.Name):
-            built = self.local_modules.get(func.id)
+            if self._local_modules is None:  # walked only when a name is called
+                self._local_modules = _local_constructors(self.function)
+            built = self._local_modules.get(func.id)
         if built is None:
             return None
         kind = _kind(built, self.symbols)
