@@ -232,7 +232,20 @@ class HiddenStateNotDetached(Rule):
             title = f"{detach.title} (no initialisation to reset {state.pronoun} to was found)"
             detach = replace(detach, title=title)
         finding.alternatives = (reset,) if reset is not None else ()
+        if detach is None and reset is None and self._unbound_everywhere(context, state):
+            finding.fix_unavailable = (
+                f"a detach at the batch boundary would read {state.names} on a path that has "
+                f"not bound {state.pronoun} (the loop's first pass, or a setting's guard): "
+                f"detach {state.pronoun} on the paths that bind {state.pronoun}"
+            )
         return detach
+
+    def _unbound_everywhere(self, context: FileContext, state: CarriedState) -> bool:
+        """Whether every placement the detach has an edit for was refused because a path
+        reaching it has not bound the state."""
+        placements = [self._after_producer, self._before_feed_back, self._after_backward]
+        planned = [p for p in placements if p(context, state) is not None]
+        return bool(planned) and not any(self._bound_at(context, state, p) for p in planned)
 
     def _reset_fix(self, context: FileContext, state: CarriedState) -> Fix | None:
         """Run the state's initialisation (the last assignment before the loop) again at the
