@@ -112,12 +112,14 @@ def test_a_finding_without_a_fix_says_why_in_text_and_json(tmp_path):
     )
     runner = CliRunner()
     text = runner.invoke(app, ["check", "--no-cache", str(path)])
-    assert "(no automatic fix: an update inside the `for` on line 11" in text.output
+    assert "(no automatic fix: `opt` steps inside the `for` on line 11 without a zero_grad()" in (
+        text.output
+    )
     rows = json.loads(
         runner.invoke(app, ["check", "--no-cache", "--format", "json", str(path)]).stdout
     )
     assert [r["fixable"] for r in rows] == [False]
-    assert rows[0]["fix_unavailable"].startswith("an update inside the `for` on line 11")
+    assert rows[0]["fix_unavailable"].startswith("`opt` steps inside the `for` on line 11")
 
 
 def test_a_fixable_finding_has_no_reason_against_a_fix(tmp_path):
