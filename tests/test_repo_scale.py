@@ -441,7 +441,7 @@ def test_pre_commit_installs_the_hooks_as_shipped_without_torch(tmp_path):
     assert refused.returncode == 1 and (project / "train.py").read_text() == BUGGY
     why = f"{python} has no torch (pip install 'loopfix[verify]', or pass --python)"
     assert f"train.py: not written: LF001 line 16: unverified: {why}" in refused.stdout
-    assert "1 fix(es) could not be confirmed by running the code" in refused.stdout
+    assert "1 fix(es) could not be verified by running the code" in refused.stdout
 
     unverified = pre_commit("loopfix-fix", "--all-files", args=["--no-verify"])
     assert "Verification skipped (--no-verify)." in unverified.stdout, unverified.stdout
