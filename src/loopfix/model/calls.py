@@ -124,10 +124,7 @@ class CallsMixin:
             # `model, optimizer = accelerator.prepare(model, optimizer)` (Accelerate),
             # `fabric.setup(model, optimizer)` (Fabric): the same objects, wrapped
             positional, _ = self._args(node, env)
-            values = [v for v, _ in positional]
-            if len(values) == 1:
-                return values[0]
-            return Value(union(values), ("tuple", tuple(v.shape for v in values)))
+            return _same_objects([v for v, _ in positional])
         if attr == "backward" and not self._has_backward_method(func.value, env):
             loss = self.eval(func.value, env)
             self._args(node, env)
@@ -284,11 +281,7 @@ class CallsMixin:
         if unseen and self._hands_back(node, positional):
             # `model, optimizer = amp.initialize(model, optimizer)` (apex): the same objects
             # (not a recurrent module's step, though its result feeds the names it is given)
-            values = [v for v, _ in positional]
-            if len(values) == 1:
-                return values[0]
-            shape = ("tuple", tuple(v.shape for v in values))
-            return Value(union(values), shape, tuple(v.graphs for v in values))
+            return _same_objects([v for v, _ in positional])
         if kind == "module":
             return self._module_call(node, callee[1:], positional, keywords, env)
         passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
@@ -841,6 +834,15 @@ def _seq_item(value: Value):
     if isinstance(shape, tuple) and shape[0] == "seq":
         return shape[1]
     return None
+
+
+def _same_objects(values: list[Value]) -> Value:
+    """What a wrapper that hands back the objects it was given returns: the one object, or
+    a tuple of them, each position its own."""
+    if len(values) == 1:
+        return values[0]
+    shape = ("tuple", tuple(v.shape for v in values))
+    return Value(union(values), shape, tuple(v.graphs for v in values))
 
 
 def _is_seq(shape) -> bool:
