@@ -25,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loopfix import relevance
 from loopfix.model.symbols import Symbols, collect_symbols
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
-AUTOGRAD_MENTIONS = ("backward", "autograd")  # every backward pass is written with one
 MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
 MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
 CALLER_DEPTH = 3  # how far up the import chain callers are looked for
@@ -97,6 +97,8 @@ class Project:
     # (importing folder, module, level) -> its file: the same import is looked up from every
     # file of a folder, each lookup a few `stat` calls per folder of the search path
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
+    # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
+    _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -232,26 +234,83 @@ class Project:
                     modules.append((f"{module}.{name}" if module else name, level))
         return modules
 
-    def imports_autograd(self, path: Path, depth: int = 2) -> bool:
-        """Whether a project module that `path` imports (or one those import, `depth`
-        levels down) mentions a backward pass: an agent whose update is
-        `utils.update_params(optim, loss)` does autograd work without saying `backward`."""
-        seen = {Path(path).resolve()}
-        level = [Path(path).resolve()]
-        for _ in range(depth):
-            below = []
-            for importer in level:
-                for module, dots in self._imported_modules(importer):
-                    target = self.find(importer, module, dots)
-                    if target is None or target in seen:
-                        continue
-                    seen.add(target)
-                    text = self.read(target)
-                    if text is not None and any(word in text for word in AUTOGRAD_MENTIONS):
-                        return True
-                    below.append(target)
-            level = below
+    def imported_names(self, importer: Path) -> list[tuple[str | None, int, list[str]]]:
+        """(module, level, names) for each `from <module> import <names>` line of
+        `importer`, and (module, 0, []) for each `import <module>`."""
+        text = self.read(importer)
+        if text is None or "import" not in text:
+            return []
+        found: list[tuple[str | None, int, list[str]]] = []
+        for match in _IMPORT_LINE.finditer(text):
+            source, names, plain = match.groups()
+            if plain is not None:
+                for part in plain.split(","):
+                    name = part.split(" as ")[0].strip()
+                    if name.replace(".", "").replace("_", "").isalnum():
+                        found.append((name, 0, []))
+                continue
+            level = len(source) - len(source.lstrip("."))
+            parts = [p.split(" as ")[0].strip() for p in (names or "").replace(")", "").split(",")]
+            found.append((source.lstrip(".") or None, level, [p for p in parts if p]))
+        return found
+
+    def imports_autograd(self, path: Path) -> bool:
+        """Whether a name `path` imports from a project module does autograd work for it
+        (see `loopfix.relevance`): an agent whose update is `update_params(optim, loss)`
+        from `utils.py` does autograd work without saying `backward`."""
+        importer = Path(path).resolve()
+        for module, level, names in self.imported_names(importer):
+            if not names:  # `import utils`: the whole module
+                target = self.find(importer, module, level)
+                if target is not None and target != importer and self._mentions(target):
+                    return True
+            elif self._exports_autograd(importer, module, level, names, reexported=True):
+                return True
         return False
+
+    def _exports_autograd(
+        self, importer: Path, module: str | None, level: int, names: list[str], reexported: bool
+    ) -> bool:
+        """Whether `from <module> import <names>` (seen from `importer`) brings in something
+        that does autograd work: one of the module's classes or functions, a submodule
+        (`from pkg import utils`), or, once, a name the module imports itself (a package's
+        `__init__.py` re-exporting `update_params`)."""
+        target = self.find(importer, module, level)
+        if target == importer:
+            return False
+        if target is not None:
+            text = self.read(target) or ""
+            if "*" in names and relevance.mentions_autograd(text):
+                return True
+            if self._remember(target, "autograd", relevance.autograd_names) & set(names):
+                return True
+        for name in names:  # submodules
+            dotted = f"{module}.{name}" if module else name
+            submodule = self.find(importer, dotted, level)
+            if submodule is not None and submodule != importer and self._mentions(submodule):
+                return True
+        if target is None or not reexported:
+            return False
+        defined = self._remember(target, "defined", relevance.defined_names)
+        wanted = set(names) - defined
+        for inner, inner_level, inner_names in self.imported_names(target):
+            shared = [n for n in inner_names if n in wanted or n == "*"]
+            if shared and self._exports_autograd(target, inner, inner_level, shared, False):
+                return True
+        return False
+
+    def _mentions(self, path: Path) -> bool:
+        return relevance.mentions_autograd(self.read(path) or "")
+
+    def _remember(self, path: Path, what: str, compute: Callable[[str], set[str]]) -> set[str]:
+        """A text fact of a project module, computed once per text."""
+        text = self.read(path) or ""
+        key = (path, what)
+        cached = self._text_facts.get(key)
+        if cached is None or (cached[0] is not text and cached[0] != text):
+            cached = (text, compute(text))
+            self._text_facts[key] = cached
+        return cached[1]
 
     def callers_of(self, path: Path) -> list[Path]:
         """The modules that may call into `path`: its importers, theirs, ... up to
@@ -350,6 +409,7 @@ class Resolver:
 
 
 _PROJECTS: dict[Path, Project] = {}
+_ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `project_for`
 
 
 def project_for(path: Path) -> Project | None:
@@ -360,7 +420,10 @@ def project_for(path: Path) -> Project | None:
             return None
     except OSError:
         return None
-    root = find_root(Path(path))
+    folder = Path(path).parent
+    root = _ROOTS.get(folder)
+    if root is None:  # every file of a folder asks: look for the root markers once
+        root = _ROOTS[folder] = find_root(Path(path))
     if root not in _PROJECTS:
         _PROJECTS[root] = Project(root)
     return _PROJECTS[root]

@@ -1,10 +1,10 @@
 """Repository-scale analysis: every discovered file to a `FileReport`, in parallel, cached.
 
-- A file that never says `backward` or `autograd` is skipped without being parsed: every rule
-  is about a backward pass, and without one of those words a file has none (so files that
-  never mention torch are skipped, and so are data modules that do), except a model module
-  (`def forward`) that changes something in place, which LF008 follows. Reading
-  problems, oversized files and NUL bytes are still reported.
+- A file that cannot hold a finding is skipped without being parsed (`loopfix.relevance`):
+  every rule is about a backward pass, so a file is analysed when it says `backward` or
+  `autograd`, is a model module whose classes change something in place (LF008 follows
+  them), or imports from a project module a class or function that does autograd work.
+  Reading problems, oversized files and NUL bytes are still reported.
 - `jobs` worker processes analyse files in parallel (sequentially for small runs).
 - A persistent cache maps (file content, loopfix version, settings) to the file's report, so
   unchanged files are not analysed again; a report also names the project modules its
@@ -32,20 +32,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from loopfix import __version__
+from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
 from loopfix.project import project_for, read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
-
-MENTIONS = (b"backward", b"autograd")  # every backward pass is written with one of them
-# a model module (`def forward`) that changes something in place: LF008 looks into it
-IN_PLACE_MARKS = (b"+=", b"-=", b"*=", b"/=", b"_(", b"inplace", b"] =")
-
-
-def _changes_in_place(data: bytes) -> bool:
-    return b"def forward" in data and any(mark in data for mark in IN_PLACE_MARKS)
-
 
 CACHE_SCHEMA = "4"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
@@ -244,12 +235,14 @@ def _syntax_error(path: Path, data: bytes) -> str | None:
 
 
 def _relevant(path: Path, data: bytes) -> bool:
-    """Whether a file can hold a finding: it mentions a backward pass, it is a model module
-    that changes something in place, or a project module it imports does autograd work
-    (the update helper in `utils.py` of an agent that never says `backward` itself)."""
-    if any(word in data for word in MENTIONS) or _changes_in_place(data):
+    """Whether a file can hold a finding (see `loopfix.relevance`): it mentions a backward
+    pass, it is a model module that changes something in place, or what it imports from a
+    project module does autograd work (the update helper in `utils.py` of an agent that never
+    says `backward` itself)."""
+    text = data.decode("latin-1")  # the tests read ASCII words and indentation
+    if relevance.mentions_autograd(text) or relevance.changes_in_place(text):
         return True
-    if b"import" not in data:
+    if "import" not in text:
         return False
     project = project_for(path)
     return project is not None and project.imports_autograd(path)

@@ -1,0 +1,191 @@
+"""Which files are analysed: the text tests that run before anything is parsed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from loopfix import relevance
+from loopfix.config import Config
+from loopfix.project import Project
+from loopfix.scan import NO_BACKWARD, ScanSettings, analyse_path
+
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, residual):
+        out = torch.sigmoid(self.fc(x))
+        {change}
+        return out
+"""
+
+METRIC = """
+
+def evaluate(model, loader):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            total += (model(x) - y).pow(2).sum().item()
+    return total
+"""
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.mark.parametrize(
+    "change", ["out += residual", "out.add_(residual)", "out[:, 0] = 0", "out = out.relu_()"]
+)
+def test_a_model_whose_forward_changes_a_tensor_in_place_is_analysed(change):
+    assert relevance.changes_in_place(MODEL.format(change=change))
+
+
+def test_constructors_and_metrics_beside_the_models_are_no_in_place_change():
+    # `super().__init__()` ends in `_(`, and `total +=` is in a module-level function that no
+    # class calls: neither makes the file a model that changes something in place
+    assert not relevance.changes_in_place(MODEL.format(change="out = out + residual") + METRIC)
+
+
+def test_a_module_level_helper_called_from_a_class_counts_and_so_does_its_callee():
+    text = MODEL.format(change="out = mix(out, residual)") + dedent(
+        """
+
+        def mix(out, residual):
+            return blend(out, residual)
+
+
+        def blend(out, residual):
+            out += residual
+            return out
+        """
+    )
+    assert relevance.changes_in_place(text)
+    assert not relevance.changes_in_place(text.replace("return blend(", "return sum(("))
+
+
+def test_an_in_place_activation_built_in_the_constructor_counts():
+    built = "self.fc = nn.Linear(4, 4)\n        self.act = nn.ReLU(inplace=True)"
+    text = MODEL.format(change="out = self.act(out)").replace("self.fc = nn.Linear(4, 4)", built)
+    assert relevance.changes_in_place(text)
+
+
+def test_a_triple_quoted_string_does_not_end_the_block_it_is_in():
+    text = MODEL.format(change='note = """\nat column zero\n"""\n        out += residual')
+    assert relevance.changes_in_place(text)
+
+
+def test_blocks_follow_indentation_and_nesting():
+    lines = dedent(
+        """
+        class A:
+            def f(self):
+                def inner():
+                    pass
+                return 1
+
+        def g():
+            pass
+        """
+    ).split("\n")
+    found = [(b.kind, b.name, b.start, b.end, b.parent) for b in relevance.blocks(lines)]
+    assert found == [
+        ("class", "A", 0, 6, None),
+        ("def", "f", 1, 6, 0),
+        ("def", "inner", 2, 4, 1),
+        ("def", "g", 6, len(lines), None),
+    ]
+
+
+def test_autograd_names_are_what_says_backward_and_what_names_it():
+    text = dedent(
+        """
+        def update_params(optim, loss):
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+
+
+        class Agent:
+            def learn(self, loss):
+                update_params(self.optim, loss)
+
+
+        class Greedy(Agent):
+            pass
+
+
+        def soft_update(target, source, tau):
+            for t, s in zip(target.parameters(), source.parameters()):
+                t.data.copy_(tau * s.data + (1 - tau) * t.data)
+        """
+    )
+    assert relevance.autograd_names(text) == {"update_params", "Agent", "Greedy"}
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Project:
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(dedent(text))
+    return Project(tmp_path)
+
+
+HELPERS = """
+import torch
+
+
+def update_params(optim, loss):
+    optim.zero_grad()
+    loss.backward()
+    optim.step()
+
+
+def soft_update(target, source, tau):
+    pass
+
+__version__ = "1.0"
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, analysed",
+    [
+        ("from utils import update_params", True),
+        ("from utils import soft_update", False),  # imported from it, but it does no backward
+        ("from utils import __version__", False),
+        ("import utils", True),  # the whole module: any of it may be used
+        ("from utils import *", True),
+        ("from pkg import update_params", True),  # re-exported by a package's __init__.py
+        ("from pkg import helpers", True),  # a submodule
+        ("import json", False),
+    ],
+)
+def test_a_file_without_a_backward_is_analysed_for_what_it_imports(tmp_path, imports, analysed):
+    files = {
+        "utils.py": HELPERS,
+        "pkg/__init__.py": "from .helpers import update_params, soft_update\n",
+        "pkg/helpers.py": HELPERS,
+        "agent.py": f"{imports}\n\n\ndef learn(optim, loss):\n    pass\n",
+    }
+    assert project(tmp_path, files).imports_autograd(tmp_path / "agent.py") is analysed
+
+
+def test_a_skipped_file_is_reported_as_having_no_backward_pass(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models.py").write_text(MODEL.format(change="out = out + residual") + METRIC)
+    settings = ScanSettings(Config(), None)
+    report = analyse_path(tmp_path / "models.py", settings)
+    assert report.skipped == NO_BACKWARD
+    (tmp_path / "gate.py").write_text(MODEL.format(change="out += residual"))
+    report = analyse_path(tmp_path / "gate.py", settings)
+    assert report.skipped is None and [f["rule"] for f in report.findings] == ["LF008"]
