@@ -412,6 +412,11 @@ _PROJECTS: dict[Path, Project] = {}
 _ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `project_for`
 
 
+def forget_roots() -> None:
+    """Look for root markers again (a run starts: a `pyproject.toml` may have been added)."""
+    _ROOTS.clear()
+
+
 def project_for(path: Path) -> Project | None:
     """The project of a file on disk (one per root in a process, so each module is parsed
     once per run); None for a text that is not a file (a test's, an unsaved buffer's)."""
@@ -420,7 +425,7 @@ def project_for(path: Path) -> Project | None:
             return None
     except OSError:
         return None
-    folder = Path(path).parent
+    folder = Path(os.path.abspath(path)).parent  # absolute: `train.py` after a chdir is another
     root = _ROOTS.get(folder)
     if root is None:  # every file of a folder asks: look for the root markers once
         root = _ROOTS[folder] = find_root(Path(path))

@@ -35,7 +35,7 @@ from pathlib import Path
 from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
-from loopfix.project import project_for, read_disk
+from loopfix.project import forget_roots, project_for, read_disk
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 CACHE_SCHEMA = "4"
@@ -296,6 +296,7 @@ def scan(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[FileReport]:
     """Reports for `paths` (files), in their order; `progress(n)` after each n files."""
+    forget_roots()
     if jobs <= 1 or len(paths) < SEQUENTIAL_BELOW:
         for path in paths:
             yield analyse_path(path, settings)

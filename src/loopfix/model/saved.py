@@ -749,22 +749,8 @@ class _Scope:
             return False  # `*layers`, a shared module (`self.act`), an `OrderedDict`
         in_class = self.owner is not None and _self_attribute(func)
         scope = self.owner.node if in_class else self.function
-        name = dotted_name(func)
-        for n in walk(scope):
-            if (
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr in SEQUENTIAL_CHANGES
-                and dotted_name(n.func.value) == name
-            ):
-                return False
-            if (
-                isinstance(n, ast.Subscript)
-                and isinstance(n.ctx, ast.Store | ast.Del)
-                and dotted_name(n.value) == name
-            ):
-                return False
-        return True
+        key = ("sequentials changed", id(scope))
+        return dotted_name(func) not in self.symbols.remember(key, _changed_sequentials, scope)
 
     def _frozen_attribute(self, func: ast.expr) -> bool:
         """`self.enc` whose parameters the class sets `requires_grad` False on anywhere
@@ -1366,6 +1352,22 @@ def _frozen_owners(scope: ast.AST) -> set[str]:
         if name:
             frozen.add(name)
     return frozen
+
+
+def _changed_sequentials(scope: ast.AST) -> set[str]:
+    """The paths the scope changes as a container (`self.block.append(...)`, `add_module`,
+    `self.block[0] = ...`, `del self.block[0]`)."""
+    changed = set()
+    for n in walk(scope):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in SEQUENTIAL_CHANGES
+        ):
+            changed.add(dotted_name(n.func.value))
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store | ast.Del):
+            changed.add(dotted_name(n.value))
+    return changed - {None}
 
 
 def _local_constructors(scope: ast.AST) -> dict[str, ast.Call]:
