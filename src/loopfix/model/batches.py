@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from loopfix.model.index import walk
 from loopfix.model.symbols import dotted_name
 
 STREAM_PIECES = {"split", "chunk", "unbind"}
@@ -66,7 +67,7 @@ def _walked_pieces(node: ast.expr) -> str | None:
 def _sliced_by(body: list[ast.stmt], counter: str) -> str | None:
     """`data[i : i + n]` or `get_batch(data, i)` somewhere in the body."""
     for statement in body:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
                 lower = node.slice.lower
                 if lower is not None and _reads(lower, counter):
@@ -84,7 +85,7 @@ def _batch_getter(node: ast.AST, counter: str) -> bool:
 
 
 def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(node))
 
 
 def _loader_name(node: ast.expr) -> str | None:
@@ -95,7 +96,7 @@ def _loader_name(node: ast.expr) -> str | None:
 
 def _shuffled_loader(scope: ast.AST, loader: str) -> bool:
     """`loader = DataLoader(..., shuffle=True)` (or with a RandomSampler) in the scope."""
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         if not any(dotted_name(t) == loader for t in node.targets):

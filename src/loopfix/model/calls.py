@@ -8,6 +8,7 @@ import ast
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
+from loopfix.model.index import walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
@@ -700,7 +701,7 @@ def local_names(function: FunctionNode) -> frozenset[str]:
     names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
     declared: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.Global):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from collections import Counter as Tally
 
+from loopfix.model.index import walk
 from loopfix.model.symbols import dotted_name
 
 # at most this many invariant tests split one loop (2 ** n runs of it)
@@ -60,7 +61,7 @@ def invariant_tests(
     least twice in the loop (`not X` counts as X) and whose value nothing in the loop can
     change; the first `MAX_SPLIT_TESTS` of them in source order. `rebound`: the names some
     function of the module declares `global` (a call may rebind them)."""
-    tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    tests = [node.test for node in walk(loop) if isinstance(node, ast.If | ast.IfExp)]
     if len(tests) < 2:
         return []
     tally = Tally(unnegated(test)[0] for test in tests)
@@ -78,7 +79,7 @@ def invariant_tests(
 
 
 def _invariant(test: ast.expr, assigned: set[str], exposed: set[str]) -> bool:
-    if not all(isinstance(node, _PURE) for node in ast.walk(test)):
+    if not all(isinstance(node, _PURE) for node in walk(test)):
         return False
     if isinstance(test, ast.Constant):
         return False  # `while True:` and `if 0:` need no splitting
@@ -87,7 +88,7 @@ def _invariant(test: ast.expr, assigned: set[str], exposed: set[str]) -> bool:
     # read it
     stored = [a.split(".") for a in assigned if "." in a]
     stored_roots, stored_attributes = {a[0] for a in stored}, {a[-1] for a in stored}
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Name | ast.Attribute):
             path = dotted_name(node)
             if path is None or path.split(".")[0] in exposed:
@@ -108,16 +109,16 @@ def _exposed_roots(loop: ast.AST) -> set[str]:
     Reading an attribute (`args.lr`) exposes nothing."""
     bases: set[int] = set()  # names read only for an attribute, or tested
     exposed: set[str] = set()
-    for node in ast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, ast.Attribute):
             bases.add(id(node.value))
         elif isinstance(node, ast.If | ast.IfExp | ast.While) and node is not loop:
-            bases |= {id(n) for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+            bases |= {id(n) for n in walk(node.test) if isinstance(n, ast.Name)}
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             path = dotted_name(node.func.value)
             if path is not None:
                 exposed.add(path.split(".")[0])
-    for node in ast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
             exposed.add(node.id)
     return exposed
@@ -126,7 +127,7 @@ def _exposed_roots(loop: ast.AST) -> set[str]:
 def _assigned_paths(loop: ast.AST) -> set[str]:
     """Every name and attribute path the loop (its target included) stores to."""
     paths: set[str] = set()
-    for node in ast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             path = dotted_name(node)
             if path is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from loopfix.model.index import walk
 from loopfix.model.symbols import dotted_name
 
 # a constant modulus up to this many residues is followed residue by residue
@@ -182,7 +183,7 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     if start is None or (descending and dotted_name(counted.func) != "range"):
         return None
     index = _counter_name(loop)
-    tests = [node.test for node in ast.walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    tests = [node.test for node in walk(loop) if isinstance(node, ast.If | ast.IfExp)]
     if index is None or not tests:
         return None
     assigned = names_assigned_in(loop)
@@ -463,7 +464,7 @@ def names_assigned_in(loop: ast.AST) -> set[str]:
     return {
         n.id
         for statement in loop.body
-        for n in ast.walk(statement)
+        for n in walk(statement)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
 
@@ -473,4 +474,4 @@ def _names_in(source: str) -> set[str]:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
         return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(tree) if isinstance(n, ast.Name)}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
+from loopfix.model.index import walk
 from loopfix.model.symbols import dotted_name
 
 
@@ -39,7 +40,7 @@ def _bind(statement: ast.stmt, exposed: dict[str, set[str]], modules: set[str]) 
     if isinstance(statement, ast.Assign):
         value = _exposed(statement.value, exposed, modules)
         for target in statement.targets:
-            for node in ast.walk(target):
+            for node in walk(target):
                 if isinstance(node, ast.Name):
                     exposed[node.id] = set(value)
     elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):

@@ -7,6 +7,7 @@ import ast
 from loopfix.model import shapes
 from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Value, join_values, union
+from loopfix.model.index import walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import dotted_name
@@ -207,7 +208,7 @@ class ExpressionsMixin:
         return EMPTY.with_shape(OTHER)
 
     def expr_JoinedStr(self, node: ast.JoinedStr, env: Env) -> Value:
-        for child in ast.walk(node):
+        for child in walk(node):
             if isinstance(child, ast.FormattedValue):
                 self.eval(child.value, env)
         return EMPTY.with_shape(OTHER)
@@ -241,7 +242,7 @@ class ExpressionsMixin:
             item = items.with_shape(shapes.item_shape(items.shape))
             self.bind(generator.target, item, inner, write=False)
             self.iterate_elements(generator.target, generator.iter, inner)
-            targets |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+            targets |= {n.id for n in walk(generator.target) if isinstance(n, ast.Name)}
             for condition in generator.ifs:
                 self.eval(condition, inner)
         before = {g.key for value in inner.values() for g in value.graphs}

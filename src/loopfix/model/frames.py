@@ -88,12 +88,21 @@ class Observations:
     effects: dict[int, list[Effect]] = field(default_factory=dict)
 
     def note_shapes(self, table: dict[int, dict], statement: ast.stmt, env: Env | None) -> None:
+        """Join each name's shape in `env` into what `table` saw at `statement` (`#` keys
+        are a callee's locals). Run for every statement of a scope, each time a loop
+        round reaches it: the first visit copies, later ones join only what changed."""
         if env is None:
             return
-        seen = table.setdefault(id(statement), {})
+        seen = table.get(id(statement))
+        if seen is None:
+            table[id(statement)] = {k: v.shape for k, v in env.items() if "#" not in k}
+            return
+        join = shapes.join
         for key, value in env.items():
-            if "#" not in key:
-                seen[key] = shapes.join(seen.get(key), value.shape)
+            shape = value.shape
+            old = seen.get(key)
+            if old is not shape and "#" not in key:
+                seen[key] = join(old, shape)
 
 
 @dataclass

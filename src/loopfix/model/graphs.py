@@ -10,7 +10,7 @@ in-place version error once an optimizer has stepped).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from loopfix.model import shapes
 from loopfix.model.shapes import Shape
@@ -55,16 +55,30 @@ class Graph:
         if backward_id in self.consumers:
             return self
         first = self.consumed_by is None
-        return replace(
-            self,
+        return Graph(  # the constructor, not `dataclasses.replace`: a hot path
+            site=self.site,
+            crossed=self.crossed,
+            via=self.via,
             consumed_by=backward_id if first else self.consumed_by,
             consumers=self.consumers | {backward_id},
             retained=retained if first else self.retained and retained,
             freed_by=self.freed_by if self.freed_by is not None or retained else backward_id,
+            stale_by=self.stale_by,
         )
 
     def go_stale(self, step_id: int) -> Graph:
-        return self if self.stale_by is not None else replace(self, stale_by=step_id)
+        if self.stale_by is not None:
+            return self
+        return Graph(
+            site=self.site,
+            crossed=self.crossed,
+            via=self.via,
+            consumed_by=self.consumed_by,
+            consumers=self.consumers,
+            retained=self.retained,
+            freed_by=self.freed_by,
+            stale_by=step_id,
+        )
 
     def carry(self, loop_id: int, via: str, enclosing: tuple[int, ...]) -> Graph:
         """Cross `loop_id`'s back-edge in `via`. A piece that already crossed this loop keeps
@@ -72,7 +86,16 @@ class Graph:
         an enclosing loop keeps that label, which is the older and more telling one."""
         if self.crossed == loop_id or self.crossed in enclosing:
             return self
-        return replace(self, crossed=loop_id, via=via)
+        return Graph(
+            site=self.site,
+            crossed=loop_id,
+            via=via,
+            consumed_by=self.consumed_by,
+            consumers=self.consumers,
+            retained=self.retained,
+            freed_by=self.freed_by,
+            stale_by=self.stale_by,
+        )
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ class LoopModel:
     index: TreeIndex | None = field(default=None, repr=False)
     _saved_changes: list | None = field(default=None, repr=False)
     _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
+    _names: frozenset[str] | None = field(default=None, repr=False)  # see `names_in_use`
+    # (question, loop or function id) -> answer: questions rules ask of a loop again
+    _answers: dict[tuple[str, object], bool] = field(default_factory=dict, repr=False)
     summaries: Summaries | None = field(default=None, repr=False)
     # statements the build interpreted (the callers' pass included): what the model's cost
     # grows with, counted so that a test can bound it without timing
@@ -280,6 +283,12 @@ class LoopModel:
         optimizer or a module it knows: `p.grad = None`, `p.grad.zero_()`, `.grad.data.zero_()`,
         a `zero_grad` of something else, or a function of the file doing it (its events).
         `loop_id` may also be a function: its body is one iteration of its caller's loop."""
+        key = ("clears gradients by hand", loop_id)
+        if key not in self._answers:
+            self._answers[key] = self._clears_gradients_by_hand(loop_id)
+        return self._answers[key]
+
+    def _clears_gradients_by_hand(self, loop_id: int) -> bool:
         loop = self.region(loop_id)
         known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
         for node in walk(loop):
@@ -534,6 +543,12 @@ class LoopModel:
         itself or through a function of the file it calls: then a backward may leave some
         modules' gradients alone although its graph goes through them (`loop_id` may be a
         function, as for `clears_gradients_by_hand`)."""
+        key = ("toggles requires_grad", loop_id)
+        if key not in self._answers:
+            self._answers[key] = self._toggles_requires_grad(loop_id)
+        return self._answers[key]
+
+    def _toggles_requires_grad(self, loop_id: int) -> bool:
         loop = self.region(loop_id)
         words = {"requires_grad", "requires_grad_", "set_requires_grad", "toggle_grad"}
         called = set()
@@ -568,10 +583,13 @@ class LoopModel:
             )
         return self._saved_changes
 
-    def names_in_use(self) -> set[str]:
-        return {n.id for n in walk(self.tree) if isinstance(n, ast.Name)} | set(
-            self.symbols.functions
-        )
+    def names_in_use(self) -> frozenset[str]:
+        """Every name the module's code uses, and its functions' (read once: a fix that
+        adds a name asks for each placement it tries)."""
+        if self._names is None:
+            used = {n.id for n in walk(self.tree) if isinstance(n, ast.Name)}
+            self._names = frozenset(used | set(self.symbols.functions))
+        return self._names
 
     def detaching_functions(self) -> list[str]:
         """Module-level functions that return their argument detached (`repackage_hidden`)."""
