@@ -189,3 +189,28 @@ def test_a_skipped_file_is_reported_as_having_no_backward_pass(tmp_path):
     (tmp_path / "gate.py").write_text(MODEL.format(change="out += residual"))
     report = analyse_path(tmp_path / "gate.py", settings)
     assert report.skipped is None and [f["rule"] for f in report.findings] == ["LF008"]
+
+
+def test_a_skip_is_cached_until_a_module_it_imports_from_starts_doing_autograd_work(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "utils.py").write_text(HELPERS.replace("loss.backward()", "pass"))
+    agent = dedent(
+        """
+        from utils import update_params
+
+
+        def learn(critic_optim, actor_optim, critic_loss, actor_loss):
+            update_params(actor_optim, actor_loss)
+            update_params(critic_optim, critic_loss)
+        """
+    )
+    (tmp_path / "agent.py").write_text(agent)
+    settings = ScanSettings(Config(), str(tmp_path / ".loopfix_cache"))
+    first = analyse_path(tmp_path / "agent.py", settings)
+    assert first.skipped == NO_BACKWARD and not first.cached
+    assert list(first.dependencies) == [str((tmp_path / "utils.py").resolve())]
+    again = analyse_path(tmp_path / "agent.py", settings)
+    assert again.skipped == NO_BACKWARD and again.cached
+    (tmp_path / "utils.py").write_text(dedent(HELPERS))  # now it says backward
+    changed = analyse_path(tmp_path / "agent.py", settings)
+    assert changed.skipped is None and not changed.cached

@@ -66,6 +66,22 @@ def read_disk(path: Path) -> str | None:
     return text
 
 
+_DIGESTS: dict[int, tuple[str, str]] = {}  # id(text) -> (text, its digest)
+
+
+def text_digest(text: str) -> str:
+    """The sha256 of a module's text, as reports record it (computed once per text object:
+    a run checks one module's digest for every file that depends on it)."""
+    cached = _DIGESTS.get(id(text))
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if len(_DIGESTS) > 4096:
+        _DIGESTS.clear()
+    _DIGESTS[id(text)] = (text, digest)
+    return digest
+
+
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` with a `pyproject.toml`, `setup.py`, `setup.cfg` or
     `.git`; else the file's own folder."""
@@ -99,6 +115,7 @@ class Project:
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
+    _consulted: set[Path] = field(default_factory=set)  # see `imports_autograd`
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -143,7 +160,7 @@ class Project:
         text = self.read(path)
         if text is None:
             return None
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = text_digest(text)
         cached = self.modules.get(path)
         if cached is not None and cached.digest == digest:
             return cached
@@ -254,11 +271,13 @@ class Project:
             found.append((source.lstrip(".") or None, level, [p for p in parts if p]))
         return found
 
-    def imports_autograd(self, path: Path) -> bool:
+    def imports_autograd(self, path: Path, consulted: set[Path] | None = None) -> bool:
         """Whether a name `path` imports from a project module does autograd work for it
         (see `loopfix.relevance`): an agent whose update is `update_params(optim, loss)`
-        from `utils.py` does autograd work without saying `backward`."""
+        from `utils.py` does autograd work without saying `backward`. `consulted` collects
+        the project modules whose text the answer read."""
         importer = Path(path).resolve()
+        self._consulted = consulted if consulted is not None else set()
         for module, level, names in self.imported_names(importer):
             if not names:  # `import utils`: the whole module
                 target = self.find(importer, module, level)
@@ -300,10 +319,12 @@ class Project:
         return False
 
     def _mentions(self, path: Path) -> bool:
+        self._consulted.add(path)
         return relevance.mentions_autograd(self.read(path) or "")
 
     def _remember(self, path: Path, what: str, compute: Callable[[str], set[str]]) -> set[str]:
         """A text fact of a project module, computed once per text."""
+        self._consulted.add(path)
         text = self.read(path) or ""
         key = (path, what)
         cached = self._text_facts.get(key)

@@ -35,7 +35,7 @@ from pathlib import Path
 from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
-from loopfix.project import forget_roots, project_for, read_disk
+from loopfix.project import forget_roots, project_for, read_disk, text_digest
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 CACHE_SCHEMA = "4"
@@ -202,18 +202,22 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         return FileReport(shown, errors=[f"{path}: cannot read: {error.strerror or error}"])
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
-    if not _relevant(path, data):
-        if str(path.resolve()) in settings.named:
-            problem = _syntax_error(path, data)
-            if problem is not None:
-                return FileReport(shown, errors=[problem])
-        return FileReport(shown, skipped=NO_BACKWARD)
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
     key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
-    if cache is not None and (hit := cache.get(key)) is not None and _unchanged(hit):
+    named = str(path.resolve()) in settings.named
+    hit = cache.get(key) if cache is not None else None
+    # a file named on the command line and skipped is parsed again, for its syntax error
+    if hit is not None and not (named and hit.get("skipped") == NO_BACKWARD) and _unchanged(hit):
         return FileReport(**{**hit, "path": shown, "cached": True})
-    report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
+    consulted: set[Path] = set()
+    if not _relevant(path, data, consulted):
+        problem = _syntax_error(path, data) if named else None
+        if problem is not None:
+            return FileReport(shown, errors=[problem])
+        report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
+    else:
+        report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
@@ -234,7 +238,7 @@ def _syntax_error(path: Path, data: bytes) -> str | None:
     return None
 
 
-def _relevant(path: Path, data: bytes) -> bool:
+def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
     """Whether a file can hold a finding (see `loopfix.relevance`): it mentions a backward
     pass, it is a model module that changes something in place, or what it imports from a
     project module does autograd work (the update helper in `utils.py` of an agent that never
@@ -245,7 +249,18 @@ def _relevant(path: Path, data: bytes) -> bool:
     if "import" not in text:
         return False
     project = project_for(path)
-    return project is not None and project.imports_autograd(path)
+    return project is not None and project.imports_autograd(path, consulted)
+
+
+def _digests(paths: set[Path]) -> dict[str, str]:
+    """path -> digest of the project modules a decision read (a skipped file is analysed
+    again once `utils.py` it imports from starts doing autograd work)."""
+    found = {}
+    for path in paths:
+        text = read_disk(path)
+        if text is not None:
+            found[str(path)] = text_digest(text)
+    return found
 
 
 def _unchanged(entry: dict) -> bool:
@@ -253,10 +268,7 @@ def _unchanged(entry: dict) -> bool:
     (editing `models.py` re-checks the `train.py` that imports it)."""
     for path, digest in entry.get("dependencies", {}).items():
         text = read_disk(Path(path))
-        if (
-            text is None
-            or hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest
-        ):
+        if text is None or text_digest(text) != digest:
             return False
     return True
 
