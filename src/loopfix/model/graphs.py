@@ -136,7 +136,7 @@ Env = dict[str, Value]
 
 
 def join_values(a: Value | None, b: Value | None) -> Value | None:
-    if a is None:
+    if a is None or a is b:
         return b
     if b is None:
         return a
@@ -172,11 +172,15 @@ def join_envs(a: Env | None, b: Env | None) -> Env | None:
         return None if b is None else dict(b)
     if b is None:
         return dict(a)
+    # a key on one side only keeps its value, and so does a value both sides share (what
+    # `join_values` with `EMPTY` or with itself gives, without building it again)
     joined = dict(a)
     for key, value in b.items():
-        joined[key] = join_values(joined.get(key, EMPTY), value)
-    for key in a.keys() - b.keys():
-        joined[key] = join_values(a[key], EMPTY)
+        old = joined.get(key)
+        if old is None:
+            joined[key] = value
+        elif old is not value:
+            joined[key] = join_values(old, value)
     return joined
 
 

@@ -58,6 +58,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.instances = instances or Instances(symbols, CallSites())
         self.call_sites = self.instances.call_sites
         self._ids: dict[tuple[str, int], int] = {}
+        self._id_counts: dict[str, int] = {}  # ids given so far, per kind
         self.frame = Frame()
         self.loop_stack: list[int] = []
         self.top_loops: set[int] = set()  # loops of the scope being run, not of callees
@@ -115,9 +116,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _id(self, kind: str, node: ast.AST) -> int:
         """Ids in order of first evaluation: stable across edits that add no such nodes."""
         key = (kind, id(node))
-        if key not in self._ids:
-            self._ids[key] = sum(1 for k in self._ids if k[0] == kind)
-        return self._ids[key]
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = self._id_counts.get(kind, 0)
+            self._id_counts[kind] = found + 1
+        return found
 
     def key_for(self, node: ast.expr) -> str | None:
         dotted = dotted_name(node)
