@@ -344,3 +344,23 @@ def test_each_module_is_parsed_once_however_many_files_import_it(tmp_path, monke
         assert [f.rule for f in result.findings] == ["LF002"]  # its fix re-analyses it too
     models = str((tmp_path / "models.py").resolve())
     assert parsed.count(models) == 1  # (the scripts themselves are parsed for each analysis)
+
+
+def test_a_run_keeps_at_most_max_kept_modules_parsed_and_finds_the_same(tmp_path, monkeypatch):
+    from loopfix import project as project_module
+    from loopfix.config import Config
+    from loopfix.scan import ScanSettings, scan
+
+    write(tmp_path, {"pyproject.toml": "", "models.py": MODELS, "utils.py": UTILS})
+    names = [f"train_{n}.py" for n in range(3)]
+    for name in names:
+        write(tmp_path, {name: TRAIN_GAN.format(import_line="from models import Gen, Disc")})
+    paths = [tmp_path / name for name in names]
+    monkeypatch.setattr(project_module, "_PROJECTS", {})
+    kept = [r.findings for r in scan(paths, ScanSettings(Config(), None), 1)]
+    assert len(project_module._PROJECTS[tmp_path.resolve()].modules) == 1  # models.py, kept
+    monkeypatch.setattr(project_module, "_PROJECTS", {})
+    monkeypatch.setattr(project_module, "MAX_KEPT_MODULES", 0)
+    trimmed = [r.findings for r in scan(paths, ScanSettings(Config(), None), 1)]
+    assert project_module._PROJECTS[tmp_path.resolve()].modules == {}  # dropped after each
+    assert trimmed == kept and all(rows for rows in kept)

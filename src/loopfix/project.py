@@ -31,6 +31,9 @@ from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
+# parsed modules a run keeps between files (about 0.35 MB each); beyond, they are dropped
+# once a file's analysis ends and parsed again when a later file needs them
+MAX_KEPT_MODULES = 600
 MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
 MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
 CALLER_DEPTH = 3  # how far up the import chain callers are looked for
@@ -436,6 +439,16 @@ _ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `proje
 def forget_roots() -> None:
     """Look for root markers again (a run starts: a `pyproject.toml` may have been added)."""
     _ROOTS.clear()
+
+
+def trim_projects() -> None:
+    """Drop the parsed modules of every project once more than `MAX_KEPT_MODULES` are kept
+    (called between two files' analyses): a framework's tree would otherwise keep every
+    module it has in memory for the rest of the run."""
+    if sum(len(project.modules) for project in _PROJECTS.values()) > MAX_KEPT_MODULES:
+        for project in _PROJECTS.values():
+            project.modules.clear()
+            project._text_facts.clear()
 
 
 def project_for(path: Path) -> Project | None:

@@ -35,7 +35,13 @@ from pathlib import Path
 from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
-from loopfix.project import forget_roots, project_for, read_disk, text_digest
+from loopfix.project import (
+    forget_roots,
+    project_for,
+    read_disk,
+    text_digest,
+    trim_projects,
+)
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 CACHE_SCHEMA = "4"
@@ -218,6 +224,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
     else:
         report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
+        trim_projects()
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
