@@ -10,7 +10,7 @@ what detection costs, since the interpreter only runs the scopes that can hold a
 from __future__ import annotations
 
 import ast
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -39,7 +39,65 @@ class TreeIndex:
     attributes: set[str] = field(default_factory=set)  # every attribute name the module reads
 
 
+# top-level statement id -> (the statement, what it adds to its module's index): a parser that
+# reuses unchanged statements (`ChunkParser`: every keystroke in an editor, every patched text
+# a fix is proven on) has them indexed once
+_PIECES: OrderedDict[int, tuple[ast.stmt, TreeIndex]] = OrderedDict()
+PIECES_KEPT = 4096
+
+
 def index_tree(tree: ast.Module) -> TreeIndex:
+    """The module's index, put together from each top-level statement's (each indexed on
+    its own, as the only statement of a module: nothing in a statement's entries depends on
+    the statements around it)."""
+    index = TreeIndex(words={id(tree): set()})
+    module_words, imports, functions = index.words[id(tree)], [], []
+    for statement in tree.body:
+        piece = _piece(statement)
+        module_words |= piece.words[_MODULE]
+        for key, words in piece.words.items():
+            if key != _MODULE:
+                index.words[key] = set(words)  # callers may add to them: this index's own
+        index.parents.update(piece.parents)
+        index.parents[id(statement)] = (tree, tree.body)
+        for name, count in piece.stores.items():
+            index.stores[name] = index.stores.get(name, 0) + count
+        index.attributes |= piece.attributes
+        index.declared_global |= piece.declared_global
+        index.attribute_calls += piece.attribute_calls
+        index.recurrent_calls += piece.recurrent_calls
+        imports += piece.imports
+        functions += piece.functions
+    index.imports = [entry[-1] for entry in sorted(imports, key=lambda e: e[:3])]
+    index.functions = [entry[-2:] for entry in sorted(functions, key=lambda e: e[:3])]
+    for _, function in index.functions:
+        index.names.setdefault(function.name, set()).update(index.words[id(function)])
+    return index
+
+
+_MODULE = -1  # a piece's key for the words of the module scope
+
+
+def _piece(statement: ast.stmt) -> TreeIndex:
+    """What one top-level statement adds to its module's index (`imports` and `functions`
+    still keyed for sorting), remembered while the statement object lives in the cache."""
+    cached = _PIECES.get(id(statement))
+    if cached is not None and cached[0] is statement:
+        _PIECES.move_to_end(id(statement))
+        return cached[1]
+    alone = ast.Module(body=[statement], type_ignores=[])
+    piece = _walk_index(alone)
+    piece.words[_MODULE] = piece.words.pop(id(alone))
+    del piece.parents[id(statement)]
+    _PIECES[id(statement)] = (statement, piece)
+    if len(_PIECES) > PIECES_KEPT:
+        _PIECES.popitem(last=False)
+    return piece
+
+
+def _walk_index(tree: ast.Module) -> TreeIndex:
+    """The index of `tree` in one depth-first walk, `imports` and `functions` left as
+    (depth, line, column, ...) entries for `index_tree` to sort into `ast.walk`'s order."""
     index = TreeIndex(words={id(tree): set()})
     nested: list[tuple[ast.AST, ast.AST | None]] = []  # (function, enclosing function)
     # (node, scope whose words it adds to, enclosing function, class whose body it is in,
@@ -98,13 +156,10 @@ def index_tree(tree: ast.Module) -> TreeIndex:
                     stack.append((child, scope, enclosing, child, below))
                     continue
                 stack.append((child, scope, enclosing, owner, below))
-    index.imports = [entry[-1] for entry in sorted(imports, key=lambda e: e[:3])]
-    index.functions = [entry[-2:] for entry in sorted(functions, key=lambda e: e[:3])]
+    index.imports, index.functions = imports, functions
     for function, enclosing in reversed(nested):  # innermost first
         if enclosing is not None:
             words[id(enclosing)] |= words[id(function)]
-    for function, _ in nested:
-        index.names.setdefault(function.name, set()).update(words[id(function)])
     return index
 
 
