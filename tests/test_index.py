@@ -18,13 +18,8 @@ SOURCES = sorted(CORPUS.rglob("*.py"))[::7]  # a spread of the corpus: scripts a
 
 
 def whole_walk(tree: ast.Module):
-    """The index as one walk over the whole module gives it."""
-    index = index_module._walk_index(tree)
-    index.imports = [entry[-1] for entry in sorted(index.imports, key=lambda e: e[:3])]
-    index.functions = [entry[-2:] for entry in sorted(index.functions, key=lambda e: e[:3])]
-    for _, function in index.functions:
-        index.names.setdefault(function.name, set()).update(index.words[id(function)])
-    return index
+    """The index as one walk over the whole module gives it (no pieces)."""
+    return index_tree(tree)
 
 
 def facts(index) -> dict:
@@ -45,7 +40,7 @@ def facts(index) -> dict:
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_the_index_of_the_statements_is_the_index_of_the_tree(path: Path):
     tree = ast.parse(path.read_text())
-    assert facts(index_tree(tree)) == facts(whole_walk(tree))
+    assert facts(index_tree(tree, pieces={})) == facts(whole_walk(tree))
 
 
 def test_a_statement_the_parser_reuses_is_indexed_once(monkeypatch):
@@ -55,11 +50,11 @@ def test_a_statement_the_parser_reuses_is_indexed_once(monkeypatch):
     walked = []
     real = index_module._walk_index
     monkeypatch.setattr(index_module, "_walk_index", lambda t: walked.append(t) or real(t))
-    index_tree(first)
+    index_tree(first, parser.pieces)
     assert len(walked) == len(first.body)
     walked.clear()
     edited = parser(text + "\nprint('done')\n")
-    again = index_tree(edited)
+    again = index_tree(edited, parser.pieces)
     # the new statement, and the last one before it (its chunk gained a blank line)
     assert len(walked) <= 2 < len(edited.body)
     assert facts(again) == facts(whole_walk(edited))

@@ -30,6 +30,8 @@ class ChunkParser:
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self.cache: OrderedDict[tuple[int, str], list[ast.stmt]] = OrderedDict()
+        # the index of each statement in the cache (`loopfix.model.index.index_tree`)
+        self.pieces: dict[int, tuple] = {}
 
     def __call__(self, text: str, filename: str = "<unknown>") -> ast.Module:
         body: list[ast.stmt] = []
@@ -52,7 +54,8 @@ class ChunkParser:
             return None
         self.cache[key] = statements
         if len(self.cache) > self.capacity:
-            self.cache.popitem(last=False)
+            for dropped in self.cache.popitem(last=False)[1]:
+                self.pieces.pop(id(dropped), None)
         return statements
 
 

@@ -10,7 +10,7 @@ what detection costs, since the interpreter only runs the scopes that can hold a
 from __future__ import annotations
 
 import ast
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -39,21 +39,21 @@ class TreeIndex:
     attributes: set[str] = field(default_factory=set)  # every attribute name the module reads
 
 
-# top-level statement id -> (the statement, what it adds to its module's index): a parser that
-# reuses unchanged statements (`ChunkParser`: every keystroke in an editor, every patched text
-# a fix is proven on) has them indexed once
-_PIECES: OrderedDict[int, tuple[ast.stmt, TreeIndex]] = OrderedDict()
-PIECES_KEPT = 4096
+Pieces = dict[int, tuple[ast.stmt, "TreeIndex"]]  # statement id -> (statement, its index)
 
 
-def index_tree(tree: ast.Module) -> TreeIndex:
-    """The module's index, put together from each top-level statement's (each indexed on
-    its own, as the only statement of a module: nothing in a statement's entries depends on
-    the statements around it)."""
+def index_tree(tree: ast.Module, pieces: Pieces | None = None) -> TreeIndex:
+    """The module's index. With `pieces` (a `ChunkParser`'s, which reuses the top-level
+    statements an edit did not touch: every keystroke in an editor, every patched text a fix
+    is proven on), it is put together from each top-level statement's, each indexed once
+    as the only statement of a module: nothing in a statement's entries depends on the
+    statements around it."""
+    if pieces is None:
+        return _sorted(_walk_index(tree))
     index = TreeIndex(words={id(tree): set()})
-    module_words, imports, functions = index.words[id(tree)], [], []
+    module_words = index.words[id(tree)]
     for statement in tree.body:
-        piece = _piece(statement)
+        piece = _piece(statement, pieces)
         module_words |= piece.words[_MODULE]
         for key, words in piece.words.items():
             if key != _MODULE:
@@ -66,32 +66,37 @@ def index_tree(tree: ast.Module) -> TreeIndex:
         index.declared_global |= piece.declared_global
         index.attribute_calls += piece.attribute_calls
         index.recurrent_calls += piece.recurrent_calls
-        imports += piece.imports
-        functions += piece.functions
-    index.imports = [entry[-1] for entry in sorted(imports, key=lambda e: e[:3])]
-    index.functions = [entry[-2:] for entry in sorted(functions, key=lambda e: e[:3])]
+        index.imports += piece.imports
+        index.functions += piece.functions
+    return _sorted(index)
+
+
+def _sorted(index: TreeIndex) -> TreeIndex:
+    """`imports` and `functions` in `ast.walk`'s order, and the words of each function name."""
+    index.imports = [entry[-1] for entry in sorted(index.imports, key=lambda e: e[:3])]
+    index.functions = [entry[-2:] for entry in sorted(index.functions, key=lambda e: e[:3])]
     for _, function in index.functions:
         index.names.setdefault(function.name, set()).update(index.words[id(function)])
     return index
 
 
 _MODULE = -1  # a piece's key for the words of the module scope
+MAX_PIECES = 8192
 
 
-def _piece(statement: ast.stmt) -> TreeIndex:
+def _piece(statement: ast.stmt, pieces: Pieces) -> TreeIndex:
     """What one top-level statement adds to its module's index (`imports` and `functions`
-    still keyed for sorting), remembered while the statement object lives in the cache."""
-    cached = _PIECES.get(id(statement))
+    still keyed for sorting), remembered in `pieces` with the statement."""
+    cached = pieces.get(id(statement))
     if cached is not None and cached[0] is statement:
-        _PIECES.move_to_end(id(statement))
         return cached[1]
     alone = ast.Module(body=[statement], type_ignores=[])
     piece = _walk_index(alone)
     piece.words[_MODULE] = piece.words.pop(id(alone))
     del piece.parents[id(statement)]
-    _PIECES[id(statement)] = (statement, piece)
-    if len(_PIECES) > PIECES_KEPT:
-        _PIECES.popitem(last=False)
+    if len(pieces) > MAX_PIECES:  # statements the parser did not keep (a whole-text parse)
+        pieces.clear()
+    pieces[id(statement)] = (statement, piece)
     return piece
 
 

@@ -600,14 +600,17 @@ class LoopModel:
         ]
 
 
-def build_model(tree: ast.Module, every_scope: bool = False, resolver=None) -> LoopModel:
+def build_model(
+    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None
+) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
     `every_scope` (for questions about code without a backward pass). `resolver` links
     the project modules the file imports (`loopfix.project.Resolver`).
 
     The modules that import it run first, for what they pass (`record_calls_into`); then
-    its own scopes (`_run_scopes`)."""
-    index = index_tree(tree)
+    its own scopes (`_run_scopes`). `pieces`: the parser's index of each statement it reused
+    (`index_tree`)."""
+    index = index_tree(tree, pieces)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
     call_sites = CallSites()

@@ -83,7 +83,7 @@ class FileContext:
         resolver=None,
     ) -> FileContext:
         tree = parser(text, filename)
-        model = build_model(tree, resolver=resolver)
+        model = build_model(tree, resolver=resolver, pieces=getattr(parser, "pieces", None))
         options = options or Options()
         return cls(text, tree, model, Layout(text), options, filename, resolver, parser)
 
