@@ -233,23 +233,10 @@ class Project:
     def _imported_modules(self, importer: Path) -> list[tuple[str | None, int]]:
         """(module, level) for each module an import line of `importer` may name: for
         `from pkg import a, b` also `pkg.a` and `pkg.b` (submodules)."""
-        text = self.read(importer)
-        if text is None or "import" not in text:
-            return []
         modules: list[tuple[str | None, int]] = []
-        for match in _IMPORT_LINE.finditer(text):
-            source, names, plain = match.groups()
-            if plain is not None:
-                for part in plain.split(","):
-                    name = part.split(" as ")[0].strip()
-                    if name.replace(".", "").replace("_", "").isalnum():
-                        modules.append((name, 0))
-                continue
-            level = len(source) - len(source.lstrip("."))
-            module = source.lstrip(".") or None
+        for module, level, names in self.imported_names(importer):
             modules.append((module, level))
-            for part in (names or "").replace(")", "").split(","):
-                name = part.split(" as ")[0].strip()
+            for name in names:
                 if name.isidentifier():
                     modules.append((f"{module}.{name}" if module else name, level))
         return modules
