@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -214,3 +215,13 @@ def test_a_skip_is_cached_until_a_module_it_imports_from_starts_doing_autograd_w
     (tmp_path / "utils.py").write_text(dedent(HELPERS))  # now it says backward
     changed = analyse_path(tmp_path / "agent.py", settings)
     assert changed.skipped is None and not changed.cached
+
+
+def test_a_notebook_is_read_as_its_code_cells(tmp_path):
+    (tmp_path / ".git").mkdir()
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook["cells"].append({**cell, "source": MODEL.format(change="out += residual")})
+    (tmp_path / "gate.ipynb").write_text(json.dumps(notebook))
+    report = analyse_path(tmp_path / "gate.ipynb", ScanSettings(Config(), None))
+    assert report.skipped is None and [f["rule"] for f in report.findings] == ["LF008"]

@@ -251,7 +251,14 @@ def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
     project module does autograd work (the update helper in `utils.py` of an agent that never
     says `backward` itself)."""
     text = data.decode("latin-1")  # the tests read ASCII words and indentation
-    if relevance.mentions_autograd(text) or relevance.changes_in_place(text):
+    if relevance.mentions_autograd(text):
+        return True
+    if path.suffix == ".ipynb":  # its code cells, not their JSON strings
+        try:
+            text = SourceFile.from_bytes(path, data).text
+        except SourceError:
+            return True  # analysed, so that the problem is reported
+    if relevance.changes_in_place(text):
         return True
     if "import" not in text:
         return False
