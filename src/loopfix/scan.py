@@ -211,7 +211,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
     rules = settings.config.rules_for(path)
     key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
-    named = str(path.resolve()) in settings.named
+    named = bool(settings.named) and str(path.resolve()) in settings.named
     hit = cache.get(key) if cache is not None else None
     # a file named on the command line and skipped is parsed again, for its syntax error
     if hit is not None and not (named and hit.get("skipped") == NO_BACKWARD) and _unchanged(hit):
@@ -331,7 +331,9 @@ def scan(
         return
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        chunk = max(1, min(64, len(paths) // (jobs * 8)))
+        # small chunks: the few files that cost anything (training scripts) often sit
+        # together in one folder, and a large chunk of them would keep one worker busy
+        chunk = max(1, min(8, len(paths) // (jobs * 8)))
         for report in pool.map(_analyse_in_worker, paths, [settings] * len(paths), chunksize=chunk):
             yield report
             if progress:
