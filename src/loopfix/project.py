@@ -85,6 +85,16 @@ def text_digest(text: str) -> str:
     return digest
 
 
+def unchanged(dependencies: dict[str, str], read: Reader = read_disk) -> bool:
+    """Whether every module of `dependencies` (path -> digest of its text then) still has
+    the same text (editing `models.py` re-checks the `train.py` that imports it)."""
+    for path, digest in dependencies.items():
+        text = read(Path(path))
+        if text is None or text_digest(text) != digest:
+            return False
+    return True
+
+
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` with a `pyproject.toml`, `setup.py`, `setup.cfg` or
     `.git`; else the file's own folder."""
@@ -118,7 +128,6 @@ class Project:
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
-    _consulted: set[Path] = field(default_factory=set)  # see `imports_autograd`
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -267,18 +276,24 @@ class Project:
         from `utils.py` does autograd work without saying `backward`. `consulted` collects
         the project modules whose text the answer read."""
         importer = Path(path).resolve()
-        self._consulted = consulted if consulted is not None else set()
+        consulted = consulted if consulted is not None else set()
         for module, level, names in self.imported_names(importer):
             if not names:  # `import utils`: the whole module
                 target = self.find(importer, module, level)
-                if target is not None and target != importer and self._mentions(target):
+                if target not in (None, importer) and self._mentions(target, consulted):
                     return True
-            elif self._exports_autograd(importer, module, level, names, reexported=True):
+            elif self._exports_autograd(importer, module, level, names, consulted, True):
                 return True
         return False
 
     def _exports_autograd(
-        self, importer: Path, module: str | None, level: int, names: list[str], reexported: bool
+        self,
+        importer: Path,
+        module: str | None,
+        level: int,
+        names: list[str],
+        consulted: set[Path],
+        reexported: bool,
     ) -> bool:
         """Whether `from <module> import <names>` (seen from `importer`) brings in something
         that does autograd work: one of the module's classes or functions, a submodule
@@ -288,33 +303,37 @@ class Project:
         if target == importer:
             return False
         if target is not None:
-            text = self.read(target) or ""
-            if "*" in names and relevance.mentions_autograd(text):
+            if "*" in names and self._mentions(target, consulted):
                 return True
-            if self._remember(target, "autograd", relevance.autograd_names) & set(names):
+            autograd = self._remember(target, "autograd", relevance.autograd_names, consulted)
+            if autograd & set(names):
                 return True
         for name in names:  # submodules
-            dotted = f"{module}.{name}" if module else name
-            submodule = self.find(importer, dotted, level)
-            if submodule is not None and submodule != importer and self._mentions(submodule):
+            submodule = self.find(importer, f"{module}.{name}" if module else name, level)
+            if submodule not in (None, importer) and self._mentions(submodule, consulted):
                 return True
         if target is None or not reexported:
             return False
-        defined = self._remember(target, "defined", relevance.defined_names)
+        defined = self._remember(target, "defined", relevance.defined_names, consulted)
         wanted = set(names) - defined
         for inner, inner_level, inner_names in self.imported_names(target):
             shared = [n for n in inner_names if n in wanted or n == "*"]
-            if shared and self._exports_autograd(target, inner, inner_level, shared, False):
+            if shared and self._exports_autograd(
+                target, inner, inner_level, shared, consulted, False
+            ):
                 return True
         return False
 
-    def _mentions(self, path: Path) -> bool:
-        self._consulted.add(path)
+    def _mentions(self, path: Path, consulted: set[Path]) -> bool:
+        consulted.add(path)
         return relevance.mentions_autograd(self.read(path) or "")
 
-    def _remember(self, path: Path, what: str, compute: Callable[[str], set[str]]) -> set[str]:
-        """A text fact of a project module, computed once per text."""
-        self._consulted.add(path)
+    def _remember(
+        self, path: Path, what: str, compute: Callable[[str], set[str]], consulted: set[Path]
+    ) -> set[str]:
+        """A text fact of a project module, computed once per text (`consulted` notes that
+        the answer read it)."""
+        consulted.add(path)
         text = self.read(path) or ""
         key = (path, what)
         cached = self._text_facts.get(key)

@@ -41,6 +41,7 @@ from loopfix.project import (
     read_disk,
     text_digest,
     trim_projects,
+    unchanged,
 )
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
@@ -214,7 +215,8 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     named = bool(settings.named) and str(path.resolve()) in settings.named
     hit = cache.get(key) if cache is not None else None
     # a file named on the command line and skipped is parsed again, for its syntax error
-    if hit is not None and not (named and hit.get("skipped") == NO_BACKWARD) and _unchanged(hit):
+    usable = hit is not None and not (named and hit.get("skipped") == NO_BACKWARD)
+    if usable and unchanged(hit.get("dependencies", {})):
         return FileReport(**{**hit, "path": shown, "cached": True})
     consulted: set[Path] = set()
     if not _relevant(path, data, consulted):
@@ -275,16 +277,6 @@ def _digests(paths: set[Path]) -> dict[str, str]:
         if text is not None:
             found[str(path)] = text_digest(text)
     return found
-
-
-def _unchanged(entry: dict) -> bool:
-    """Whether every project module a cached report looked into still has the same text
-    (editing `models.py` re-checks the `train.py` that imports it)."""
-    for path, digest in entry.get("dependencies", {}).items():
-        text = read_disk(Path(path))
-        if text is None or text_digest(text) != digest:
-            return False
-    return True
 
 
 def _read_error(path: Path) -> str:

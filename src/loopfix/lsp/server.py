@@ -14,7 +14,6 @@ rule, is logged; the server keeps serving.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import uuid
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from loopfix import __version__
 from loopfix.config import Config, ConfigError, find_config, with_overrides
 from loopfix.parse import ChunkParser
-from loopfix.project import Project, find_root, read_disk
+from loopfix.project import Project, find_root, read_disk, unchanged
 
 from . import features
 
@@ -102,11 +101,7 @@ class LoopfixServer(LanguageServer):
     def _dependencies_unchanged(self, analysis: features.BufferAnalysis) -> bool:
         if analysis.result is None:
             return True
-        for path, digest in analysis.result.dependencies.items():
-            text = self.read_module(Path(path))
-            if text is None or _digest(text) != digest:
-                return False
-        return True
+        return unchanged(analysis.result.dependencies, self.read_module)
 
     # -- analysis -----------------------------------------------------------------------
     def analyse(self, uri: str, plan_fixes: bool = False) -> features.BufferAnalysis:
@@ -163,10 +158,6 @@ class LoopfixServer(LanguageServer):
             self.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Warning, message=text)
             )
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _pyproject_stamp(folder: Path) -> tuple:

@@ -278,15 +278,19 @@ class LoopModel:
             return False
         return all(e.target == node.id and not e.handed_on for e in kept)
 
+    def _answer(self, question, loop_id) -> bool:
+        """`question(loop_id)`, asked once per model (rules ask it of a loop again)."""
+        key = (question.__name__, loop_id)
+        if key not in self._answers:
+            self._answers[key] = question(loop_id)
+        return self._answers[key]
+
     def clears_gradients_by_hand(self, loop_id: int) -> bool:
         """Whether the loop clears or sets gradients other than by `zero_grad()` of an
         optimizer or a module it knows: `p.grad = None`, `p.grad.zero_()`, `.grad.data.zero_()`,
         a `zero_grad` of something else, or a function of the file doing it (its events).
         `loop_id` may also be a function: its body is one iteration of its caller's loop."""
-        key = ("clears gradients by hand", loop_id)
-        if key not in self._answers:
-            self._answers[key] = self._clears_gradients_by_hand(loop_id)
-        return self._answers[key]
+        return self._answer(self._clears_gradients_by_hand, loop_id)
 
     def _clears_gradients_by_hand(self, loop_id: int) -> bool:
         loop = self.region(loop_id)
@@ -543,10 +547,7 @@ class LoopModel:
         itself or through a function of the file it calls: then a backward may leave some
         modules' gradients alone although its graph goes through them (`loop_id` may be a
         function, as for `clears_gradients_by_hand`)."""
-        key = ("toggles requires_grad", loop_id)
-        if key not in self._answers:
-            self._answers[key] = self._toggles_requires_grad(loop_id)
-        return self._answers[key]
+        return self._answer(self._toggles_requires_grad, loop_id)
 
     def _toggles_requires_grad(self, loop_id: int) -> bool:
         loop = self.region(loop_id)
