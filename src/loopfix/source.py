@@ -150,6 +150,8 @@ def source_spellings(text: str) -> dict[str, str]:
     """Identifiers whose source spelling differs from the NFKC form `ast` gives them
     (`𝛼` is `α` to Python): {normalized: spelling}, so generated code can use the author's."""
     spellings: dict[str, str] = {}
+    if text.isascii():  # NFKC changes no ASCII identifier
+        return spellings
     for match in re.finditer(r"[^\W\d]\w*", text):
         word = match.group()
         if not word.isascii():
@@ -178,8 +180,16 @@ def _undecodable(data: bytes, encoding: str = "utf-8") -> str:
     return f"cannot decode as {encoding} (byte 0x{byte} on line {line}){hint}"
 
 
+_LAST_STARTS: tuple[str, list[int]] = ("", [0])
+
+
 def line_starts(text: str) -> list[int]:
-    return [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
+    """The offset where each line begins (read-only: the last text's list is kept, since a
+    file's source, its layout and the editor's positions ask for the same text in turn)."""
+    global _LAST_STARTS
+    if _LAST_STARTS[0] is not text:
+        _LAST_STARTS = (text, [0] + [match.end() for match in _LINE_BREAK.finditer(text)])
+    return _LAST_STARTS[1]
 
 
 def offset_of(text: str, starts: list[int], lineno: int, utf8_col: int) -> int:

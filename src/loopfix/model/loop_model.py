@@ -38,6 +38,7 @@ class LoopModel:
     parents: dict[int, tuple[ast.AST, Block]] = field(default_factory=dict)
     index: TreeIndex | None = field(default=None, repr=False)
     _saved_changes: list | None = field(default=None, repr=False)
+    saved_memo: dict | None = field(default=None, repr=False)  # kept across analyses
     _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
     _names: frozenset[str] | None = field(default=None, repr=False)  # see `names_in_use`
     # (question, loop or function id) -> answer: questions rules ask of a loop again
@@ -578,9 +579,8 @@ class LoopModel:
         if self._saved_changes is None:
             from loopfix.model.saved import saved_tensor_changes
 
-            index = self.index
             self._saved_changes = saved_tensor_changes(
-                self.tree, self.symbols, index.functions, index.words
+                self.tree, self.symbols, self.index, self.saved_memo
             )
         return self._saved_changes
 
@@ -602,7 +602,7 @@ class LoopModel:
 
 
 def build_model(
-    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None
+    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, saved_memo=None
 ) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
     `every_scope` (for questions about code without a backward pass). `resolver` links
@@ -610,7 +610,7 @@ def build_model(
 
     The modules that import it run first, for what they pass (`record_calls_into`); then
     its own scopes (`_run_scopes`). `pieces`: the parser's index of each statement it reused
-    (`index_tree`)."""
+    (`index_tree`); `saved_memo`: its saved-tensor results (`saved.saved_tensor_changes`)."""
     index = index_tree(tree, pieces)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
@@ -634,6 +634,7 @@ def build_model(
     model.statements_run = statements_run + interpreter.statements_run
     model.parents = index.parents
     model.index = index
+    model.saved_memo = saved_memo
     return model
 
 

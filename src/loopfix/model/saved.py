@@ -25,7 +25,7 @@ import ast
 from dataclasses import dataclass, field
 from itertools import count
 
-from loopfix.model.index import walk
+from loopfix.model.index import TreeIndex, walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -201,47 +201,240 @@ class _Candidate:
 
 
 def saved_tensor_changes(
-    tree: ast.Module, symbols: Symbols, functions: list, words: dict[int, set[str]]
+    tree: ast.Module, symbols: Symbols, index: TreeIndex, memo: dict | None = None
 ) -> list[InPlaceChange]:
     """Every proven in-place change of a saved tensor in the module: in each method of its
     `torch.nn.Module` classes (where the parameters make values require grad) and in each
-    other function and the module body, when they call `backward()`. `functions` and
-    `words` are the module's index (`index.py`): (class or None, function) pairs, and the
-    words each scope mentions."""
+    other function and the module body, when they call `backward()`. `index` is the
+    module's (`index.py`). `memo` (a `ChunkParser`'s `saved_changes`, kept across the
+    analyses of one document) gives back each function's changes from an earlier analysis
+    while every statement its run can read is the same (`_Reuse`)."""
+    functions, words = index.functions, index.words
+    reuse = _Reuse(memo, tree, symbols, index) if memo is not None else None
     found: list[InPlaceChange] = []
-    ids = count()
     built: dict[int, dict] = {}
     trained: dict[int, set[str]] = {}
-    training = [tree, *(f for _, f in functions)]
-    called = _called_from_training(
-        [t for t in training if "backward" in words.get(id(t), ())], symbols
-    )
+    training = [t for t in [tree, *(f for _, f in functions)] if "backward" in words.get(id(t), ())]
+    imports = frozenset(symbols.imports.items())  # what `torch.no_grad` is spelled as
+    called: set[str] = set()
+    for scope in training:  # the module's own (a new tree each time) is not kept
+        remembered = reuse if scope is not tree else None
+        called |= _remembered(
+            remembered,
+            "called",
+            scope,
+            imports,
+            lambda s=scope: _called_from_training([s], symbols),
+        )
+
+    def run(kind: str, function, make) -> list[InPlaceChange]:
+        changes = reuse.get(kind, function) if reuse is not None else None
+        if changes is None:
+            changes = make().run(function)
+            if reuse is not None:
+                reuse.put(kind, function, changes)
+        return changes
+
     for owner, function in functions:
         if _no_grad(function, symbols):
             continue
         info = symbols.classes.get(owner.name) if owner is not None else None
         if info is None or info.node is not owner or not info.is_module:
             if "backward" in words.get(id(function), ()):  # training code
-                found += _Scope(symbols, None, ids, {}).run(function)
+                found += run("training", function, lambda: _Scope(symbols, None, {}))
             elif owner is None and function.name in called:  # a helper the training calls:
-                scope = _Scope(symbols, None, ids, {})  # what it returns is backpropagated
-                scope.returns_to_backward = True
-                found += scope.run(function)
+                found += run("helper", function, lambda: _helper_scope(symbols))
             continue
         if owner.name in symbols.frozen_classes or function.name == "__init__":
             continue
         if id(owner) not in trained:
-            trained[id(owner)] = _trained_methods(owner) | (called - {"__init__"})
+            methods = _remembered(reuse, "trained", owner, (), lambda o=owner: _trained_methods(o))
+            trained[id(owner)] = methods | (called - {"__init__"})
         if function.name not in trained[id(owner)] and "backward" not in words.get(
             id(function), ()
         ):
             continue  # `generate()`, `predict()`: inference a backward never goes through
-        if id(owner) not in built:
-            built[id(owner)] = _attribute_constructors(info, symbols)
-        found += _Scope(symbols, info, ids, built[id(owner)]).run(function)
+
+        def method_scope(info=info, owner=owner) -> _Scope:
+            if id(owner) not in built:
+                built[id(owner)] = _attribute_constructors(info, symbols)
+            return _Scope(symbols, info, built[id(owner)])
+
+        found += run("method", function, method_scope)
     if "backward" in words.get(id(tree), ()):
-        found += _Scope(symbols, None, ids, {}).run(tree)
+        found += _Scope(symbols, None, {}).run(tree)
     return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
+
+
+def _remembered(reuse: _Reuse | None, question: str, node: ast.AST, inputs, compute):
+    """`compute()`, a fact of `node` alone (and `inputs`), kept across analyses in `reuse`."""
+    if reuse is None:
+        return compute()
+    key = (question, id(node))
+    found = reuse.memo.get(key)
+    if found is None or found[0] is not node or found[1] != inputs:
+        found = reuse.memo[key] = (node, inputs, compute())
+    return found[2]
+
+
+def _helper_scope(symbols: Symbols) -> _Scope:
+    """A module function the training code calls: what it returns is backpropagated."""
+    scope = _Scope(symbols, None, {})
+    scope.returns_to_backward = True
+    return scope
+
+
+FREEZING_WORDS = frozenset({"requires_grad", "requires_grad_"})
+MAX_REMEMBERED = 4096  # functions' results kept per document
+
+
+@dataclass(frozen=True)
+class _Remembered:
+    function: ast.AST
+    statements: tuple[ast.stmt, ...]  # what the run could read, compared by identity
+    linked: tuple[Symbols, ...]  # the project modules' symbols, compared by identity
+    facts: tuple  # the module-wide facts it used, compared by value
+    changes: list[InPlaceChange]
+
+
+class _Reuse:
+    """Which earlier results of one document's analyses still hold (an editor's keystroke, a
+    patched text a fix is proven on: the parser gives back the top-level statements the edit
+    did not touch, as the same objects).
+
+    A function's run reads, besides its own statement: the top-level statements that bind a
+    name it mentions, and transitively theirs (helpers it calls, the classes of its layers,
+    imports, globals); any statement that freezes parameters (`requires_grad`); facts taken
+    from the whole module (names used like modules, frozen modules and classes); and the
+    project modules it links to. Its result is reused only while all of those are the same:
+    a keystroke in one training function leaves the results of the model classes it does not
+    define in place."""
+
+    def __init__(self, memo: dict, tree: ast.Module, symbols: Symbols, index: TreeIndex):
+        self.memo, self.tree, self.parents = memo, tree, index.parents
+        self.statements = tree.body
+        self.words, self.bound = [], []
+        for statement in tree.body:
+            words, bound = self._names_of(statement)
+            self.words.append(words)
+            self.bound.append(bound)
+        self.freezing = {i for i, w in enumerate(self.words) if w & FREEZING_WORDS}
+        self.binders: dict[str, list[int]] = {}  # name -> the statements that bind it
+        for i, bound in enumerate(self.bound):
+            for name in bound:
+                self.binders.setdefault(name, []).append(i)
+        linked = {id(s): s for s in [*symbols.homes.values(), *symbols.modules.values()]}
+        self.linked = tuple(linked.values())
+        self.facts = (
+            frozenset(symbols.module_evidence),
+            frozenset(symbols.frozen),
+            frozenset(symbols.frozen_classes),
+        )
+        self.position = {id(s): i for i, s in enumerate(tree.body)}
+        self._read: dict[int, tuple[ast.stmt, ...]] = {}
+        self._edges: dict[int, set[int]] = {}
+
+    def get(self, kind: str, function) -> list[InPlaceChange] | None:
+        found = self.memo.get(_key(kind, function))
+        if found is None or found.function is not function:
+            return None
+        statements = self._read_by(function)
+        if (
+            len(found.statements) != len(statements)
+            or any(a is not b for a, b in zip(found.statements, statements, strict=True))
+            or len(found.linked) != len(self.linked)
+            or any(a is not b for a, b in zip(found.linked, self.linked, strict=True))
+            or found.facts != self.facts
+        ):
+            return None
+        return found.changes
+
+    def put(self, kind: str, function, changes: list[InPlaceChange]) -> None:
+        if len(self.memo) >= MAX_REMEMBERED:
+            self.memo.clear()
+        statements = self._read_by(function)
+        self.memo[_key(kind, function)] = _Remembered(
+            function, statements, self.linked, self.facts, changes
+        )
+
+    def _read_by(self, function) -> tuple[ast.stmt, ...]:
+        """The top-level statements the run of `function` can read, in source order."""
+        top = self._top(function)
+        if top is None:
+            return tuple(self.statements)  # not found: everything
+        if id(top) not in self._read:
+            reached: set[int] = set()
+            pending = [self.position[id(top)]]
+            while pending:
+                i = pending.pop()
+                if i not in reached:
+                    reached.add(i)
+                    pending += [j for j in self._binding(i) if j not in reached]
+            chosen = sorted(reached | self.freezing)
+            self._read[id(top)] = tuple(self.statements[i] for i in chosen)
+        return self._read[id(top)]
+
+    def _binding(self, i: int) -> set[int]:
+        """The statements that bind a name statement `i` mentions."""
+        found = self._edges.get(i)
+        if found is None:
+            binders = self.binders
+            found = self._edges[i] = {j for w in self.words[i] if w in binders for j in binders[w]}
+        return found
+
+    def _names_of(self, statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
+        """What a top-level statement mentions and binds, walked once per statement."""
+        key = ("statement", statement.lineno)
+        found = self.memo.get(key)
+        if found is None or found[0] is not statement:
+            found = (statement, _statement_words(statement), _bound_names(statement))
+            self.memo[key] = found
+        return found[1], found[2]
+
+    def _top(self, node: ast.AST) -> ast.stmt | None:
+        """The top-level statement that holds `node`."""
+        while True:
+            parent = self.parents.get(id(node))
+            if parent is None:
+                return None
+            if parent[0] is self.tree:
+                return node
+            node = parent[0]
+
+
+def _key(kind: str, function) -> tuple:
+    """Where a function's result is kept: by its place, so that the next version of a
+    function replaces the one before (an entry holds only for the very same objects)."""
+    return (kind, function.name, function.lineno, function.col_offset)
+
+
+def _statement_words(statement: ast.stmt) -> frozenset[str]:
+    """Every word (name, attribute, keyword) a top-level statement mentions."""
+    words: set[str] = set()
+    for node in walk(statement):
+        kind = type(node)
+        if kind is ast.Name:
+            words.add(node.id)
+        elif kind is ast.Attribute:
+            words.add(node.attr)
+        elif kind is ast.keyword and node.arg:
+            words.add(node.arg)
+    return frozenset(words)
+
+
+def _bound_names(statement: ast.stmt) -> frozenset[str]:
+    """The module-level names a top-level statement binds. A class binds only its own name:
+    a run reaches another class's methods through that name (a layer's constructor, a base
+    class), never through a method's name alone."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return frozenset({statement.name})
+    names = set()
+    for node in walk(statement):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return frozenset(names)
 
 
 def _called_from_training(scopes: list[ast.AST], symbols: Symbols) -> set[str]:
@@ -308,7 +501,7 @@ def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo
         return False
     name = params[0]
     built = _attribute_constructors(owner, symbols) if owner is not None else {}
-    scope = _Scope(symbols, owner, count(), built)
+    scope = _Scope(symbols, owner, built)
     scope.function = function
     for statement in function.body:
         if any(_changed_name(n, symbols, scope) == name for n in _in_place_nodes(statement)):
@@ -321,8 +514,8 @@ def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo
 class _Scope:
     """One function body run in order; see the module's docstring."""
 
-    def __init__(self, symbols: Symbols, owner: ClassInfo | None, ids, built: dict) -> None:
-        self.symbols, self.owner, self.ids = symbols, owner, ids
+    def __init__(self, symbols: Symbols, owner: ClassInfo | None, built: dict) -> None:
+        self.symbols, self.owner, self.ids = symbols, owner, count()
         self.returns_to_backward = owner is not None  # its values go to a backward elsewhere
         self.env: dict[str, Binding] = {}
         self.candidates: list[_Candidate] = []

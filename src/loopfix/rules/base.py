@@ -83,7 +83,12 @@ class FileContext:
         resolver=None,
     ) -> FileContext:
         tree = parser(text, filename)
-        model = build_model(tree, resolver=resolver, pieces=getattr(parser, "pieces", None))
+        model = build_model(
+            tree,
+            resolver=resolver,
+            pieces=getattr(parser, "pieces", None),
+            saved_memo=getattr(parser, "saved_changes", None),
+        )
         options = options or Options()
         return cls(text, tree, model, Layout(text), options, filename, resolver, parser)
 
