@@ -32,8 +32,9 @@ class ChunkParser:
         self.cache: OrderedDict[tuple[int, str], list[ast.stmt]] = OrderedDict()
         # the index of each statement in the cache (`loopfix.model.index.index_tree`)
         self.pieces: dict[int, tuple] = {}
-        # saved-tensor results of functions whose statements it gave back (`saved.py`)
-        self.saved_changes: dict[tuple, object] = {}
+        # facts of the statements it gave back, kept for the next analysis: loops' facts
+        # (`Interpreter._kept_loop_facts`), functions' saved tensors (`saved._Reuse`)
+        self.facts: dict[tuple, object] = {}
 
     def __call__(self, text: str, filename: str = "<unknown>") -> ast.Module:
         body: list[ast.stmt] = []

@@ -29,7 +29,7 @@ from loopfix.model.graphs import (
     join_envs,
     union,
 )
-from loopfix.model.index import walk
+from loopfix.model.index import MAX_KEPT, kept_fact, walk
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
@@ -51,9 +51,14 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     autograd events come from the mixins."""
 
     def __init__(
-        self, symbols: Symbols, observations: Observations, instances: Instances | None = None
+        self,
+        symbols: Symbols,
+        observations: Observations,
+        instances: Instances | None = None,
+        kept: dict | None = None,
     ) -> None:
         self.symbols = symbols
+        self.kept = kept  # facts of loops kept across the analyses of one document
         self.obs = observations
         self.instances = instances or Instances(symbols, CallSites())
         self.call_sites = self.instances.call_sites
@@ -561,10 +566,34 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         of the loops around it)."""
         facts = self._facts.get(id(node))
         if facts is None:
-            counter = loop_counter(node, self._module_constant)
-            carried = _loop_carried_names(node)
-            invariant = invariant_tests(node, self.symbols.global_names())
-            facts = self._facts[id(node)] = (counter, invariant, carried)
+            facts = self._facts[id(node)] = self._kept_loop_facts(node)
+        return facts
+
+    def _kept_loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
+        """`_loop_facts` as an earlier analysis of the same document found them (`kept`),
+        while the loop is the same object and every module-wide answer they used is too:
+        the names declared `global`, and each module constant its counter asked for."""
+        rebound = self.symbols.global_names()
+        found = self.kept.get(("loop facts", id(node))) if self.kept is not None else None
+        if (
+            found is not None
+            and found[0] is node
+            and found[1][0] == rebound
+            and all(self._module_constant(name) == value for name, value in found[1][1])
+        ):
+            return found[2]
+        asked: list[tuple[str, int | None]] = []
+
+        def constant(name: str) -> int | None:
+            asked.append((name, self._module_constant(name)))
+            return asked[-1][1]
+
+        facts = (loop_counter(node, constant), invariant_tests(node, rebound))
+        facts += (_loop_carried_names(node),)
+        if self.kept is not None:
+            if len(self.kept) >= MAX_KEPT:
+                self.kept.clear()
+            self.kept[("loop facts", id(node))] = (node, (rebound, tuple(asked)), facts)
         return facts
 
     def _module_constant(self, name: str) -> int | None:
@@ -734,15 +763,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return set()
         indexed = self._indexed.get(id(loop))
         if indexed is None:  # the syntax once per loop; what it names depends on the frame
-            index = loop.target.id
-            indexed = self._indexed[id(loop)] = [
-                node.value
-                for statement in loop.body
-                for node in walk(statement)
-                if isinstance(node, ast.Subscript)
-                and isinstance(node.slice, ast.Name)
-                and node.slice.id == index
-            ]
+            indexed = self._indexed[id(loop)] = kept_fact(
+                self.kept, "indexed", loop, lambda: _indexed_reads(loop, loop.target.id)
+            )
         return {key for value in indexed if (key := self.key_for(value)) is not None}
 
     def containers_iterated(self, loop: ast.AST) -> frozenset[str]:
@@ -935,6 +958,18 @@ def _stores_to(loop: ast.AST, dotted: str) -> bool:
         and dotted_name(node) == dotted
         for node in walk(loop)
     )
+
+
+def _indexed_reads(loop: ast.For | ast.AsyncFor, index: str) -> list[ast.expr]:
+    """What the loop's body subscripts with its index (`xs` in `xs[t]`)."""
+    return [
+        node.value
+        for statement in loop.body
+        for node in walk(statement)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == index
+    ]
 
 
 def _loop_carried_names(loop: ast.AST) -> set[str]:

@@ -16,7 +16,7 @@ from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
-from loopfix.model.index import TreeIndex, index_tree, walk
+from loopfix.model.index import TreeIndex, index_tree, kept_fact, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
@@ -38,7 +38,10 @@ class LoopModel:
     parents: dict[int, tuple[ast.AST, Block]] = field(default_factory=dict)
     index: TreeIndex | None = field(default=None, repr=False)
     _saved_changes: list | None = field(default=None, repr=False)
-    saved_memo: dict | None = field(default=None, repr=False)  # kept across analyses
+    # what the parser keeps across the analyses of one document (`ChunkParser`): the index of
+    # each statement, facts of the statements it gave back
+    pieces: dict | None = field(default=None, repr=False)
+    kept: dict | None = field(default=None, repr=False)
     _functions: list | None = field(default=None, repr=False)  # every function, for scope_of
     _names: frozenset[str] | None = field(default=None, repr=False)  # see `names_in_use`
     # (question, loop or function id) -> answer: questions rules ask of a loop again
@@ -580,7 +583,7 @@ class LoopModel:
             from loopfix.model.saved import saved_tensor_changes
 
             self._saved_changes = saved_tensor_changes(
-                self.tree, self.symbols, self.index, self.saved_memo
+                self.tree, self.symbols, self.index, self.kept, self.pieces
             )
         return self._saved_changes
 
@@ -588,8 +591,10 @@ class LoopModel:
         """Every name the module's code uses, and its functions' (read once: a fix that
         adds a name asks for each placement it tries)."""
         if self._names is None:
-            used = {n.id for n in walk(self.tree) if isinstance(n, ast.Name)}
-            self._names = frozenset(used | set(self.symbols.functions))
+            used = set(self.symbols.functions)
+            for statement in self.tree.body:
+                used |= kept_fact(self.kept, "names", statement, lambda s=statement: _names_used(s))
+            self._names = frozenset(used)
         return self._names
 
     def detaching_functions(self) -> list[str]:
@@ -602,7 +607,7 @@ class LoopModel:
 
 
 def build_model(
-    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, saved_memo=None
+    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, facts=None
 ) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
     `every_scope` (for questions about code without a backward pass). `resolver` links
@@ -610,7 +615,7 @@ def build_model(
 
     The modules that import it run first, for what they pass (`record_calls_into`); then
     its own scopes (`_run_scopes`). `pieces`: the parser's index of each statement it reused
-    (`index_tree`); `saved_memo`: its saved-tensor results (`saved.saved_tensor_changes`)."""
+    (`index_tree`); `facts`: what it keeps of the statements it gave back (`ChunkParser`)."""
     index = index_tree(tree, pieces)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
@@ -627,14 +632,14 @@ def build_model(
             break
         statements_run += record_calls_into(caller_tree, caller_symbols, call_sites, budget)
     instances = Instances(symbols, call_sites)
-    interpreter = Interpreter(symbols, observations, instances)
+    interpreter = Interpreter(symbols, observations, instances, kept=facts)
     _run_scopes(interpreter, tree, index, relevant)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
     model.statements_run = statements_run + interpreter.statements_run
     model.parents = index.parents
     model.index = index
-    model.saved_memo = saved_memo
+    model.pieces, model.kept = pieces, facts
     return model
 
 
@@ -819,6 +824,10 @@ def _returns_detached(function, symbols: Symbols) -> bool:
     flow = interpreter.exec_block(function.body, env)
     returned = flow.returned
     return returned is not None and not returned.graphs and flow.normal is None
+
+
+def _names_used(node: ast.AST) -> frozenset[str]:
+    return frozenset(n.id for n in walk(node) if isinstance(n, ast.Name))
 
 
 def _root(node: ast.expr) -> str | None:

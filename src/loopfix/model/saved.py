@@ -25,7 +25,7 @@ import ast
 from dataclasses import dataclass, field
 from itertools import count
 
-from loopfix.model.index import TreeIndex, walk
+from loopfix.model.index import MAX_KEPT, TreeIndex, kept_fact, walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -201,16 +201,21 @@ class _Candidate:
 
 
 def saved_tensor_changes(
-    tree: ast.Module, symbols: Symbols, index: TreeIndex, memo: dict | None = None
+    tree: ast.Module,
+    symbols: Symbols,
+    index: TreeIndex,
+    memo: dict | None = None,
+    pieces: dict | None = None,
 ) -> list[InPlaceChange]:
     """Every proven in-place change of a saved tensor in the module: in each method of its
     `torch.nn.Module` classes (where the parameters make values require grad) and in each
     other function and the module body, when they call `backward()`. `index` is the
-    module's (`index.py`). `memo` (a `ChunkParser`'s `saved_changes`, kept across the
+    module's (`index.py`). `memo` (a `ChunkParser`'s `facts`, kept across the
     analyses of one document) gives back each function's changes from an earlier analysis
-    while every statement its run can read is the same (`_Reuse`)."""
+    while every statement its run can read is the same (`_Reuse`); `pieces`, the parser's
+    index of each statement, says what each mentions."""
     functions, words = index.functions, index.words
-    reuse = _Reuse(memo, tree, symbols, index) if memo is not None else None
+    reuse = _Reuse(memo, tree, symbols, index, pieces or {}) if memo is not None else None
     found: list[InPlaceChange] = []
     built: dict[int, dict] = {}
     trained: dict[int, set[str]] = {}
@@ -218,13 +223,9 @@ def saved_tensor_changes(
     imports = frozenset(symbols.imports.items())  # what `torch.no_grad` is spelled as
     called: set[str] = set()
     for scope in training:  # the module's own (a new tree each time) is not kept
-        remembered = reuse if scope is not tree else None
-        called |= _remembered(
-            remembered,
-            "called",
-            scope,
-            imports,
-            lambda s=scope: _called_from_training([s], symbols),
+        kept = memo if scope is not tree else None
+        called |= kept_fact(
+            kept, "called", scope, lambda s=scope: _called_from_training([s], symbols), imports
         )
 
     def run(kind: str, function, make) -> list[InPlaceChange]:
@@ -248,7 +249,7 @@ def saved_tensor_changes(
         if owner.name in symbols.frozen_classes or function.name == "__init__":
             continue
         if id(owner) not in trained:
-            methods = _remembered(reuse, "trained", owner, (), lambda o=owner: _trained_methods(o))
+            methods = kept_fact(memo, "trained", owner, lambda o=owner: _trained_methods(o))
             trained[id(owner)] = methods | (called - {"__init__"})
         if function.name not in trained[id(owner)] and "backward" not in words.get(
             id(function), ()
@@ -266,17 +267,6 @@ def saved_tensor_changes(
     return sorted(found, key=lambda c: (c.statement.lineno, c.statement.col_offset))
 
 
-def _remembered(reuse: _Reuse | None, question: str, node: ast.AST, inputs, compute):
-    """`compute()`, a fact of `node` alone (and `inputs`), kept across analyses in `reuse`."""
-    if reuse is None:
-        return compute()
-    key = (question, id(node))
-    found = reuse.memo.get(key)
-    if found is None or found[0] is not node or found[1] != inputs:
-        found = reuse.memo[key] = (node, inputs, compute())
-    return found[2]
-
-
 def _helper_scope(symbols: Symbols) -> _Scope:
     """A module function the training code calls: what it returns is backpropagated."""
     scope = _Scope(symbols, None, {})
@@ -285,7 +275,6 @@ def _helper_scope(symbols: Symbols) -> _Scope:
 
 
 FREEZING_WORDS = frozenset({"requires_grad", "requires_grad_"})
-MAX_REMEMBERED = 4096  # functions' results kept per document
 
 
 @dataclass(frozen=True)
@@ -310,8 +299,10 @@ class _Reuse:
     a keystroke in one training function leaves the results of the model classes it does not
     define in place."""
 
-    def __init__(self, memo: dict, tree: ast.Module, symbols: Symbols, index: TreeIndex):
-        self.memo, self.tree, self.parents = memo, tree, index.parents
+    def __init__(
+        self, memo: dict, tree: ast.Module, symbols: Symbols, index: TreeIndex, pieces: dict
+    ):
+        self.memo, self.tree, self.parents, self.pieces = memo, tree, index.parents, pieces
         self.statements = tree.body
         self.words, self.bound = [], []
         for statement in tree.body:
@@ -350,7 +341,7 @@ class _Reuse:
         return found.changes
 
     def put(self, kind: str, function, changes: list[InPlaceChange]) -> None:
-        if len(self.memo) >= MAX_REMEMBERED:
+        if len(self.memo) >= MAX_KEPT:
             self.memo.clear()
         statements = self._read_by(function)
         self.memo[_key(kind, function)] = _Remembered(
@@ -387,7 +378,12 @@ class _Reuse:
         key = ("statement", statement.lineno)
         found = self.memo.get(key)
         if found is None or found[0] is not statement:
-            found = (statement, _statement_words(statement), _bound_names(statement))
+            piece = self.pieces.get(id(statement))
+            if piece is not None and piece[0] is statement:  # the index has its words
+                words = frozenset().union(*piece[1].words.values())
+            else:
+                words = _statement_words(statement)
+            found = (statement, words, _bound_names(statement))
             self.memo[key] = found
         return found[1], found[2]
 

@@ -1,20 +1,24 @@
-"""LF008's results kept across the analyses of one document (`saved._Reuse`, what makes an
-editor's keystroke and each proof of a fix cheap): after any edit of one top-level statement
-that leaves the others where they were, the changes found with the results of the analysis
-before it are exactly the ones found from scratch."""
+"""What a `ChunkParser` keeps across the analyses of one document (LF008's results per
+function, `saved._Reuse`; loops' facts; the names each statement uses), which makes an
+editor's keystroke and each proof of a fix cheap: after any edit of one top-level statement
+that leaves the others where they were, what is found with what the analysis before it kept
+is exactly what is found from scratch."""
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
-from loopfix.parse import ChunkParser
+from loopfix.analysis import analyse_source
+from loopfix.parse import ChunkParser, parse
 from loopfix.rules.base import FileContext
+from loopfix.source import SourceFile
 
 from corpus_cases import CASES
 
-# in-place spellings an edit turns off (or on): each changes what a function does in place
+# in-place spellings an edit turns off (or on): each changes what a function does in place,
 TOGGLES = [
     ("inplace=True", "inplace=False"),
     ("inplace=False", "inplace=True"),
@@ -25,6 +29,10 @@ TOGGLES = [
     ("requires_grad = False", "requires_grad = True"),
     ("requires_grad_(False)", "requires_grad_(True)"),
     ("torch.sigmoid(", "torch.neg("),
+    # and what a loop carries or tests of its counter
+    (".detach()", ".clone()"),
+    ("== 0", "== 1"),
+    ("% 2", "% 3"),
 ]
 # every LF008 case (its negative ones too), and some of another rule's: their training code
 FILES = [case for case in CASES if case.name.startswith("lf008")]
@@ -70,3 +78,47 @@ def test_results_kept_from_the_last_analysis_are_the_ones_found_afresh(case):
         reused_any |= any(id(c) in earlier for c in kept.model.saved_tensor_changes())
     if "LF008" in case.rules:  # some edit left the function with the change alone
         assert reused_any
+
+
+def _findings(text: str, parser) -> list[tuple]:
+    source = SourceFile.from_text(Path("case.py"), text)
+    result = analyse_source(source, plan_fixes=False, parser=parser, project=None)
+    return [(f.rule, f.start, f.end, f.message) for f in result.findings]
+
+
+# a few cases of every rule: what the parser keeps of loops (their counters, carried names)
+# and of statements serves every rule
+SAMPLE = [
+    case
+    for prefix in sorted({c.name.split("_")[0] for c in CASES})
+    for case in [c for c in CASES if c.name.startswith(prefix + "_")][:4]
+]
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=lambda c: c.name)
+def test_every_finding_after_an_edit_is_the_one_found_afresh(case):
+    text = case.before.read_text()
+    for variant in _edits(text):
+        parser = ChunkParser()
+        _findings(text, parser)
+        assert _findings(variant, parser) == _findings(variant, parse), variant
+
+
+LOOP = """\
+import torch
+
+model = torch.nn.Linear(2, 1)
+for step in range(10):
+    loss = model(torch.ones(1, 2)).sum()
+    if step == {k}:  # 0: a test of the first iteration, which the loop's counter records
+        loss.backward()
+"""
+
+
+def test_a_loop_edited_in_place_is_read_again():
+    parser = ChunkParser()
+    FileContext.parse(LOOP.format(k=1), parser=parser)
+    edited = FileContext.parse(LOOP.format(k=0), parser=parser)
+    loop = edited.tree.body[-1]
+    _, _, (counter, _, _) = parser.facts[("loop facts", id(loop))]
+    assert counter is not None and counter.index == "step" and counter.start == 0
