@@ -122,3 +122,27 @@ def test_a_loop_edited_in_place_is_read_again():
     loop = edited.tree.body[-1]
     _, _, (counter, _, _) = parser.facts[("loop facts", id(loop))]
     assert counter is not None and counter.index == "step" and counter.start == 0
+
+
+# (file in data/kept, an edit of a statement other than the one with the in-place change):
+# each edit changes what that change depends on, through a module-level fact the model
+# gathers beyond the statements a function names at the top level
+DEPENDENCIES = [
+    ("def_inside_if.py", "t.add_(1.0)", "t.add(1.0) "),  # `if True: def bump(t): ...`
+    ("layer_class_inside_try.py", "t.add_(1.0)", "t.add(1.0) "),  # `try: class Bump: ...`
+    ("import_inside_function.py", "functional as F", "functional as G"),  # imports: any depth
+    ("base_method_per_subclass.py", "self.bump(x)", "self.bumq(x)"),  # a base's method
+    ("mutual_recursion.py", "return f(x)", "return h(x)"),  # who asks first
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new"), DEPENDENCIES)
+def test_an_edit_of_what_a_function_depends_on_is_seen(name, old, new):
+    text = (Path(__file__).parent / "data" / "kept" / name).read_text()
+    edited = text.replace(old, new)
+    assert edited != text
+    for before, after in [(text, edited), (edited, text)]:
+        parser = ChunkParser()
+        FileContext.parse(before, parser=parser).model.saved_tensor_changes()
+        kept = FileContext.parse(after, parser=parser)
+        assert _signature(kept) == _signature(FileContext.parse(after))

@@ -379,11 +379,12 @@ class _Reuse:
         found = self.memo.get(key)
         if found is None or found[0] is not statement:
             piece = self.pieces.get(id(statement))
-            if piece is not None and piece[0] is statement:  # the index has its words
-                words = frozenset().union(*piece[1].words.values())
+            piece = piece[1] if piece is not None and piece[0] is statement else None
+            if piece is not None:  # the index has its words
+                words = frozenset().union(*piece.words.values())
             else:
                 words = _statement_words(statement)
-            found = (statement, words, _bound_names(statement))
+            found = (statement, words, _bound_names(statement, piece))
             self.memo[key] = found
         return found[1], found[2]
 
@@ -418,19 +419,31 @@ def _statement_words(statement: ast.stmt) -> frozenset[str]:
     return frozenset(words)
 
 
-def _bound_names(statement: ast.stmt) -> frozenset[str]:
-    """The module-level names a top-level statement binds. A class binds only its own name:
-    a run reaches another class's methods through that name (a layer's constructor, a base
-    class), never through a method's name alone."""
+def _bound_names(statement: ast.stmt, piece=None) -> frozenset[str]:
+    """The module-level names a top-level statement can bind. A function or a class: its own
+    name (a run reaches another class's methods through that name: a layer's constructor, a
+    base class; never through a method's name alone), and the names of any import inside it
+    (the module's imports are gathered at any depth). Any other statement: every name it
+    stores, imports or defines, at any depth (a `def` inside `if` or `try` is the module's
+    function). `piece`: the statement's index (`index_tree`), which lists its imports."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return frozenset({statement.name})
+        imports = [e[-1] for e in piece.imports] if piece is not None else walk(statement)
+        aliases = (a for node in imports if isinstance(node, ast.Import | ast.ImportFrom)
+                   for a in node.names)  # fmt: skip
+        return frozenset({statement.name, *(_alias_name(a) for a in aliases)})
     names = set()
     for node in walk(statement):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
         elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
+            names.add(_alias_name(node))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
     return frozenset(names)
+
+
+def _alias_name(alias: ast.alias) -> str:
+    return (alias.asname or alias.name).split(".")[0]
 
 
 def _called_from_training(scopes: list[ast.AST], symbols: Symbols) -> set[str]:
@@ -480,13 +493,33 @@ def mutates_first_argument(
     """Whether `function` (a `forward(self, x)` or `f(x)`) changes its first tensor argument
     in place before binding the name to anything else: by an in-place operation, an in-place
     module of `owner` (its class: `x = self.act(x)` with `nn.ReLU(inplace=True)`), or a call
-    that does. Answered once per function; a recursive call counts as no change."""
-    key = ("mutates its first argument", id(function))
+    that does. Answered once per function and class (a base's method means the subclass's
+    layers). A call back into a function still being answered counts as no change: the
+    answer of the outermost one is then the least fixpoint, but the answers of those in
+    between rest on that guess and are not kept (asked later, they are worked out again,
+    so no answer depends on which was asked first)."""
+    key = ("mutates its first argument", id(function), id(owner.node) if owner else None)
     if key in symbols.facts:
         return bool(symbols.facts[key])
-    symbols.facts[key] = False
-    symbols.facts[key] = _mutates_first(function, symbols, owner)
-    return bool(symbols.facts[key])
+    if key in _ASKING:
+        _GUESSED.update(_ASKING[_ASKING.index(key) + 1 :])
+        return False
+    _ASKING.append(key)
+    try:
+        answer = _mutates_first(function, symbols, owner)
+    finally:
+        _ASKING.pop()
+    if key in _GUESSED:
+        _GUESSED.discard(key)
+    else:
+        symbols.facts[key] = answer
+    return answer
+
+
+# the questions `mutates_first_argument` is answering, outermost first, and those of them
+# whose answer rests on the guess for one further out
+_ASKING: list[tuple] = []
+_GUESSED: set[tuple] = set()
 
 
 def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None) -> bool:
