@@ -203,16 +203,23 @@ class Run:
         shown: set[str] = set()  # a broken module is named once, however many import it
         # a file without a backward pass is not analysed, so not parsed, when asked for: its
         # syntax error (seen because a checked file imports it) is the importer's warning
-        checked = {Path(found).resolve() for found in files} - {
-            Path(report.path).resolve() for report in reports if report.skipped == NO_BACKWARD
-        }
+        checked = functools.cache(  # resolved only when some file has an error
+            lambda: (
+                {Path(found).resolve() for found in files}
+                - {
+                    Path(report.path).resolve()
+                    for report in reports
+                    if report.skipped == NO_BACKWARD
+                }
+            )
+        )
         for report in reports:
             report.path = _display(Path(report.path))
             for message in report.errors:
                 if message in shown:
                     continue
                 shown.add(message)
-                if _names_another_file(message, checked):
+                if _names_another_file(message, checked()):
                     # a module a checked file imports, outside what was asked for (as Ruff,
                     # only the files asked for are errors): its importers were checked
                     # without it

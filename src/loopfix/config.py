@@ -63,7 +63,7 @@ class Config:
     def rules_for(self, path: Path | None = None) -> list[Rule]:
         """The rules that run on `path`: selected, not ignored, not ignored for that file."""
         ignored = set(self.ignore)
-        relative = self.relative(path) if path is not None else None
+        relative = self.relative(path) if path is not None and self.per_file_ignores else None
         for pattern, codes in self.per_file_ignores:
             if relative is not None and matches(relative, pattern):
                 ignored |= set(codes)

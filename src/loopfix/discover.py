@@ -33,8 +33,10 @@ def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Pa
     roots = [Path(os.path.realpath(p if p.is_dir() else p.parent)) for p in paths]
     seen: set[str] = set()
     for path in paths:
-        if path.is_dir():
+        walked = path.is_dir()
+        if walked:
             candidates = _walk(path, config)
+            real_root, root = os.path.realpath(path), os.fspath(path)
         elif path.is_file() or path.is_symlink():
             candidates = iter([] if config.excluded(path) else [path])
         else:
@@ -45,7 +47,10 @@ def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Pa
             if problem is not None:
                 yield problem
                 continue
-            real = os.path.realpath(found)
+            if walked and not found.is_symlink():  # the walk follows no folder link
+                real = os.path.join(real_root, os.path.relpath(found, root))
+            else:
+                real = os.path.realpath(found)
             if real not in seen:
                 seen.add(real)
                 yield found

@@ -200,6 +200,35 @@ class ScanSettings:
 
 def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     """One file's report: from the cache when its content was seen with these settings."""
+    looked_up = _look_up(path, settings)
+    if isinstance(looked_up, FileReport):
+        return looked_up
+    data, cache, key, rules, named = looked_up
+    shown = str(path)
+    consulted: set[Path] = set()
+    if not _relevant(path, data, consulted):
+        problem = _syntax_error(path, data) if named else None
+        if problem is not None:
+            return FileReport(shown, errors=[problem])
+        report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
+    else:
+        report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
+        trim_projects()
+    if cache is not None and not report.errors:  # messages name the path; errors are cheap
+        cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
+    return report
+
+
+def known_report(path: Path, settings: ScanSettings) -> FileReport | None:
+    """The file's report when no analysis is needed (it is in the cache, unchanged with
+    what it depends on, or it cannot be read), else None."""
+    looked_up = _look_up(path, settings)
+    return looked_up if isinstance(looked_up, FileReport) else None
+
+
+def _look_up(path: Path, settings: ScanSettings):
+    """The file's report from the cache or its read error, else what analysing it needs:
+    (its bytes, the cache, the cache key, its rules, whether it was named)."""
     shown = str(path)
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
@@ -218,18 +247,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     usable = hit is not None and not (named and hit.get("skipped") == NO_BACKWARD)
     if usable and unchanged(hit.get("dependencies", {})):
         return FileReport(**{**hit, "path": shown, "cached": True})
-    consulted: set[Path] = set()
-    if not _relevant(path, data, consulted):
-        problem = _syntax_error(path, data) if named else None
-        if problem is not None:
-            return FileReport(shown, errors=[problem])
-        report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
-    else:
-        report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
-        trim_projects()
-    if cache is not None and not report.errors:  # messages name the path; errors are cheap
-        cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
-    return report
+    return data, cache, key, rules, named
 
 
 def _syntax_error(path: Path, data: bytes) -> str | None:
@@ -313,7 +331,9 @@ def scan(
     jobs: int,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[FileReport]:
-    """Reports for `paths` (files), in their order; `progress(n)` after each n files."""
+    """Reports for `paths` (files), in their order; `progress(n)` after each n files. With
+    several `jobs`, the files the cache answers are read here first and only the others go
+    to the worker processes (a warm run starts none)."""
     forget_roots()
     if jobs <= 1 or len(paths) < SEQUENTIAL_BELOW:
         for path in paths:
@@ -321,15 +341,26 @@ def scan(
             if progress:
                 progress(1)
         return
+    known = [known_report(path, settings) for path in paths]
+    missing = [path for path, report in zip(paths, known, strict=True) if report is None]
+    fresh = iter(_analysed(missing, settings, jobs))
+    for report in known:
+        yield report if report is not None else next(fresh)
+        if progress:
+            progress(1)
+
+
+def _analysed(paths: list[Path], settings: ScanSettings, jobs: int) -> Iterator[FileReport]:
+    """`analyse_path` of each of `paths`, in their order, in `jobs` worker processes."""
+    if len(paths) < SEQUENTIAL_BELOW:
+        yield from (analyse_path(path, settings) for path in paths)
+        return
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         # small chunks: the few files that cost anything (training scripts) often sit
         # together in one folder, and a large chunk of them would keep one worker busy
         chunk = max(1, min(8, len(paths) // (jobs * 8)))
-        for report in pool.map(_analyse_in_worker, paths, [settings] * len(paths), chunksize=chunk):
-            yield report
-            if progress:
-                progress(1)
+        yield from pool.map(_analyse_in_worker, paths, [settings] * len(paths), chunksize=chunk)
 
 
 def _analyse_in_worker(path: Path, settings: ScanSettings) -> FileReport:
