@@ -187,6 +187,15 @@ def test_a_symlink_inside_is_fixed_once_through_its_target(project):
     assert "Fixed 1 finding(s) in 1 file(s)." in result.stderr
 
 
+def test_a_file_reached_through_overlapping_or_linked_folders_is_checked_once(project):
+    (project / "sub").mkdir()
+    (project / "sub" / "train.py").write_text(BUGGY)
+    (project.parent / f"{project.name}-link").symlink_to(project, target_is_directory=True)
+    linked = f"../{project.name}-link"
+    result = runner.invoke(app, ["check", "--no-cache", ".", "sub", linked, f"{linked}/sub"])
+    assert result.stdout.count("LF001") == 2, result.stdout  # train.py and sub/train.py
+
+
 def test_a_file_over_the_limit_is_skipped_before_it_is_read(project, monkeypatch):
     (project / "big.py").write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
     monkeypatch.setattr(Path, "read_bytes", lambda path: pytest.fail(f"read {path}"))
