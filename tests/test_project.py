@@ -364,3 +364,18 @@ def test_a_run_keeps_at_most_max_kept_modules_parsed_and_finds_the_same(tmp_path
     trimmed = [r.findings for r in scan(paths, ScanSettings(Config(), None), 1)]
     assert project_module._PROJECTS[tmp_path.resolve()].modules == {}  # dropped after each
     assert trimmed == kept and all(rows for rows in kept)
+
+
+def test_an_editor_keystroke_finds_a_module_created_since(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "models.py").write_text("class Net: pass\n")
+    script = tmp_path / "train.py"
+    script.write_text("from models import Net\nfrom helpers import step\n")
+    project = Project(tmp_path.resolve())
+    assert project.importers_of(tmp_path / "models.py") == {script.resolve()}
+    assert project.find(script, "helpers", 0) is None
+    (tmp_path / "helpers.py").write_text("def step(): pass\n")
+    project.imports_changed(script)  # a keystroke that leaves the import lines as they were
+    assert project.find(script, "helpers", 0) == (tmp_path / "helpers.py").resolve()
+    assert project.importers_of(tmp_path / "helpers.py") == {script.resolve()}
+    assert project.importers_of(tmp_path / "models.py") == {script.resolve()}

@@ -128,6 +128,8 @@ class Project:
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
+    # importer -> what its import lines named when `imports_changed` last read them
+    _last_imports: dict[Path, list] = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -198,14 +200,21 @@ class Project:
 
     def imports_changed(self, importer: Path) -> None:
         """`importer`'s text changed (an editor's buffer): what it imports is read again,
-        and imports are looked up afresh (a module it names may have been created since)."""
-        self._files.clear()
+        and imports not found before are looked up again (a module it names may have been
+        created since); every import is, when its import lines changed (or it is new). A
+        keystroke elsewhere in the file does not look up again what was found."""
+        importer = Path(importer).resolve()
+        modules = self._imported_modules(importer)
+        if self._last_imports.get(importer) == modules:
+            self._files = {key: found for key, found in self._files.items() if found is not None}
+        else:
+            self._last_imports[importer] = modules
+            self._files.clear()
         if self._importers is None:
             return
-        importer = Path(importer).resolve()
         for importers in self._importers.values():
             importers.discard(importer)
-        for module, level in self._imported_modules(importer):
+        for module, level in modules:
             target = self.find(importer, module, level)
             if target is not None and target != importer:
                 self._importers.setdefault(target, set()).add(importer)

@@ -42,6 +42,7 @@ class LoopfixServer(LanguageServer):
         self.shown: set[str] = set()  # settings errors already shown to the user
         # uri -> (document version, diagnostics of its last `loopfix.diagnose` run)
         self.diagnosed: dict[str, tuple] = {}
+        self._opened: tuple[set[str], dict[str, Path]] | None = None  # see `open_documents`
 
     # -- settings -----------------------------------------------------------------------
     def config_for(self, uri: str) -> Config:
@@ -80,14 +81,18 @@ class LoopfixServer(LanguageServer):
     def read_module(self, path: Path) -> str | None:
         """A module's text: the editor's buffer when it is open (unsaved edits count), else
         the disk."""
-        document = self.open_documents().get(path.resolve())
+        documents, document = self.open_documents(), None
+        if any(opened.name == path.name for opened in documents):  # resolved only then
+            document = documents.get(path) or documents.get(path.resolve())
         return document.source if document is not None else read_disk(path)
 
     def open_documents(self) -> dict:
-        return {
-            features.uri_to_path(uri).resolve(): document
-            for uri, document in self.workspace.text_documents.items()
-        }
+        """The open documents by resolved path (resolved once per set of open documents)."""
+        opened = self.workspace.text_documents
+        if self._opened is None or self._opened[0] != opened.keys():
+            paths = {uri: features.uri_to_path(uri).resolve() for uri in opened}
+            self._opened = (set(opened.keys()), paths)
+        return {path: opened[uri] for uri, path in self._opened[1].items()}
 
     def dependents_of(self, uri: str) -> list[str]:
         """Open documents whose last analysis looked into the module `uri` is."""

@@ -370,7 +370,8 @@ class _Reuse:
         found = self._edges.get(i)
         if found is None:
             binders = self.binders
-            found = self._edges[i] = {j for w in self.words[i] if w in binders for j in binders[w]}
+            named = self.words[i] & binders.keys()  # a set operation: words are many
+            found = self._edges[i] = {j for w in named for j in binders[w]}
         return found
 
     def _names_of(self, statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
