@@ -22,6 +22,7 @@ behind a test of `training` or grad mode, and loops' state across iterations are
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -502,25 +503,31 @@ def mutates_first_argument(
     key = ("mutates its first argument", id(function), id(owner.node) if owner else None)
     if key in symbols.facts:
         return bool(symbols.facts[key])
-    if key in _ASKING:
-        _GUESSED.update(_ASKING[_ASKING.index(key) + 1 :])
+    asking, guessed = _questions()
+    if key in asking:
+        guessed.update(asking[asking.index(key) + 1 :])
         return False
-    _ASKING.append(key)
+    asking.append(key)
     try:
         answer = _mutates_first(function, symbols, owner)
     finally:
-        _ASKING.pop()
-    if key in _GUESSED:
-        _GUESSED.discard(key)
+        asking.pop()
+    if key in guessed:
+        guessed.discard(key)
     else:
         symbols.facts[key] = answer
     return answer
 
 
-# the questions `mutates_first_argument` is answering, outermost first, and those of them
-# whose answer rests on the guess for one further out
-_ASKING: list[tuple] = []
-_GUESSED: set[tuple] = set()
+_ANSWERING = threading.local()  # an editor may analyse in more than one thread
+
+
+def _questions() -> tuple[list[tuple], set[tuple]]:
+    """The questions `mutates_first_argument` is answering in this thread, outermost first,
+    and those of them whose answer rests on the guess for one further out."""
+    if not hasattr(_ANSWERING, "asking"):
+        _ANSWERING.asking, _ANSWERING.guessed = [], set()
+    return _ANSWERING.asking, _ANSWERING.guessed
 
 
 def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None) -> bool:
