@@ -25,7 +25,7 @@ SETUP = (
     "corpus/lf001_lstm_word_lm_slicing/before.py "
     "corpus/lf002_gan_generator_reuses_d_output/before.py"
 )
-TEST_COMMAND = ".venv/bin/python -m pytest"
+TEST_COMMAND = ".venv/bin/python -m pytest -n 2 --dist loadfile"
 
 
 def test_mkdocs_build_strict(tmp_path):
