@@ -120,7 +120,7 @@ def test_a_loop_edited_in_place_is_read_again():
     FileContext.parse(LOOP.format(k=1), parser=parser)
     edited = FileContext.parse(LOOP.format(k=0), parser=parser)
     loop = edited.tree.body[-1]
-    _, _, (counter, _, _) = parser.facts[("loop facts", id(loop))]
+    _, _, (counter, _, _) = parser.kept[("loop facts", id(loop))]
     assert counter is not None and counter.index == "step" and counter.start == 0
 
 

@@ -34,7 +34,7 @@ class ChunkParser:
         self.pieces: dict[int, tuple] = {}
         # facts of the statements it gave back, kept for the next analysis: loops' facts
         # (`Interpreter._kept_loop_facts`), functions' saved tensors (`saved._Reuse`)
-        self.facts: dict[tuple, object] = {}
+        self.kept: dict[tuple, object] = {}
 
     def __call__(self, text: str, filename: str = "<unknown>") -> ast.Module:
         body: list[ast.stmt] = []

@@ -187,9 +187,10 @@ def line_starts(text: str) -> list[int]:
     """The offset where each line begins (read-only: the last text's list is kept, since a
     file's source, its layout and the editor's positions ask for the same text in turn)."""
     global _LAST_STARTS
-    if _LAST_STARTS[0] is not text:
-        _LAST_STARTS = (text, [0] + [match.end() for match in _LINE_BREAK.finditer(text)])
-    return _LAST_STARTS[1]
+    last = _LAST_STARTS  # read once: another thread may replace it meanwhile
+    if last[0] is not text:
+        last = _LAST_STARTS = (text, [0] + [m.end() for m in _LINE_BREAK.finditer(text)])
+    return last[1]
 
 
 def offset_of(text: str, starts: list[int], lineno: int, utf8_col: int) -> int:

@@ -90,16 +90,22 @@ MAX_KEPT = 8192
 def kept_fact(kept: dict | None, question: str, node: ast.AST, compute, inputs=()):
     """`compute()`, a fact of `node` (and of `inputs`, compared by value), as an earlier
     analysis of the same document found it while `node` is the same object: `kept` is a
-    `ChunkParser`'s `facts`, and the parser gives back the statements an edit did not touch.
+    `ChunkParser`'s, and the parser gives back the statements an edit did not touch.
     Without `kept`, computed afresh."""
     if kept is None:
         return compute()
     found = kept.get((question, id(node)))
     if found is None or found[0] is not node or found[1] != inputs:
-        if len(kept) >= MAX_KEPT:
-            kept.clear()
-        found = kept[(question, id(node))] = (node, inputs, compute())
+        found = keep(kept, (question, id(node)), (node, inputs, compute()))
     return found[2]
+
+
+def keep(kept: dict, key: tuple, entry: tuple):
+    """Put `entry` in `kept` (a table that starts afresh once it holds `MAX_KEPT`)."""
+    if len(kept) >= MAX_KEPT:
+        kept.clear()
+    kept[key] = entry
+    return entry
 
 
 def _piece(statement: ast.stmt, pieces: Pieces) -> TreeIndex:

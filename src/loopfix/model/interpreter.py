@@ -29,7 +29,7 @@ from loopfix.model.graphs import (
     join_envs,
     union,
 )
-from loopfix.model.index import MAX_KEPT, kept_fact, walk
+from loopfix.model.index import keep, kept_fact, walk
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
@@ -591,9 +591,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         facts = (loop_counter(node, constant), invariant_tests(node, rebound))
         facts += (_loop_carried_names(node),)
         if self.kept is not None:
-            if len(self.kept) >= MAX_KEPT:
-                self.kept.clear()
-            self.kept[("loop facts", id(node))] = (node, (rebound, tuple(asked)), facts)
+            keep(self.kept, ("loop facts", id(node)), (node, (rebound, tuple(asked)), facts))
         return facts
 
     def _module_constant(self, name: str) -> int | None:

@@ -607,7 +607,7 @@ class LoopModel:
 
 
 def build_model(
-    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, facts=None
+    tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, kept=None
 ) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
     `every_scope` (for questions about code without a backward pass). `resolver` links
@@ -615,7 +615,7 @@ def build_model(
 
     The modules that import it run first, for what they pass (`record_calls_into`); then
     its own scopes (`_run_scopes`). `pieces`: the parser's index of each statement it reused
-    (`index_tree`); `facts`: what it keeps of the statements it gave back (`ChunkParser`)."""
+    (`index_tree`); `kept`: what it keeps of the statements it gave back (`ChunkParser`)."""
     index = index_tree(tree, pieces)
     symbols = collect_symbols(tree, index, resolver)
     observations = Observations()
@@ -632,14 +632,14 @@ def build_model(
             break
         statements_run += record_calls_into(caller_tree, caller_symbols, call_sites, budget)
     instances = Instances(symbols, call_sites)
-    interpreter = Interpreter(symbols, observations, instances, kept=facts)
+    interpreter = Interpreter(symbols, observations, instances, kept=kept)
     _run_scopes(interpreter, tree, index, relevant)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
     model.statements_run = statements_run + interpreter.statements_run
     model.parents = index.parents
     model.index = index
-    model.pieces, model.kept = pieces, facts
+    model.pieces, model.kept = pieces, kept
     return model
 
 

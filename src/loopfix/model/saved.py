@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from itertools import count
 
-from loopfix.model.index import MAX_KEPT, TreeIndex, kept_fact, walk
+from loopfix.model.index import TreeIndex, keep, kept_fact, walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -205,18 +205,18 @@ def saved_tensor_changes(
     tree: ast.Module,
     symbols: Symbols,
     index: TreeIndex,
-    memo: dict | None = None,
+    kept: dict | None = None,
     pieces: dict | None = None,
 ) -> list[InPlaceChange]:
     """Every proven in-place change of a saved tensor in the module: in each method of its
     `torch.nn.Module` classes (where the parameters make values require grad) and in each
     other function and the module body, when they call `backward()`. `index` is the
-    module's (`index.py`). `memo` (a `ChunkParser`'s `facts`, kept across the
+    module's (`index.py`). `kept` (a `ChunkParser`'s, kept across the
     analyses of one document) gives back each function's changes from an earlier analysis
     while every statement its run can read is the same (`_Reuse`); `pieces`, the parser's
     index of each statement, says what each mentions."""
     functions, words = index.functions, index.words
-    reuse = _Reuse(memo, tree, symbols, index, pieces or {}) if memo is not None else None
+    reuse = _Reuse(kept, tree, symbols, index, pieces or {}) if kept is not None else None
     found: list[InPlaceChange] = []
     built: dict[int, dict] = {}
     trained: dict[int, set[str]] = {}
@@ -224,9 +224,12 @@ def saved_tensor_changes(
     imports = frozenset(symbols.imports.items())  # what `torch.no_grad` is spelled as
     called: set[str] = set()
     for scope in training:  # the module's own (a new tree each time) is not kept
-        kept = memo if scope is not tree else None
         called |= kept_fact(
-            kept, "called", scope, lambda s=scope: _called_from_training([s], symbols), imports
+            kept if scope is not tree else None,
+            "called",
+            scope,
+            lambda s=scope: _called_from_training([s], symbols),
+            imports,
         )
 
     def run(kind: str, function, make) -> list[InPlaceChange]:
@@ -250,7 +253,7 @@ def saved_tensor_changes(
         if owner.name in symbols.frozen_classes or function.name == "__init__":
             continue
         if id(owner) not in trained:
-            methods = kept_fact(memo, "trained", owner, lambda o=owner: _trained_methods(o))
+            methods = kept_fact(kept, "trained", owner, lambda o=owner: _trained_methods(o))
             trained[id(owner)] = methods | (called - {"__init__"})
         if function.name not in trained[id(owner)] and "backward" not in words.get(
             id(function), ()
@@ -301,9 +304,9 @@ class _Reuse:
     define in place."""
 
     def __init__(
-        self, memo: dict, tree: ast.Module, symbols: Symbols, index: TreeIndex, pieces: dict
+        self, kept: dict, tree: ast.Module, symbols: Symbols, index: TreeIndex, pieces: dict
     ):
-        self.memo, self.tree, self.parents, self.pieces = memo, tree, index.parents, pieces
+        self.kept, self.tree, self.parents, self.pieces = kept, tree, index.parents, pieces
         self.statements = tree.body
         self.words, self.bound = [], []
         for statement in tree.body:
@@ -327,7 +330,7 @@ class _Reuse:
         self._edges: dict[int, set[int]] = {}
 
     def get(self, kind: str, function) -> list[InPlaceChange] | None:
-        found = self.memo.get(_key(kind, function))
+        found = self.kept.get(_key(kind, function))
         if found is None or found.function is not function:
             return None
         statements = self._read_by(function)
@@ -342,12 +345,10 @@ class _Reuse:
         return found.changes
 
     def put(self, kind: str, function, changes: list[InPlaceChange]) -> None:
-        if len(self.memo) >= MAX_KEPT:
-            self.memo.clear()
-        statements = self._read_by(function)
-        self.memo[_key(kind, function)] = _Remembered(
-            function, statements, self.linked, self.facts, changes
+        remembered = _Remembered(
+            function, self._read_by(function), self.linked, self.facts, changes
         )
+        keep(self.kept, _key(kind, function), remembered)
 
     def _read_by(self, function) -> tuple[ast.stmt, ...]:
         """The top-level statements the run of `function` can read, in source order."""
@@ -378,7 +379,7 @@ class _Reuse:
     def _names_of(self, statement: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
         """What a top-level statement mentions and binds, walked once per statement."""
         key = ("statement", statement.lineno)
-        found = self.memo.get(key)
+        found = self.kept.get(key)
         if found is None or found[0] is not statement:
             piece = self.pieces.get(id(statement))
             piece = piece[1] if piece is not None and piece[0] is statement else None
@@ -386,8 +387,7 @@ class _Reuse:
                 words = frozenset().union(*piece.words.values())
             else:
                 words = _statement_words(statement)
-            found = (statement, words, _bound_names(statement, piece))
-            self.memo[key] = found
+            found = keep(self.kept, key, (statement, words, _bound_names(statement, piece)))
         return found[1], found[2]
 
     def _top(self, node: ast.AST) -> ast.stmt | None:

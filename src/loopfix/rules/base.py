@@ -87,7 +87,7 @@ class FileContext:
             tree,
             resolver=resolver,
             pieces=getattr(parser, "pieces", None),
-            facts=getattr(parser, "facts", None),
+            kept=getattr(parser, "kept", None),
         )
         options = options or Options()
         return cls(text, tree, model, Layout(text), options, filename, resolver, parser)
