@@ -50,6 +50,9 @@ PACKAGE = CORPUS / "project_lf002_gan_nets_in_package" / "before"
 SETUP, STEPS = (PACKAGE / "train_gan.py").read_text().split("for step in range(4):\n")
 PACKAGE_CELLS = [("code", SETUP.rstrip("\n")), ("code", "for step in range(4):\n" + STEPS)]
 WAIT = 20  # seconds for any one answer
+# Seconds for the server to come up: a fresh virtual environment compiles jupyter_server's
+# bytecode on first import, and under `pytest -n 2` on two cores that has taken over 20 s.
+STARTUP_WAIT = 120
 
 
 def notebook_json(cells) -> str:
@@ -160,7 +163,7 @@ def jupyter(tmp_path_factory):
         [sys.executable, "-m", "jupyter_server"], cwd=base, env=env, stdout=log, stderr=log
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + WAIT
+    deadline = time.monotonic() + STARTUP_WAIT
     status = None
     while status is None:
         if server.poll() is not None or time.monotonic() > deadline:
