@@ -3,6 +3,7 @@ formats, interactive review and pre-commit."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -206,6 +207,23 @@ def test_parallel_jobs_give_the_same_reports_as_one(tmp_path):
     two = list(scan_module.scan(files, ScanSettings(Config(), None), jobs=2))
     assert one == two and len(one) == len(files)
     assert one[-1] == FileReport(str(files[-1]), skipped="no backward pass")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_scan_collects_garbage_less_often_and_restores_the_collector_after(
+    tmp_path, monkeypatch, jobs
+):
+    files = [tmp_path / f"m{index}.py" for index in range(scan_module.SEQUENTIAL_BELOW)]
+    for path in files:
+        path.write_text("x = 1\n")
+    # each report names the thresholds its analysis ran under (a forked worker's are its own)
+    monkeypatch.setattr(
+        scan_module, "analyse_path", lambda path, _: FileReport(str(gc.get_threshold()))
+    )
+    before = gc.get_threshold()
+    seen = {r.path for r in scan_module.scan(files, ScanSettings(Config(), None), jobs=jobs)}
+    assert seen == {str(scan_module.COLLECTION_THRESHOLDS)} != {str(before)}
+    assert gc.get_threshold() == before
 
 
 def test_a_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
