@@ -163,12 +163,17 @@ class Instances:
         return self._own
 
     def local_names(self, function) -> frozenset[str]:
-        """`calls.local_names`, once per function of this analysis."""
+        """`calls.local_names`, once per function of this analysis, and once per run for a
+        function of a project module (remembered by the module that defines it: every file
+        importing it calls it)."""
         from loopfix.model.calls import local_names
 
-        if id(function) not in self._locals:
-            self._locals[id(function)] = local_names(function)
-        return self._locals[id(function)]
+        found = self._locals.get(id(function))
+        if found is None:
+            home = self.symbols.home(function)
+            found = home.remember(("local-names", id(function)), local_names, function)
+            self._locals[id(function)] = found
+        return found
 
     def attributes(self, info) -> dict[str, Value]:
         """Attribute name -> value (shape only: no graph) after construction; paths say

@@ -858,7 +858,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 return
             env[key] = value
             env.pop(key + PEERS, None)  # a new list: no element of it was stepped yet
-            for held in [k for k in env if k.startswith((key + ".", key + "["))]:
+            below = (key + ".", key + "[")
+            for held in [k for k in env if k.startswith(below)]:
                 del env[held]  # another object: what the old one held is not this one's
             if write:
                 self.note_write(key)

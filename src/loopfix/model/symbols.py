@@ -263,6 +263,12 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
 
 
 def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a name or a chain of attributes of a name; None for anything else."""
+    kind = type(node)
+    if kind is ast.Name:  # most calls: the interpreter asks for every name it evaluates
+        return node.id
+    if kind is not ast.Attribute:
+        return None
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -353,7 +359,7 @@ def _frozen_modules(
         more, less = _frozen_modules_in(statement)
         frozen |= more - {"self"}
         thawed |= less
-        for node in walk(statement):
+        for node in walk(statement) if helpers else ():
             if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
                 frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
             elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
