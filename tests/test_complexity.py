@@ -12,6 +12,7 @@ from loopfix.analysis import analyse_source
 from loopfix.model.loop_model import build_model
 from loopfix.options import Options
 from loopfix.parse import parse
+from loopfix.project import Project
 from loopfix.source import SourceFile
 
 HEADER = """\
@@ -252,3 +253,47 @@ def test_the_modules_calling_into_a_file_run_within_a_budget(tmp_path, monkeypat
     monkeypatch.setattr(loop_model, "CALLERS_BUDGET", 500)
     assert unbounded > alone + 1000  # the caller's setup is what costs
     assert statements() <= alone + 500
+
+
+ENTRY = """\
+import torch
+import torch.nn as nn
+
+import plots
+from trainer import train
+
+
+def main():
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer)
+"""
+
+REPORT = """\
+
+def report(history):
+    for epoch, values in enumerate(history):
+        for value in values:
+            plots.point(epoch, value)
+    plots.show()
+"""
+
+
+def test_a_caller_runs_only_the_scopes_that_name_what_reaches_the_file(tmp_path):
+    """A scope of a module calling into a file runs, for what it passes, only when it names
+    a function, class or module of the file or of another module calling into it: a report
+    of the entry script that only plots (through a module that never imports the file)
+    costs the file's analysis nothing."""
+    (tmp_path / "plots.py").write_text("def point(x, y):\n    pass\n\n\ndef show():\n    pass\n")
+    trainer = tmp_path / "trainer.py"
+    trainer.write_text(TRAINER)
+
+    def statements(entry: str) -> int:
+        (tmp_path / "main.py").write_text(entry)
+        resolver = Project(tmp_path).resolver_for(trainer)
+        return build_model(parse(TRAINER), resolver=resolver).statements_run
+
+    alone = build_model(parse(TRAINER)).statements_run
+    with_main = statements(ENTRY)
+    assert with_main > alone  # main() runs: it builds what `train` is given
+    assert statements(ENTRY + REPORT) == with_main

@@ -626,11 +626,15 @@ def build_model(
     if callers is None or not any(relevant(function) for _, function in index.functions):
         callers = None
     statements_run = 0
-    for caller_tree, caller_symbols in callers(symbols) if callers is not None else []:
+    chain = callers(symbols) if callers is not None else []
+    towards = {id(symbols)} | {id(caller_symbols) for _, caller_symbols in chain}
+    for caller_tree, caller_symbols in chain:
         budget = CALLERS_BUDGET - statements_run
         if budget <= 0:
             break
-        statements_run += record_calls_into(caller_tree, caller_symbols, call_sites, budget)
+        statements_run += record_calls_into(
+            caller_tree, caller_symbols, call_sites, budget, towards
+        )
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances, kept=kept)
     _run_scopes(interpreter, tree, index, relevant)
@@ -644,7 +648,11 @@ def build_model(
 
 
 def record_calls_into(
-    tree: ast.Module, caller: Symbols, call_sites: CallSites, budget: int | None = None
+    tree: ast.Module,
+    caller: Symbols,
+    call_sites: CallSites,
+    budget: int | None = None,
+    towards: set[int] | None = None,
 ) -> int:
     """Run the scopes of another project module (`caller`) that name something of another
     project module (the one being analysed among them), only to record what its calls pass
@@ -652,16 +660,23 @@ def record_calls_into(
     `Trainer(...)`, an optimizer passed to `train(model, loader, optimizer)`, the graph of a
     tensor a loss object is given). Its own observations are dropped: findings belong to
     the module that holds the code. It stops after `budget` statements (a `main()` that
-    builds a whole framework's objects), keeping the sites recorded by then. Returns the
-    statements it interpreted."""
+    builds a whole framework's objects), keeping the sites recorded by then. `towards`: the
+    ids of the symbols of the modules its calls can reach the analysed one through (that
+    module and the others calling into it); only the scopes naming a function, class or
+    module of one of those run (None: of any other module). Returns the statements it
+    interpreted."""
+
+    def reaches(home: Symbols) -> bool:
+        return home is not caller and (towards is None or id(home) in towards)
+
     linked = {
         name
         for name, node in [
             *caller.functions.items(),
             *((n, i.node) for n, i in caller.classes.items()),
         ]
-        if caller.home(node) is not caller
-    } | set(caller.modules)
+        if reaches(caller.home(node))
+    } | {name for name, module in caller.modules.items() if reaches(module)}
     if not linked:
         return 0
     index = caller.index if caller.tree is tree and caller.index is not None else index_tree(tree)
