@@ -159,6 +159,30 @@ def test_an_unchanged_file_comes_from_the_cache(tmp_path):
     assert second.findings == first.findings and second.changed
 
 
+def test_a_warm_scan_reads_a_shared_dependency_once_and_the_next_scan_again(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "models.py").write_text(
+        "import torch.nn as nn\n\n\nclass Net(nn.Linear):\n    pass\n"
+    )
+    files = []
+    for index in range(3):
+        files.append(tmp_path / f"train_{index}.py")
+        files[-1].write_text(f"from models import Net  # {index}\n\n" + BUGGY)
+    reads = []
+    monkeypatch.setattr(
+        scan_module, "read_disk", lambda path: reads.append(path) or path.read_text()
+    )
+    cold = list(scan_module.scan(files, settings(tmp_path), jobs=1))
+    assert [r.cached for r in cold] == [False] * 3
+    assert all(str((tmp_path / "models.py").resolve()) in r.dependencies for r in cold)
+    reads.clear()
+    warm = list(scan_module.scan(files, settings(tmp_path), jobs=1))
+    assert [r.cached for r in warm] == [True] * 3 and len(reads) == 1
+    (tmp_path / "models.py").write_text("import torch.nn as nn\n\nNet = nn.Linear\n")
+    again = list(scan_module.scan(files, settings(tmp_path), jobs=1))
+    assert [r.cached for r in again] == [False] * 3
+
+
 def test_the_cache_is_invalidated_by_content_version_and_settings(tmp_path, monkeypatch):
     path = tmp_path / "train.py"
     path.write_text(BUGGY)

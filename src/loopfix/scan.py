@@ -256,9 +256,27 @@ def _look_up(path: Path, settings: ScanSettings):
     hit = cache.get(key) if cache is not None else None
     # a file named on the command line and skipped is parsed again, for its syntax error
     usable = hit is not None and not (named and hit.get("skipped") == NO_BACKWARD)
-    if usable and unchanged(hit.get("dependencies", {})):
+    if usable and _unchanged(hit.get("dependencies", {})):
         return FileReport(**{**hit, "path": shown, "cached": True})
     return data, cache, key, rules, named
+
+
+# during a scan, dependency path -> the digest of its text now (None: unreadable), read
+# once per scan: a module imported by hundreds of files is a dependency of each of them
+_digests_now: dict[str, str | None] | None = None
+
+
+def _unchanged(dependencies: dict[str, str]) -> bool:
+    """`project.unchanged`; during a scan, each module is read and digested once."""
+    if _digests_now is None:
+        return unchanged(dependencies)
+    for path, digest in dependencies.items():
+        if path not in _digests_now:
+            text = read_disk(Path(path))
+            _digests_now[path] = None if text is None else text_digest(text)
+        if _digests_now[path] != digest:
+            return False
+    return True
 
 
 def _syntax_error(path: Path, data: bytes) -> str | None:
@@ -345,9 +363,14 @@ def scan(
     """Reports for `paths` (files), in their order; `progress(n)` after each n files. With
     several `jobs`, the files the cache answers are read here first and only the others go
     to the worker processes (a warm run starts none)."""
+    global _digests_now
     forget_roots()
-    with fewer_collections():
-        yield from _scanned(paths, settings, jobs, progress)
+    _digests_now = {}
+    try:
+        with fewer_collections():
+            yield from _scanned(paths, settings, jobs, progress)
+    finally:
+        _digests_now = None  # a module may change before the next scan
 
 
 @contextlib.contextmanager
