@@ -297,3 +297,37 @@ def test_a_caller_runs_only_the_scopes_that_name_what_reaches_the_file(tmp_path)
     with_main = statements(ENTRY)
     assert with_main > alone  # main() runs: it builds what `train` is given
     assert statements(ENTRY + REPORT) == with_main
+
+
+PROFILED_SEARCH = """\
+import torch
+
+
+def beam_search(model, tokens, steps):
+    with torch.autograd.profiler.record_function("beam search"):
+        for _ in range(steps):
+            scores = model(tokens)
+            tokens = torch.cat([tokens, scores.argmax(-1, keepdim=True)], dim=1)
+    return tokens
+"""
+
+
+def test_a_scope_that_only_profiles_with_torch_autograd_is_not_interpreted():
+    """`torch.autograd.profiler`, `set_detect_anomaly` and `Variable` say `autograd` but run
+    no backward pass: a beam search that profiles itself is not interpreted (fairseq's
+    `sequence_generator.py` was, with every function it calls)."""
+    assert build_model(parse(PROFILED_SEARCH)).statements_run == 0
+
+
+@pytest.mark.parametrize(
+    "imported, call",
+    [
+        ("from torch.autograd import grad as torch_grad", "torch_grad(loss, [x])"),
+        ("import torch.autograd", "torch.autograd.grad(loss, [x])"),
+        ("from torch import autograd", "autograd.backward([loss])"),
+    ],
+)
+def test_a_scope_that_calls_torch_autograd_under_any_name_is_interpreted(imported, call):
+    text = f"import torch\n{imported}\n\n\ndef penalty(net, x):\n    loss = net(x).sum()\n"
+    text += f"    return {call}\n"
+    assert build_model(parse(text)).statements_run > 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
-from loopfix.model.calls import MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree, kept_fact, walk
@@ -752,17 +752,30 @@ def _callers_first(entries: list, index: TreeIndex) -> list:
     return [entries[i] for i in done]
 
 
-AUTOGRAD_WORDS = frozenset({"backward", "autograd", "grad", "retain_graph", "retain_variables"})
+# Words of a scope that writes a backward pass: `loss.backward()`, `torch.autograd.grad(...)`
+# (its `grad`), `backward(retain_graph=True)`. `autograd` alone is not one: real code says
+# it in `torch.autograd.profiler.record_function(...)`, `set_detect_anomaly` and `Variable`,
+# and a beam search that profiles itself would be interpreted whole for nothing.
+AUTOGRAD_WORDS = frozenset({"backward", "grad", "retain_graph", "retain_variables"})
 IMPLICIT_CALLS = frozenset({"forward", "__call__"})  # reached without their name being written
+
+
+def autograd_words(symbols: Symbols) -> frozenset[str]:
+    """`AUTOGRAD_WORDS` and the names the module binds to `torch.autograd.grad` or
+    `torch.autograd.backward` (`from torch.autograd import grad as torch_grad`)."""
+    aliases = {name for name, target in symbols.imports.items() if target in BACKWARD_FUNCTIONS}
+    return AUTOGRAD_WORDS | aliases if aliases else AUTOGRAD_WORDS
 
 
 def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     """A test for whether a scope (the module or a function) can hold a finding: every rule
-    is about a backward pass, so a scope that mentions none (`backward`, `autograd`, `grad`,
-    `retain_graph`) and no function of this file that (transitively) does is skipped. The
-    model's cost then follows the training code in a file, not its model and data code."""
+    is about a backward pass, so a scope that mentions none (`autograd_words`: `backward`,
+    `grad`, `retain_graph`, an alias of `torch.autograd.grad`) and no function of this file
+    that (transitively) does is skipped. The model's cost then follows the training code in
+    a file, not its model and data code."""
     names = index.names
-    reaching = {name for name, found in names.items() if found & AUTOGRAD_WORDS}
+    words = autograd_words(symbols)
+    reaching = {name for name, found in names.items() if found & words}
     reaching |= _imported_autograd_names(symbols)
     while True:
         grown = {name for name, found in names.items() if found & reaching} - reaching
@@ -771,7 +784,7 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
         reaching |= grown
     if reaching & IMPLICIT_CALLS:
         return lambda scope: True  # a module whose forward steps: anything may reach it
-    triggers = AUTOGRAD_WORDS | reaching
+    triggers = words | reaching
     return lambda scope: bool(index.words[id(scope)] & triggers)
 
 
@@ -786,7 +799,7 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
         home = symbols.home(node)
         if home is symbols:
             continue
-        if home.remember(("autograd", id(node)), _mentions_autograd, node):
+        if _does_autograd_work(node, home):
             names.add(name)
     # methods a class of this file inherits from another module's class, whose bodies do
     # autograd work (`self.take_optimisation_step(optimizer, loss)` of a base agent)
@@ -798,18 +811,23 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
             if home is symbols:
                 continue
             for method_name, method in base.methods.items():
-                if home.remember(("autograd", id(method)), _mentions_autograd, method):
+                if _does_autograd_work(method, home):
                     names.add(method_name)
     return names
 
 
-def _mentions_autograd(node: ast.AST) -> bool:
-    words = {
-        n.id if isinstance(n, ast.Name) else n.attr
-        for n in walk(node)
-        if isinstance(n, ast.Name | ast.Attribute)
-    }
-    return bool(words & AUTOGRAD_WORDS)
+def _does_autograd_work(node: ast.AST, home: Symbols) -> bool:
+    """Whether `node` (a function or class of the module `home`) says a backward pass's
+    words (`autograd_words`), read once per node."""
+    key = ("autograd", id(node))
+    if key not in home.facts:
+        words = {
+            n.id if isinstance(n, ast.Name) else n.attr
+            for n in walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)
+        }
+        home.facts[key] = not words.isdisjoint(autograd_words(home))
+    return home.facts[key]
 
 
 def _parameters(function) -> list[ast.arg]:
