@@ -331,3 +331,63 @@ def test_a_scope_that_calls_torch_autograd_under_any_name_is_interpreted(importe
     text = f"import torch\n{imported}\n\n\ndef penalty(net, x):\n    loss = net(x).sum()\n"
     text += f"    return {call}\n"
     assert build_model(parse(text)).statements_run > 0
+
+
+GRAD_MULTIPLY = """\
+import torch
+
+
+class GradMultiply(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x.new(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None
+"""
+
+ENCODER = """\
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 4, 3)
+        self.feature_grad_mult = 0.1
+
+    def forward(self, x):
+        features = self.conv(x)
+        return GradMultiply.apply(features, self.feature_grad_mult)
+
+    def output_lengths(self, lengths):
+        for _ in range(3):
+            lengths = (lengths - 3) // 2 + 1
+        return lengths
+"""
+
+
+def test_a_custom_autograd_function_is_no_backward_pass(tmp_path):
+    """The `backward(ctx, grad)` of a `torch.autograd.Function` is the gradient formula
+    autograd calls, not a backward pass: a model whose forward applies one (fairseq's
+    `GradMultiply`, in wav2vec2 and its kin) is not interpreted whole, whether the function
+    is defined beside it or imported."""
+    beside = GRAD_MULTIPLY + "\n\n" + ENCODER
+    assert build_model(parse(beside)).statements_run == 0
+    (tmp_path / "grad_multiply.py").write_text(GRAD_MULTIPLY)
+    imported = "from grad_multiply import GradMultiply\n" + ENCODER
+    encoder = tmp_path / "encoder.py"
+    encoder.write_text(imported)
+    resolver = Project(tmp_path).resolver_for(encoder)
+    assert build_model(parse(imported), resolver=resolver).statements_run == 0
+
+
+def test_a_custom_autograd_function_that_runs_a_backward_pass_counts():
+    """A checkpointing function's `backward` runs `torch.autograd.backward` itself."""
+    recomputing = GRAD_MULTIPLY.replace(
+        "        return grad * ctx.scale, None",
+        "        torch.autograd.backward(ctx.outputs, grad)\n        return grad, None",
+    )
+    assert build_model(parse(recomputing + "\n\n" + ENCODER)).statements_run > 0

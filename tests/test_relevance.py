@@ -133,6 +133,28 @@ def test_autograd_names_are_what_says_backward_and_what_names_it():
     assert relevance.autograd_names(text) == {"update_params", "Agent", "Greedy"}
 
 
+def test_a_custom_autograd_function_does_autograd_work_only_when_it_runs_a_backward():
+    """Its `def backward(ctx, grad)` is the gradient formula autograd calls."""
+    formula = dedent(
+        """
+        class GradMultiply(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, scale):
+                ctx.scale = scale
+                return x.new(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * ctx.scale, None
+        """
+    )
+    assert relevance.autograd_names(formula) == set()
+    checkpoint = formula.replace(
+        "return grad * ctx.scale, None", "torch.autograd.backward(ctx.outputs, grad)"
+    )
+    assert relevance.autograd_names(checkpoint) == {"GradMultiply"}
+
+
 def project(tmp_path: Path, files: dict[str, str]) -> Project:
     (tmp_path / "pyproject.toml").write_text("")
     for name, text in files.items():

@@ -9,7 +9,9 @@ rest of a check. Every rule is about a backward pass, so a file is analysed only
   in-place change in a metric or data function beside the models (`total += loss.item()`
   in `evaluate`) does not make the file a model to follow;
 - or a name it imports from a project module does the autograd work for it: the class or
-  function imported says `backward`, or calls something of its module that does
+  function imported says `backward` (a custom `torch.autograd.Function` only when it runs a
+  backward pass itself: its `def backward(ctx, grad)` is a gradient formula), or calls
+  something of its module that does
   (`from utils import update_params`, `from model import Trainer`), also through a package's
   `__init__.py` that re-exports it; a whole module imported (`import utils`) counts when the
   module says `backward`.
@@ -36,6 +38,11 @@ _IN_PLACE = re.compile(
 _HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 _WORD = re.compile(r"\w+")
+# a custom autograd function (`class GradMultiply(torch.autograd.Function):`), whose
+# `def backward(ctx, grad)` is the gradient formula autograd calls, not a backward pass; it
+# does autograd work only when its body runs one (`torch.autograd.backward(...)`)
+_AUTOGRAD_FUNCTION = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*\([^)]*\bFunction\b")
+_BACKWARD_CALL = re.compile(r"\.(?:backward|grad)\s*\(")
 
 
 @dataclass
@@ -152,14 +159,15 @@ def _calls_in(lines: list[str], block: Block) -> set[str]:
 
 def autograd_names(text: str) -> set[str]:
     """The module-level classes and functions of a module that do autograd work: those that
-    say `backward` or `autograd`, and those that name one of them (a class whose method calls
+    say `backward` or `autograd` (a custom `torch.autograd.Function`: that call `.backward(`
+    or `.grad(`), and those that name one of them (a class whose method calls
     the module's `update_params`, a subclass of one)."""
     if not mentions_autograd(text):
         return set()
     lines = text.split("\n")
     top = [b for b in blocks(lines) if b.parent is None]
     bodies = {b.name: "\n".join(lines[b.start : b.end]) for b in top}
-    names = {name for name, body in bodies.items() if mentions_autograd(body)}
+    names = {name for name, body in bodies.items() if _does_autograd_work(body)}
     words = {name: set(_WORD.findall(body)) for name, body in bodies.items()}
     grown = True
     while grown:
@@ -167,6 +175,14 @@ def autograd_names(text: str) -> set[str]:
         names |= more
         grown = bool(more)
     return names
+
+
+def _does_autograd_work(body: str) -> bool:
+    """Whether a class's or function's text says a backward pass (a custom autograd
+    function: calls one)."""
+    if _AUTOGRAD_FUNCTION.match(body):
+        return _BACKWARD_CALL.search(body) is not None
+    return mentions_autograd(body)
 
 
 def defined_names(text: str) -> set[str]:

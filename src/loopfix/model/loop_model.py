@@ -772,8 +772,22 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     is about a backward pass, so a scope that mentions none (`autograd_words`: `backward`,
     `grad`, `retain_graph`, an alias of `torch.autograd.grad`) and no function of this file
     that (transitively) does is skipped. The model's cost then follows the training code in
-    a file, not its model and data code."""
+    a file, not its model and data code. A custom `torch.autograd.Function`'s methods count
+    only by the calls they make (`_called_words`)."""
+    formulas = {
+        id(function)
+        for owner, function in index.functions
+        if owner is not None and is_autograd_function(owner, symbols)
+    }
+
+    def words_of(scope: ast.AST) -> set[str]:
+        return _called_words(scope) if id(scope) in formulas else index.words[id(scope)]
+
     names = index.names
+    if formulas:
+        names = {}
+        for _, function in index.functions:
+            names.setdefault(function.name, set()).update(words_of(function))
     words = autograd_words(symbols)
     reaching = {name for name, found in names.items() if found & words}
     reaching |= _imported_autograd_names(symbols)
@@ -785,7 +799,29 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     if reaching & IMPLICIT_CALLS:
         return lambda scope: True  # a module whose forward steps: anything may reach it
     triggers = words | reaching
-    return lambda scope: bool(index.words[id(scope)] & triggers)
+    return lambda scope: bool(words_of(scope) & triggers)
+
+
+# the bases of a custom autograd function, as `Symbols.qualify` names them
+AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
+def is_autograd_function(cls: ast.ClassDef, symbols: Symbols) -> bool:
+    """`class GradMultiply(torch.autograd.Function)`: a custom autograd function."""
+    return any(symbols.qualify(base) in AUTOGRAD_FUNCTION_BASES for base in cls.bases)
+
+
+def _called_words(node: ast.AST) -> set[str]:
+    """The last names of the calls below `node` (`backward` in `torch.autograd.backward(...)`,
+    `grad` in `x.grad.add_(...)` does not count) and their keywords' names."""
+    words = set()
+    for call in walk(node):
+        if isinstance(call, ast.Call):
+            func = call.func
+            if isinstance(func, ast.Name | ast.Attribute):
+                words.add(func.id if isinstance(func, ast.Name) else func.attr)
+            words.update(k.arg for k in call.keywords if k.arg)
+    return words
 
 
 def _imported_autograd_names(symbols: Symbols) -> set[str]:
@@ -818,14 +854,18 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
 
 def _does_autograd_work(node: ast.AST, home: Symbols) -> bool:
     """Whether `node` (a function or class of the module `home`) says a backward pass's
-    words (`autograd_words`), read once per node."""
+    words (`autograd_words`; a custom `torch.autograd.Function` by the calls it makes),
+    read once per node."""
     key = ("autograd", id(node))
     if key not in home.facts:
-        words = {
-            n.id if isinstance(n, ast.Name) else n.attr
-            for n in walk(node)
-            if isinstance(n, ast.Name | ast.Attribute)
-        }
+        if isinstance(node, ast.ClassDef) and is_autograd_function(node, home):
+            words = _called_words(node)
+        else:
+            words = {
+                n.id if isinstance(n, ast.Name) else n.attr
+                for n in walk(node)
+                if isinstance(n, ast.Name | ast.Attribute)
+            }
         home.facts[key] = not words.isdisjoint(autograd_words(home))
     return home.facts[key]
 
