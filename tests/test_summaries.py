@@ -101,3 +101,49 @@ def test_summaries_give_what_running_the_bodies_gives_on_the_corpus(monkeypatch)
     monkeypatch.setattr(summaries, "CHECK", False)
     monkeypatch.setattr(summaries, "ENABLED", False)
     assert checked == {path: findings(path) for path in cases}
+
+
+HELPERS = """\
+import torch
+
+
+def features(net, x):
+    hidden = torch.relu(net(x))
+    return hidden.mean(dim=1)
+"""
+
+TRAINING = """\
+import torch
+import torch.nn as nn
+
+from helpers import features
+
+
+def train_{k}(net, opt, x):
+    loss = features(net, x).sum() + features(net, 2 * x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_project_function_that_cannot_be_summarised_is_tried_once_per_run(tmp_path, monkeypatch):
+    """Once a project helper's body could not be summarised, the analyses of the other
+    files importing it run its body without trying again (each try runs the body once more)."""
+    from loopfix.project import Project
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    tried = []
+
+    def refused(interpreter, call, env, roots):
+        tried.append(call.function.name)
+        return None
+
+    monkeypatch.setattr(summaries, "_compute", refused)
+    project = Project(tmp_path)
+    for k in range(3):
+        script = tmp_path / f"train_{k}.py"
+        script.write_text(TRAINING.format(k=k))
+        build_model(parse(script.read_text()), resolver=project.resolver_for(script))
+    assert tried == ["features"]

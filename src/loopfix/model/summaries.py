@@ -15,7 +15,8 @@ computed with; no statement of the body runs again.
 
 A function is summarised only when the result cannot depend on anything the summary does not
 substitute (the context key and the guards below); otherwise the call is followed into the
-body as before. The body must:
+body as before, in every context and for the rest of the run (the module defining the
+function remembers it: the other files importing it do not try again). The body must:
 - record nothing but the module-call sites it builds: no backward, optimizer or scheduler
   step, accumulation, effect on its caller's statement, or loop (a loop's fixpoint depends on
   the graphs it carries);
@@ -76,16 +77,13 @@ class Summaries:
     """The summaries of one analysis (one interpreter), by context key."""
 
     table: dict[tuple, object] = field(default_factory=dict)
-    # functions whose body could not be summarised in some context: run in every context
-    # (trying each context would run such a body twice)
-    unsummarisable: set[int] = field(default_factory=set)
     computed: Counter = field(default_factory=Counter)  # function name -> summaries computed
     applied: Counter = field(default_factory=Counter)  # function name -> calls they served
 
     def call(self, interpreter, call: Call, env: dict) -> Value | None:
         """The call's result from its summary (computed now if its context has none), or
         None when the body must run."""
-        if not ENABLED or id(call.function) in self.unsummarisable:
+        if not ENABLED or _unsummarisable(interpreter, call.function):
             return None
         roots = _roots(interpreter, call)
         if roots is None:
@@ -96,7 +94,7 @@ class Summaries:
             summary = _compute(interpreter, call, env, roots) or FAILED
             self.table[key] = summary
             if summary is FAILED:
-                self.unsummarisable.add(id(call.function))
+                _mark_unsummarisable(interpreter, call.function)
                 return None
             self.computed[call.function.name] += 1
         if not _guards_hold(interpreter, summary, roots, env):
@@ -105,6 +103,19 @@ class Summaries:
         if CHECK:
             return _checked(interpreter, call, env, summary, roots)
         return _apply(interpreter, call, env, summary, roots)
+
+
+# A function whose body could not be summarised in some context runs its body in every
+# context (trying each context would run such a body twice). That is remembered by the
+# module that defines it, so for the rest of the run: a project helper imported by hundreds
+# of analysed files is tried once, not once per file. Running a body gives what applying its
+# summary gives (`CHECK`), so which calls are summarised changes no result.
+def _unsummarisable(interpreter, function) -> bool:
+    return ("unsummarisable", id(function)) in interpreter.home_of(function).facts
+
+
+def _mark_unsummarisable(interpreter, function) -> None:
+    interpreter.home_of(function).facts[("unsummarisable", id(function))] = True
 
 
 # ---------------------------------------------------------------------------- the context
