@@ -770,50 +770,72 @@ def autograd_words(symbols: Symbols) -> frozenset[str]:
 def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     """A test for whether a scope (the module or a function) can hold a finding: every rule
     is about a backward pass, so a scope that mentions none (`autograd_words`: `backward`,
-    `grad`, `retain_graph`, an alias of `torch.autograd.grad`) and no function of this file
-    that (transitively) does is skipped. The model's cost then follows the training code in
-    a file, not its model and data code. A custom `torch.autograd.Function`'s methods count
-    only by the calls they make (`_called_words`)."""
-    formulas = {
-        id(function)
-        for owner, function in index.functions
-        if owner is not None and is_autograd_function(owner, symbols)
-    }
+    `grad`, `retain_graph`, an alias of `torch.autograd.grad`), no function of this file
+    that (transitively) does, and nothing imported that does (`_imported_autograd_names`)
+    is skipped. The model's cost then follows the training code in a file, not its model
+    and data code. A custom `torch.autograd.Function`'s methods count only by the calls
+    they make (`_called_words`)."""
+    formulas = _formula_methods(index, symbols)
+    words_of = _words_of(index, formulas)
+    names = _function_words(index, formulas)
+    reaching = _reaching(names, autograd_words(symbols), _imported_autograd_names(symbols))
+    if reaching & IMPLICIT_CALLS:
+        return lambda scope: True  # a module whose forward steps: anything may reach it
+    triggers = autograd_words(symbols) | reaching
+    return lambda scope: bool(words_of(scope) & triggers)
 
-    def words_of(scope: ast.AST) -> set[str]:
-        return _called_words(scope) if id(scope) in formulas else index.words[id(scope)]
 
-    names = index.names
-    if formulas:
-        names = {}
-        for _, function in index.functions:
-            names.setdefault(function.name, set()).update(words_of(function))
-    words = autograd_words(symbols)
-    reaching = {name for name, found in names.items() if found & words}
-    reaching |= _imported_autograd_names(symbols)
+def _reaching(names: dict[str, set[str]], words: frozenset[str], given: set[str]) -> set[str]:
+    """`given` and the functions (by name, `names`: name -> the words its body mentions)
+    that mention one of `words`, or a name found so far (transitively)."""
+    reaching = set(given) | {name for name, found in names.items() if found & words}
     while True:
         grown = {name for name, found in names.items() if found & reaching} - reaching
         if not grown:
-            break
+            return reaching
         reaching |= grown
-    if reaching & IMPLICIT_CALLS:
-        return lambda scope: True  # a module whose forward steps: anything may reach it
-    triggers = words | reaching
-    return lambda scope: bool(words_of(scope) & triggers)
+
+
+def _words_of(index: TreeIndex, formulas: set[int]):
+    """The words a scope mentions (`index.words`; a custom autograd function's method: the
+    calls it makes)."""
+    return lambda scope: _called_words(scope) if id(scope) in formulas else index.words[id(scope)]
+
+
+def _function_words(index: TreeIndex, formulas: set[int]) -> dict[str, set[str]]:
+    """Function name (methods too) -> the words its bodies mention (`index.names`, with a
+    custom autograd function's methods by the calls they make)."""
+    if not formulas:
+        return index.names
+    words_of = _words_of(index, formulas)
+    names: dict[str, set[str]] = {}
+    for _, function in index.functions:
+        names.setdefault(function.name, set()).update(words_of(function))
+    return names
 
 
 # the bases of a custom autograd function, as `Symbols.qualify` names them
 AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 
+def _formula_methods(index: TreeIndex, symbols: Symbols) -> set[int]:
+    """The ids of the methods of the module's custom autograd functions."""
+    return {
+        id(function)
+        for owner, function in index.functions
+        if owner is not None and is_autograd_function(owner, symbols)
+    }
+
+
 def is_autograd_function(cls: ast.ClassDef, symbols: Symbols) -> bool:
-    """`class GradMultiply(torch.autograd.Function)`: a custom autograd function."""
+    """`class GradMultiply(torch.autograd.Function)`: a custom autograd function, whose
+    `backward(ctx, grad)` is the gradient formula autograd calls, not a backward pass."""
     return any(symbols.qualify(base) in AUTOGRAD_FUNCTION_BASES for base in cls.bases)
 
 
 def _called_words(node: ast.AST) -> set[str]:
-    """The last names of the calls below `node` (`backward` in `torch.autograd.backward(...)`,
-    `grad` in `x.grad.add_(...)` does not count) and their keywords' names."""
+    """The last names of the calls below `node` (`backward` in `torch.autograd.backward(...)`;
+    `grad` in `grad * ctx.scale` does not count) and their keywords' names."""
     words = set()
     for call in walk(node):
         if isinstance(call, ast.Call):
@@ -825,49 +847,73 @@ def _called_words(node: ast.AST) -> set[str]:
 
 
 def _imported_autograd_names(symbols: Symbols) -> set[str]:
-    """Functions and classes imported from project modules whose bodies mention a backward
-    pass (a `losses.py` helper that calls `backward()`, a model whose forward steps)."""
+    """Names this module's scopes may call that do autograd work in another project module
+    (`_autograd_work_of`): functions and classes imported from one (a `losses.py` helper
+    that calls `backward()`, a model whose forward steps, a `train_step` that hands its loss
+    to the module's `backprop`), the functions and classes of a module imported whole
+    (`optim_utils.backprop(loss, optimizer)`), and the methods the file's classes inherit
+    from another module's class (`self.take_optimisation_step(optimizer, loss)` of a base
+    agent, which calls its own `self._backprop`)."""
     names = set()
     for name, node in [
         *symbols.functions.items(),
         *((n, i.node) for n, i in symbols.classes.items()),
     ]:
         home = symbols.home(node)
-        if home is symbols:
-            continue
-        if _does_autograd_work(node, home):
+        if home is not symbols and id(node) in _autograd_work_of(home):
             names.add(name)
-    # methods a class of this file inherits from another module's class, whose bodies do
-    # autograd work (`self.take_optimisation_step(optimizer, loss)` of a base agent)
+    for module in symbols.modules.values():
+        if module is not symbols:
+            working = _autograd_work_of(module)
+            names |= {n for n, f in module.functions.items() if id(f) in working}
+            names |= {n for n, i in module.classes.items() if id(i.node) in working}
     for info in symbols.classes.values():
         if symbols.home(info.node) is not symbols:
             continue
         for base in symbols.file_bases(info):
-            home = symbols.home(base.node)
-            if home is symbols:
-                continue
-            for method_name, method in base.methods.items():
-                if _does_autograd_work(method, home):
-                    names.add(method_name)
+            working = _autograd_work_of(symbols.home(base.node))
+            names |= {
+                n for n, method in base.methods.items() if id(method) in working and not _dunder(n)
+            }
     return names
 
 
-def _does_autograd_work(node: ast.AST, home: Symbols) -> bool:
-    """Whether `node` (a function or class of the module `home`) says a backward pass's
-    words (`autograd_words`; a custom `torch.autograd.Function` by the calls it makes),
-    read once per node."""
-    key = ("autograd", id(node))
+def _autograd_work_of(home: Symbols) -> frozenset[int]:
+    """The ids of the functions, methods and classes of the project module `home` that do
+    autograd work: a function that says a backward pass's words (`autograd_words`; a custom
+    autograd function's methods only by the calls they make), or names a function or method
+    of the module that does (transitively, by name; not a dunder such as `__init__`, which
+    `super().__init__()` names in every class); a class one of whose methods does. Read once
+    per module for the run. What a module imports does not count: a framework's modules
+    all name its `Trainer` or `Strategy`, and following those would make every one of its
+    functions a training step to interpret (4 x the statements on the real tree of
+    `docs/figures.md`, for no finding)."""
+    key = ("autograd work", 0)
     if key not in home.facts:
-        if isinstance(node, ast.ClassDef) and is_autograd_function(node, home):
-            words = _called_words(node)
-        else:
-            words = {
-                n.id if isinstance(n, ast.Name) else n.attr
-                for n in walk(node)
-                if isinstance(n, ast.Name | ast.Attribute)
-            }
-        home.facts[key] = not words.isdisjoint(autograd_words(home))
+        home.facts[key] = _autograd_work(home)
     return home.facts[key]
+
+
+def _autograd_work(home: Symbols) -> frozenset[int]:
+    index = home.index
+    if index is None:  # still being collected
+        return frozenset()
+    formulas = _formula_methods(index, home)
+    names = _function_words(index, formulas)
+    names = {name: found for name, found in names.items() if not _dunder(name)}
+    reaching = _reaching(names, autograd_words(home), set()) | autograd_words(home)
+    words_of = _words_of(index, formulas)
+    working = {id(function) for _, function in index.functions if reaching & words_of(function)}
+    working |= {
+        id(info.node)
+        for info in home.classes.values()
+        if home.home(info.node) is home and any(id(m) in working for m in info.methods.values())
+    }
+    return frozenset(working)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def _parameters(function) -> list[ast.arg]:
