@@ -379,3 +379,28 @@ def test_an_editor_keystroke_finds_a_module_created_since(tmp_path):
     assert project.find(script, "helpers", 0) == (tmp_path / "helpers.py").resolve()
     assert project.importers_of(tmp_path / "helpers.py") == {script.resolve()}
     assert project.importers_of(tmp_path / "models.py") == {script.resolve()}
+
+
+@pytest.mark.parametrize(
+    "layout, module, found",
+    [
+        ({"utils.py": ""}, "utils", "utils.py"),
+        ({"pkg/__init__.py": "", "pkg/models.py": ""}, "pkg.models", "pkg/models.py"),
+        ({"pkg/__init__.py": ""}, "pkg", "pkg/__init__.py"),
+        ({"pkg/notes.txt": ""}, "pkg", None),  # a folder without __init__.py
+        ({"weird.py/__init__.py": ""}, "weird", None),  # a folder named like a module file
+        ({"src/lib/core.py": ""}, "lib.core", "src/lib/core.py"),  # a src/ layout
+        ({"other.py": ""}, "missing", None),
+    ],
+)
+def test_an_import_is_found_as_python_finds_it(tmp_path, layout, module, found):
+    """Folders are listed once and only the names they list are looked at on disk."""
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    script = tmp_path / "train.py"
+    script.write_text(f"import {module}\n")
+    project = Project(tmp_path.resolve())
+    expected = (tmp_path / found).resolve() if found else None
+    assert project.find(script.resolve(), module, 0) == expected

@@ -130,6 +130,9 @@ class Project:
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
     # importer -> what its import lines named when `imports_changed` last read them
     _last_imports: dict[Path, list] = field(default_factory=dict)
+    # folder -> the names in it (None: not a folder), read once per lookup of new imports:
+    # an import is looked for in up to three folders, most of which do not hold it
+    _listings: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -160,13 +163,31 @@ class Project:
             base = importer.parent
             for _ in range(level - 1):
                 base = base.parent
-            found = _module_file(base, parts)
+            found = self._module_file(base, parts)
             return found if found is not None and _inside(found, self.root, importer) else None
         for base in self.search_path(importer):
-            found = _module_file(base, parts)
+            found = self._module_file(base, parts)
             if found is not None and _inside(found, self.root, importer):
                 return found
         return None
+
+    def _module_file(self, base: Path, parts: list[str]) -> Path | None:
+        """`_module_file`, asking the file system only where the folder lists the name."""
+        folder = os.path.join(base, *parts[:-1]) if parts else str(base)
+        names = self._listing(folder)
+        if names is None:
+            return None
+        if parts and f"{parts[-1]}.py" not in names and parts[-1] not in names:
+            return None
+        return _module_file(base, parts)
+
+    def _listing(self, folder: str) -> frozenset[str] | None:
+        if folder not in self._listings:
+            try:
+                self._listings[folder] = frozenset(os.listdir(folder))
+            except OSError:  # not a folder, or not readable
+                self._listings[folder] = None
+        return self._listings[folder]
 
     def load(self, path: Path, resolver: Resolver) -> Module | None:
         """The module at `path`, parsed and its symbols linked to the project's other modules;
@@ -205,6 +226,7 @@ class Project:
         keystroke elsewhere in the file does not look up again what was found."""
         importer = Path(importer).resolve()
         modules = self._imported_modules(importer)
+        self._listings.clear()  # a module it names may have been created since
         if self._last_imports.get(importer) == modules:
             self._files = {key: found for key, found in self._files.items() if found is not None}
         else:
