@@ -17,7 +17,9 @@ data and metric modules, and the rest training scripts with loops (some buggy, s
 is measured beside loopfix when ruff is installed, and every figure is also printed as a
 ratio to the floor. Targets: cold with 1 job no slower than the floor, `--findings-only` at
 most half of it; 2 jobs at most 0.6 of 1 job; warm at most 2% of cold; peak memory at most
-300 MB. `--split 0.3` moves the classes and functions of 30% of the
+300 MB. `--repeat 3` runs each measurement three times and reports the fastest, with the
+slowest beside it (on a shared machine one run can be 30% slower than the next). `--split
+0.3` moves the classes and functions of 30% of the
 training scripts into a module beside each, which the script imports (the project case: the
 module is parsed and followed from the script; warm runs check its digest).
 """
@@ -208,6 +210,11 @@ def measured(command: list[str], cwd: Path) -> tuple[float, float]:
     return float(output[0]), float(output[1])
 
 
+def _spread(seconds: list[float]) -> str:
+    """` (slowest 3.10 s of 3)` when a measurement was repeated."""
+    return f" (slowest {max(seconds):.2f} s of {len(seconds)})" if len(seconds) > 1 else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=2000)
@@ -217,6 +224,12 @@ def main() -> None:
         type=float,
         default=0.0,
         help="share of training scripts split into a script and a module of its classes",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each measurement this many times and report the fastest (and the slowest)",
     )
     parser.add_argument(
         "--tree",
@@ -233,12 +246,16 @@ def main() -> None:
     else:
         files, lines = generate(args.out, args.files, split=args.split)
     print(f"tree: {files} files, {lines} lines in {args.out}")
-    floor = float(
-        subprocess.run(
-            [sys.executable, "-c", FLOOR, str(args.out)], capture_output=True, text=True
-        ).stdout
-    )
-    print(f"floor (read + ast.parse every file, one process): {floor:.2f} s")
+    floors = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", FLOOR, str(args.out)], capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(args.repeat)
+    ]
+    floor = min(floors)
+    print(f"floor (read + ast.parse every file, one process): {floor:.2f} s{_spread(floors)}")
     loopfix = [sys.executable, "-m", "loopfix", "check", "--exit-zero", "--statistics"]
     jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     results = {}
@@ -249,12 +266,16 @@ def main() -> None:
         (f"warm (cache), {jobs} jobs", ["--jobs", str(jobs)], False),
         ("warm (cache), 1 job", ["--jobs", "1"], False),
     ]:
-        if fresh:  # each project root in the tree has a cache of its own
-            for cache in list(args.out.rglob(".loopfix_cache")):
-                shutil.rmtree(cache)
-        seconds, peak = measured([*loopfix, *extra, "."], args.out)
+        runs = []
+        for _ in range(args.repeat):
+            if fresh:  # each project root in the tree has a cache of its own
+                for cache in list(args.out.rglob(".loopfix_cache")):
+                    shutil.rmtree(cache)
+            runs.append(measured([*loopfix, *extra, "."], args.out))
+        seconds, peak = min(s for s, _ in runs), max(p for _, p in runs)
         results[name] = seconds
-        print(f"{name}: {seconds:.2f} s, peak memory {peak:.0f} MB (largest process)")
+        spread = _spread([s for s, _ in runs])
+        print(f"{name}: {seconds:.2f} s{spread}, peak memory {peak:.0f} MB (largest process)")
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if Path(ruff).exists():
         command = [ruff, "check", "--select", "E,F", "--exit-zero", "--no-cache", "--quiet", "."]
