@@ -147,3 +147,63 @@ def test_a_project_function_that_cannot_be_summarised_is_tried_once_per_run(tmp_
         script.write_text(TRAINING.format(k=k))
         build_model(parse(script.read_text()), resolver=project.resolver_for(script))
     assert tried == ["features"]
+
+
+LOGGER = """\
+class Logger:
+    def __init__(self, name=None):
+        self.name = name
+
+    def save_config(self, config):
+        config_json = dict(config)
+        if self.name is not None:
+            config_json["name"] = self.name
+        for key in config_json:
+            print(key)
+
+
+class EpochLogger(Logger):
+    def store(self, **kwargs):
+        pass
+"""
+
+ALGORITHM = """\
+import torch
+from pkg.logx import EpochLogger
+
+
+def algo(steps=3):
+    logger = EpochLogger()
+    logger.save_config(locals())
+    net = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    total = 0
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = net(torch.randn(4, 2)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        total += loss
+        logger.store(loss=loss.item())
+"""
+
+
+def test_an_inherited_method_that_cannot_be_summarised_runs_in_every_module(tmp_path):
+    """A base class's method (here with a loop) called from the scopes of two modules, each
+    running it among its own names: once found unsummarisable it is run in both (a
+    summary's table entry for the failed context is not applied elsewhere)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "logx.py").write_text(LOGGER)
+    (tmp_path / "pkg" / "algo.py").write_text(ALGORITHM)
+    main = ALGORITHM.replace("import torch\n", "import sys\nimport torch\n")
+    main = main.replace(
+        "from pkg.logx import EpochLogger\n",
+        "from pkg.logx import EpochLogger\nfrom pkg.algo import algo as other_algo\n",
+    )
+    main += "\n\nif __name__ == '__main__':\n    other_algo() if sys.argv[1:] else algo()\n"
+    (tmp_path / "main.py").write_text(main)
+    result = analyse_source(SourceFile.read(tmp_path / "main.py"))
+    assert result.errors == []
+    assert [f.rule for f in result.findings] == ["LF006"]

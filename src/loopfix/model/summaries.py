@@ -15,8 +15,8 @@ computed with; no statement of the body runs again.
 
 A function is summarised only when the result cannot depend on anything the summary does not
 substitute (the context key and the guards below); otherwise the call is followed into the
-body as before, in every context and for the rest of the run (the module defining the
-function remembers it: the other files importing it do not try again). The body must:
+body as before, in every context and for the rest of the run (`UNSUMMARISABLE`: the other
+files importing it do not try again). The body must:
 - record nothing but the module-call sites it builds: no backward, optimizer or scheduler
   step, accumulation, effect on its caller's statement, or loop (a loop's fixpoint depends on
   the graphs it carries);
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import os
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -83,7 +84,7 @@ class Summaries:
     def call(self, interpreter, call: Call, env: dict) -> Value | None:
         """The call's result from its summary (computed now if its context has none), or
         None when the body must run."""
-        if not ENABLED or _unsummarisable(interpreter, call.function):
+        if not ENABLED or call.function in UNSUMMARISABLE:
             return None
         roots = _roots(interpreter, call)
         if roots is None:
@@ -94,9 +95,11 @@ class Summaries:
             summary = _compute(interpreter, call, env, roots) or FAILED
             self.table[key] = summary
             if summary is FAILED:
-                _mark_unsummarisable(interpreter, call.function)
-                return None
-            self.computed[call.function.name] += 1
+                UNSUMMARISABLE.add(call.function)
+            else:
+                self.computed[call.function.name] += 1
+        if summary is FAILED:
+            return None
         if not _guards_hold(interpreter, summary, roots, env):
             return None
         self.applied[call.function.name] += 1
@@ -106,16 +109,12 @@ class Summaries:
 
 
 # A function whose body could not be summarised in some context runs its body in every
-# context (trying each context would run such a body twice). That is remembered by the
-# module that defines it, so for the rest of the run: a project helper imported by hundreds
-# of analysed files is tried once, not once per file. Running a body gives what applying its
-# summary gives (`CHECK`), so which calls are summarised changes no result.
-def _unsummarisable(interpreter, function) -> bool:
-    return ("unsummarisable", id(function)) in interpreter.home_of(function).facts
-
-
-def _mark_unsummarisable(interpreter, function) -> None:
-    interpreter.home_of(function).facts[("unsummarisable", id(function))] = True
+# context (trying each context would run such a body twice), for the rest of the run: a
+# project helper imported by hundreds of analysed files is tried once, not once per file.
+# Kept by the function's node (a weak reference: the entry goes with the module's tree; an
+# edited function is a new node). Running a body gives what applying its summary gives
+# (`CHECK`), so which calls are summarised changes no result.
+UNSUMMARISABLE: weakref.WeakSet = weakref.WeakSet()
 
 
 # ---------------------------------------------------------------------------- the context
