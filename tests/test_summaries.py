@@ -4,6 +4,7 @@ applying it gives exactly what running the body gives."""
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,8 @@ def test_summaries_give_what_running_the_bodies_gives_on_the_corpus(monkeypatch)
     """Every application is checked against running the body (`CHECK`: a difference
     raises), and the findings equal those of an analysis that runs every body."""
     cases = [case.before for case in CASES]
+    # functions found unsummarisable by earlier tests (kept for the run) are tried again here
+    monkeypatch.setattr(summaries, "UNSUMMARISABLE", weakref.WeakSet())
     monkeypatch.setattr(summaries, "CHECK", True)
     checked = {path: findings(path) for path in cases}
     monkeypatch.setattr(summaries, "CHECK", False)

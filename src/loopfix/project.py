@@ -163,15 +163,15 @@ class Project:
             base = importer.parent
             for _ in range(level - 1):
                 base = base.parent
-            found = self._module_file(base, parts)
+            found = self._listed_module_file(base, parts)
             return found if found is not None and _inside(found, self.root, importer) else None
         for base in self.search_path(importer):
-            found = self._module_file(base, parts)
+            found = self._listed_module_file(base, parts)
             if found is not None and _inside(found, self.root, importer):
                 return found
         return None
 
-    def _module_file(self, base: Path, parts: list[str]) -> Path | None:
+    def _listed_module_file(self, base: Path, parts: list[str]) -> Path | None:
         """`_module_file`, asking the file system only where the folder lists the name."""
         folder = os.path.join(base, *parts[:-1]) if parts else str(base)
         names = self._listing(folder)

@@ -778,10 +778,11 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     formulas = _formula_methods(index, symbols)
     words_of = _words_of(index, formulas)
     names = _function_words(index, formulas)
-    reaching = _reaching(names, autograd_words(symbols), _imported_autograd_names(symbols))
+    words = autograd_words(symbols)
+    reaching = _reaching(names, words, _imported_autograd_names(symbols))
     if reaching & IMPLICIT_CALLS:
         return lambda scope: True  # a module whose forward steps: anything may reach it
-    triggers = autograd_words(symbols) | reaching
+    triggers = words | reaching
     return lambda scope: bool(words_of(scope) & triggers)
 
 
@@ -901,7 +902,8 @@ def _autograd_work(home: Symbols) -> frozenset[int]:
     formulas = _formula_methods(index, home)
     names = _function_words(index, formulas)
     names = {name: found for name, found in names.items() if not _dunder(name)}
-    reaching = _reaching(names, autograd_words(home), set()) | autograd_words(home)
+    words = autograd_words(home)
+    reaching = _reaching(names, words, set()) | words
     words_of = _words_of(index, formulas)
     working = {id(function) for _, function in index.functions if reaching & words_of(function)}
     working |= {
