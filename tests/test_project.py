@@ -404,3 +404,26 @@ def test_an_import_is_found_as_python_finds_it(tmp_path, layout, module, found):
     project = Project(tmp_path.resolve())
     expected = (tmp_path / found).resolve() if found else None
     assert project.find(script.resolve(), module, 0) == expected
+
+
+def test_what_a_module_imports_through_a_cycle_does_not_depend_on_which_file_came_first(
+    tmp_path,
+):
+    # `other.py` reaches `nets` first, `nets` imports `util` and `util` imports back from
+    # `nets` while `nets` is still being read; `train.py` then imports the networks that
+    # `util` re-exports. The GAN's finding is the same after `other.py` as alone.
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": "from pkg.util import scale\n" + textwrap.dedent(MODELS),
+        "pkg/util.py": "from pkg.nets import Gen, Disc\n\n\ndef scale(x):\n    return x\n",
+        "other.py": "import torch\nfrom pkg.nets import Gen\n\n"
+                    "Gen()(torch.randn(2, 4)).sum().backward()\n",
+        "train.py": TRAIN_GAN.format(import_line="from pkg.util import Gen, Disc"),
+    })  # fmt: skip
+    after = CliRunner().invoke(
+        app, ["check", "--no-cache", "--jobs", "1", str(tmp_path / "other.py"),
+              str(tmp_path / "train.py")],
+    )  # fmt: skip
+    alone = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "train.py")])
+    assert "LF002" in alone.output
+    assert after.output == alone.output

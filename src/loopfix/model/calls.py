@@ -74,7 +74,12 @@ NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_
 # gives the objects whose `backward(loss)` does (Accelerate, Fabric, DeepSpeed, Lightning).
 FRAMEWORK_BACKWARDS = {"manual_backward"}
 FRAMEWORK_OBJECTS = {"accelerator", "fabric", "engine", "model_engine", "deepspeed_engine"}
-FRAMEWORK_WRAPPERS = {"prepare", "prepare_model", "prepare_optimizer", "setup", "setup_module"}
+# methods that hand back the objects they are given, wrapped: Accelerate's `prepare*`, and
+# Fabric's `setup*` (a wrapped data loader yields the same batches, moved to the device)
+FRAMEWORK_WRAPPERS = {
+    *("prepare", "prepare_model", "prepare_optimizer", "prepare_data_loader", "prepare_scheduler"),
+    *("setup", "setup_module", "setup_optimizers", "setup_dataloaders"),
+}
 BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
 
 

@@ -290,7 +290,14 @@ def collect_symbols(
     may already hold)."""
     index = index or index_tree(tree)
     symbols = into if into is not None else Symbols()
+    made: dict[int, ClassInfo] = {}  # class statement id -> its info, made once
     if resolver is not None:
+        if into is not None:
+            # an import cycle may come back to this module while its imports are being
+            # linked: its own classes and functions are there already, so what the other
+            # module links does not depend on which file of the run reached the cycle first
+            for statement in tree.body:
+                _collect_definitions(symbols, statement, made)
         for node in index.imports:
             _link_import(symbols, node, resolver)
     for node in index.imports:
@@ -317,7 +324,7 @@ def collect_symbols(
             symbols.module_evidence.add(name.rpartition(".")[2])
     symbols.tree, symbols.index = tree, index
     for statement in tree.body:
-        _collect_top_level(symbols, statement)
+        _collect_top_level(symbols, statement, made)
         fields = _namedtuple_fields(statement)
         if fields is not None:
             symbols.namedtuples[fields[0]] = fields[1]
@@ -535,11 +542,31 @@ def _link_member(symbols: Symbols, module: Symbols, name: str, local: str) -> bo
     return False
 
 
-def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
+def _collect_definitions(symbols: Symbols, statement: ast.stmt, made: dict) -> None:
+    """The module's own `def` and `class` statements (`_collect_top_level` collects them
+    again after the imports, with the same objects: a definition wins over an import of
+    the same name, as it does when the module runs top to bottom)."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
         symbols.functions[statement.name] = statement
     elif isinstance(statement, ast.ClassDef):
-        symbols.classes[statement.name] = _class_info(statement)
+        symbols.classes[statement.name] = _made_class_info(statement, made)
+    elif isinstance(statement, ast.If | ast.With | ast.Try):
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, ast.stmt):
+                _collect_definitions(symbols, child, made)
+
+
+def _made_class_info(statement: ast.ClassDef, made: dict) -> ClassInfo:
+    if id(statement) not in made:
+        made[id(statement)] = _class_info(statement)
+    return made[id(statement)]
+
+
+def _collect_top_level(symbols: Symbols, statement: ast.stmt, made: dict) -> None:
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        symbols.functions[statement.name] = statement
+    elif isinstance(statement, ast.ClassDef):
+        symbols.classes[statement.name] = _made_class_info(statement, made)
     elif isinstance(statement, ast.Assign):
         for target in statement.targets:
             if isinstance(target, ast.Name):
@@ -549,7 +576,7 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt) -> None:
     elif isinstance(statement, ast.If | ast.With | ast.Try):
         for child in ast.iter_child_nodes(statement):
             if isinstance(child, ast.stmt):
-                _collect_top_level(symbols, child)
+                _collect_top_level(symbols, child, made)
 
 
 def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> ModuleFacts:
