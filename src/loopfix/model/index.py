@@ -193,13 +193,16 @@ def _walk_index(tree: ast.Module) -> TreeIndex:
 
 
 def _feeds_back(node: ast.Assign) -> bool:
-    """`out, h = f(x, h)`: a call whose tuple target reassigns one of its arguments."""
+    """`out, h = f(x, h)`: a call whose tuple target reassigns one of its arguments. Not a
+    call that hands back exactly what it was given, in order (`train_loader, val_loader =
+    setup(train_loader, val_loader)`, `model, optimizer = prepare(model, optimizer)`): a
+    wrapper, not a recurrent step, which also makes an output of its own."""
     call, target = node.value, node.targets[0]
     if type(call) is not ast.Call or type(target) is not ast.Tuple:
         return False
-    fed = {ast.dump(a, annotate_fields=False) for a in call.args}
-    stored = {ast.dump(e, annotate_fields=False).replace("Store()", "Load()") for e in target.elts}
-    return bool(stored & fed)
+    fed = [ast.dump(a, annotate_fields=False) for a in call.args]
+    stored = [ast.dump(e, annotate_fields=False).replace("Store()", "Load()") for e in target.elts]
+    return stored != fed and bool(set(stored) & set(fed))
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
