@@ -522,3 +522,38 @@ def test_a_frozen_block_keeps_nothing_for_an_input_without_grad():
     text = f"{net}\n\n{training}model(torch.randn(2, 3, 8, 8)).backward()\n"
     exec(compile(text, "<frozen>", "exec"), {"__name__": "frozen"})  # noqa: S102 - it runs
     assert lf008(text) == []
+
+
+NESTED = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.inner = {inner}
+        self.act = nn.ReLU(inplace=True)
+        self.outer = {outer}
+
+    def forward(self, x):
+        return self.outer(self.act(self.inner(self.conv(x)))).mean()
+"""
+INNERS = {  # the layer whose result the in-place ReLU changes -> whether it keeps it
+    "nn.BatchNorm2d(4)": False, "nn.Conv2d(4, 4, 1)": False, "nn.Identity()": False,
+    "nn.Sigmoid()": True, "nn.Tanh()": True, "nn.Softmax(dim=1)": True,
+}  # fmt: skip
+OUTERS = ["nn.Conv2d(4, 4, 1)", "nn.BatchNorm2d(4)", "nn.Linear(8, 2)", "nn.Sigmoid()"]
+
+
+@pytest.mark.parametrize("outer", OUTERS)
+@pytest.mark.parametrize("inner", sorted(INNERS))
+def test_a_call_around_an_in_place_change_keeps_the_changed_tensor(inner, outer):
+    """`self.outer(self.act(self.inner(h)))`: the outer layer runs after the in-place ReLU,
+    so what it keeps is already changed (DenseNet's `self.conv1(self.relu(self.bn1(x)))` is
+    correct); only a result the inner layer kept before the change fails."""
+    text = NESTED.format(inner=inner, outer=outer)
+    expected = INNERS[inner]
+    assert blocks_fail(text) is expected, "the table disagrees with torch"
+    assert bool(lf008(text)) is expected, "the rule disagrees with torch"

@@ -1164,15 +1164,20 @@ def _union(bindings) -> frozenset[int]:
 
 def _before_change(save: Save, statement: ast.stmt, node: ast.AST) -> bool:
     """Whether the save happened before `node` changed the tensor: in an earlier statement,
-    in the value of an assignment that stores into it (evaluated first), or in the changing
-    call's own arguments; not by the changing call itself (an in-place activation keeps its
-    result after changing it)."""
+    in the value of an assignment that stores into it (evaluated first), in the changing
+    call's own arguments, or in a call evaluated before it; not by the changing call itself
+    (an in-place activation keeps its result after changing it), nor by a call around it,
+    which runs once its arguments are computed (`self.conv1(self.relu(self.bn1(x)))`: the
+    convolution keeps the tensor the in-place ReLU has already changed)."""
     if save.statement is not statement or isinstance(node, ast.AugAssign | ast.Subscript):
         return True
     if save.call is node:
         return False
-    inside = any(save.call is n for n in walk(node))
-    return inside or (save.call.lineno, save.call.col_offset) < (node.lineno, node.col_offset)
+    if any(save.call is n for n in walk(node)):
+        return True
+    if any(node is n for n in walk(save.call)):
+        return False
+    return (save.call.lineno, save.call.col_offset) < (node.lineno, node.col_offset)
 
 
 # -- in-place forms -------------------------------------------------------------------------
