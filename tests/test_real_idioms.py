@@ -239,3 +239,62 @@ def test_a_forward_that_reaches_weights_another_way_is_not_a_pass_through(body):
     )
     result = analyse_source(SourceFile.from_bytes("train.py", source.encode()))
     assert [f.rule for f in result.findings] == ["LF001"]
+
+
+SETTINGS_BODY = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Sharpen(nn.Module):
+    def __init__(self, {parameter}):
+        super().__init__()
+        self.{attribute} = {attribute}
+        self.eps = 1e-6
+
+    def forward(self, x):
+        return F.softmax(x / (self.{attribute} + self.eps), dim=1) * self.training
+
+
+net = nn.Linear(3, 3)
+sharpen = Sharpen({argument})
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+h = torch.ones(1, 3)
+for i in range(3):
+    h = sharpen(h)
+    loss = (net(torch.randn(1, 3)) + h).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+SETTINGS = {  # what `__init__` stores -> whether the carried state holds the module's graph
+    "a float setting": ("temperature: float = 0.1", "temperature", "", False),
+    "an int default": ("temperature=2", "temperature", "", False),
+    "an optional float": ("temperature: Optional[float] = None", "temperature", "0.5", False),
+    "a tensor it is given": (
+        "temperature=None",
+        "temperature",
+        "nn.Parameter(torch.ones(1))",
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SETTINGS), ids=str)
+def test_a_forward_reading_only_plain_settings_of_self_builds_no_graph(case):
+    """A parameterless module whose forward reads only settings `__init__` stores (numbers,
+    flags, `self.training`) holds no weights: what it returns carries no graph of its own
+    (PADA's class-weight module). A value passed in with a `None` default may be a tensor
+    that requires grad: that module still builds one, and the carried state really fails."""
+    parameter, attribute, argument, carries = SETTINGS[case]
+    text = SETTINGS_BODY.format(parameter=parameter, attribute=attribute, argument=argument)
+    text = "from typing import Optional\n" + text
+    try:
+        exec(compile(text, "<settings>", "exec"), {"__name__": "settings"})  # noqa: S102
+        failed = False
+    except RuntimeError as error:
+        failed = "backward through the graph a second time" in str(error)
+    assert failed is carries, "the table disagrees with torch"
+    result = analyse_source(SourceFile.from_bytes("train.py", text.encode()))
+    assert [f.rule for f in result.findings] == (["LF001"] if carries else [])

@@ -249,8 +249,18 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
         n.id for n in walk(forward) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
     me = arguments.args[0].arg
+    settings = _plain_settings(node)
+    read = {  # `self.temperature`: a setting, which holds no weight
+        id(n.value)
+        for n in walk(forward)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == me
+        and isinstance(n.ctx, ast.Load)
+        and n.attr in settings
+    }
     for name in (n for n in walk(forward) if isinstance(n, ast.Name)):
-        if name.id == me:
+        if name.id == me and id(name) not in read:
             return False
         if name.id not in own and name.id not in libraries and name.id not in SAFE_BUILTINS:
             return False
@@ -260,6 +270,73 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
             if name.rpartition(".")[2] in PARAMETER_MAKERS:
                 return False
     return True
+
+
+PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _plain_settings(node: ast.ClassDef) -> set[str]:
+    """Attributes the class binds only to plain values: number, string, bool or None
+    literals, or `__init__` parameters annotated `int`, `float`, `bool` or `str` (`Optional`
+    of one) or defaulting to a number, string or bool (`self.temperature = temperature`,
+    with `temperature: float = 0.1`; a `None` default says nothing of what is passed).
+    `self.training` is `nn.Module`'s own flag."""
+    init = next((m for m in node.body if getattr(m, "name", "") == "__init__"), None)
+    plain_parameters: set[str] = set()
+    if isinstance(init, ast.FunctionDef):
+        arguments = init.args
+        positional = arguments.posonlyargs + arguments.args
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + arguments.defaults
+        pairs = [
+            *zip(positional, defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        plain_parameters = {
+            argument.arg
+            for argument, default in pairs
+            if (_plain_literal(default) and default.value is not None)  # `None`: anything later
+            or _plain_annotation(argument.annotation)
+        }
+    bound: dict[str, bool] = {"training": True}
+    for statement in walk(node):
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                value = statement.value
+                plain = _plain_literal(value) or (
+                    isinstance(value, ast.Name) and value.id in plain_parameters
+                )
+                bound[target.attr] = bound.get(target.attr, True) and plain
+        if isinstance(statement, ast.AugAssign | ast.AnnAssign):
+            target = statement.target
+            if isinstance(target, ast.Attribute):
+                bound[target.attr] = False
+    return {name for name, plain in bound.items() if plain}
+
+
+def _plain_literal(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and (
+        node.value is None or type(node.value) in (int, float, bool, str)
+    )
+
+
+def _plain_annotation(node: ast.expr | None) -> bool:
+    """`float`, `Optional[float]`, `float | None`."""
+    if isinstance(node, ast.Name):
+        return node.id in PLAIN_ANNOTATIONS
+    optional = ("Optional", "typing.Optional")
+    if isinstance(node, ast.Subscript) and dotted_name(node.value) in optional:
+        return _plain_annotation(node.slice)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = (node.left, node.right)
+        return any(_plain_annotation(n) for n in sides) and all(
+            _plain_annotation(n) or (isinstance(n, ast.Constant) and n.value is None) for n in sides
+        )
+    return False
 
 
 def dotted_name(node: ast.expr) -> str | None:
