@@ -216,16 +216,17 @@ class Run:
         for report in reports:
             report.path = _display(Path(report.path))
             for message in report.errors:
-                if message in shown:
+                text = _shown(message)  # the file's own error and its importer's, one line
+                if text in shown:
                     continue
-                shown.add(message)
+                shown.add(text)
                 if _names_another_file(message, checked()):
                     # a module a checked file imports, outside what was asked for (as Ruff,
                     # only the files asked for are errors): its importers were checked
                     # without it
-                    typer.echo(f"loopfix: warning: {_shown(message)} (imported)", err=True)
+                    typer.echo(f"loopfix: warning: {text} (imported)", err=True)
                 else:
-                    self.error(_shown(message))
+                    self.error(text)
         return reports
 
     def full_analysis(self, path: Path) -> FileResult | None:
