@@ -414,7 +414,7 @@ def collect_symbols(
         )
     }
     if imported or any(FREEZING & words for words in index.words.values()):
-        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported)
+        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported, index)
     _resolve_module_classes(symbols)
     return symbols
 
@@ -423,7 +423,7 @@ FREEZING = frozenset({"requires_grad", "requires_grad_"})
 
 
 def _frozen_modules(
-    tree: ast.Module, imported_helpers: set[str] = frozenset()
+    tree: ast.Module, imported_helpers: set[str] = frozenset(), index: TreeIndex | None = None
 ) -> tuple[set[str], set[str]]:
     """(module paths, class names) frozen for good: modules frozen by `m.requires_grad_(False)`
     or `for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`),
@@ -433,9 +433,12 @@ def _frozen_modules(
     anything (a submodule of one of their instances may be what is thawed)."""
     helpers = _freezing_helpers(tree) | imported_helpers
     frozen, thawed, classes = set(), set(), set()
+    says = _says(index, tree, FREEZING | helpers)
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef) and statement.name in helpers:
             continue
+        if not says(statement):
+            continue  # names neither `requires_grad` nor a freezing helper: nothing to read
         if isinstance(statement, ast.ClassDef):
             init = next((f for f in statement.body if getattr(f, "name", "") == "__init__"), None)
             if init is not None and "self" in _frozen_modules_in(init)[0]:
@@ -453,6 +456,25 @@ def _frozen_modules(
         f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
     }
     return paths, set() if thawed else classes
+
+
+def _says(index: TreeIndex | None, tree: ast.Module, words: set[str]):
+    """A test for whether a top-level statement mentions one of `words`, from the index's
+    words of each scope (a function's include its nested functions'; the methods of a class
+    are scopes of their own, and the rest of its body counts as the module's); without an
+    index, every statement may."""
+    if index is None:
+        return lambda statement: True
+    module_says = bool(index.words.get(id(tree), set()) & words)
+
+    def scope_says(node: ast.AST) -> bool:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return bool(index.words.get(id(node), set()) & words)
+        if isinstance(node, ast.ClassDef):
+            return module_says or any(map(scope_says, node.body))
+        return module_says
+
+    return scope_says
 
 
 def _calls(node: ast.AST, functions: set[str]) -> bool:
