@@ -152,3 +152,86 @@ def test_a_flag_a_called_method_changes_keeps_the_finding(tmp_path):
     run = run_script(TOGGLED_BY_A_METHOD, tmp_path)
     assert "backward through the graph a second time" in run.stderr
     assert "LF001" in rules_reported(TOGGLED_BY_A_METHOD)
+
+
+# An A3C worker: the hidden state's detach in the loop and the LSTM's step in `_rollout` sit
+# under the same setting; the loop also steps an optimizer it holds (`self.optimizer.step()`
+# hands over the optimizer, not `self.enable_lstm`). With the LSTM on, every rollout starts
+# from a detached state; with it off, the state is never read.
+WORKER = """
+import torch
+import torch.nn as nn
+
+
+class Worker:
+    def __init__(self, enable_lstm):
+        self.enable_lstm = enable_lstm
+        self.cell, self.head = nn.LSTMCell(4, 8), nn.Linear(8, 1)
+        self.body = nn.Linear(4, 8)
+        parameters = [*self.cell.parameters(), *self.head.parameters(), *self.body.parameters()]
+        self.optimizer = torch.optim.SGD(parameters, lr=0.01)
+        self.hidden = (torch.zeros(1, 8), torch.zeros(1, 8))
+{extra}
+    def _reset_rollout(self):
+        self.hidden = (self.hidden[0].detach(), self.hidden[1].detach())
+
+    def _rollout(self):
+        values = []
+        for t in range(5):
+            x = torch.randn(1, 4)
+            if self.enable_lstm:
+                self.hidden = self.cell(x, self.hidden)
+                values.append(self.head(self.hidden[0]))
+            else:
+                values.append(self.head(torch.relu(self.body(x))))
+        return torch.cat(values).pow(2).mean()
+
+    def run(self, steps):
+        for step in range(steps):
+            if self.enable_lstm:
+                self._reset_rollout()
+{toggle}            loss = self._rollout()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+{toggle}
+
+torch.manual_seed(0)
+Worker(True).run(4)
+Worker(False).run(4)
+"""
+TOGGLE = "            self.{method}()\n"
+WORKER_CONTROLS = {  # what else the class does -> whether the flag can change in the loop
+    "nothing": ("", "", False),  # the A3C shape: correct
+    # a method called on self flips the setting after the detach and back after the step:
+    # with it off, the rollout reads the state the previous rollout left, undetached
+    "a method flips it": (
+        "\n    def _flip(self):\n        self.enable_lstm = not self.enable_lstm\n",
+        TOGGLE.format(method="_flip"),
+        True,
+    ),
+    # the same, through a property computed from what a method called on self changes
+    "a property of what the loop sets": (
+        "\n    @property\n    def enable_lstm(self):\n        return self.phase == 1\n\n"
+        "    @enable_lstm.setter\n    def enable_lstm(self, value):\n"
+        "        self.phase = 1 if value else 0\n\n"
+        "    def _advance(self):\n        self.phase = 1 - self.phase\n",
+        TOGGLE.format(method="_advance"),
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("control", list(WORKER_CONTROLS), ids=str)
+def test_a_setting_tested_in_the_loop_and_in_a_method_it_calls_on_self(tmp_path, control):
+    """The same `self.enable_lstm` test in the loop and in `self._rollout()` is one value
+    for the whole loop when nothing the loop runs can change it: no finding, and the script
+    runs. A method called on `self` that sets it, or a property computed from what the loop
+    sets, can change it: the state is then read undetached, and both the run and the
+    finding say so."""
+    extra, toggle, fails = WORKER_CONTROLS[control]
+    text = WORKER.format(extra=extra, toggle=toggle)
+    run = run_script(text, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is fails, run.stderr
+    assert run.returncode != 0 or not fails
+    assert ("LF001" in rules_reported(text)) is fails

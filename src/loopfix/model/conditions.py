@@ -10,12 +10,15 @@ one value for the whole loop: the interpreter runs the loop once with it true an
 false.
 
 A call, a subscript or anything else that may change between two evaluations makes a test
-not invariant, and so does anything in the loop that hands a name the test reads to other
-code: a method called on it or its attributes (`model.train()`, `self.toggle()`), the name
-passed or bound whole (`toggle(cfg)`, `setattr(cfg, ...)`, `alias = cfg`), or a function of
-the module declaring it `global`; and a store in the loop to an attribute of that name (on
-any object: an alias made before the loop) or to another attribute of the object the test
-reads (a property may derive from it). Changes through `exec` or `globals()` are not seen.
+not invariant, and so does anything in the loop that hands what the test reads to other
+code: a method called on that object or one it belongs to (`model.train()` for
+`model.training`, `self.toggle()` for `self.flag`; `self.optimizer.step()` hands over the
+optimizer, not `self.flag`), the name passed or bound whole (`toggle(cfg)`, `setattr(cfg,
+...)`, `alias = cfg`), or a function of the module declaring it `global`; and a store in the
+loop to an attribute of that name (on any object: an alias made before the loop) or to
+another attribute of the object the test reads (a property may derive from it). The methods
+of the loop's class it calls on `self` are read as part of the loop. Changes through `exec`,
+`globals()` or an object holding a reference back to the one tested are not seen.
 """
 
 from __future__ import annotations
@@ -55,58 +58,100 @@ def unnegated(test: ast.expr) -> tuple[str, bool]:
 
 
 def invariant_tests(
-    loop: ast.For | ast.AsyncFor | ast.While, rebound: frozenset[str] = frozenset()
+    loop: ast.For | ast.AsyncFor | ast.While,
+    rebound: frozenset[str] = frozenset(),
+    methods: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = (),
+    computed: frozenset[str] | None = None,
+    held: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Keys of the tests (of `if` statements and conditional expressions) that appear at
     least twice in the loop (`not X` counts as X) and whose value nothing in the loop can
     change; the first `MAX_SPLIT_TESTS` of them in source order. `rebound`: the names some
-    function of the module declares `global` (a call may rebind them)."""
-    tests = [node.test for node in walk(loop) if isinstance(node, ast.If | ast.IfExp)]
+    function of the module declares `global` (a call may rebind them). `methods`: the
+    methods of the loop's own class that it calls on `self` (`self._rollout()`), read as part
+    of the loop: their tests count, and so do their stores and what they hand to other code
+    (an A3C worker's `if self.enable_lstm:` around the hidden state's detach in the loop and
+    again around the LSTM's step in `_rollout`). `computed`: the names of the methods and
+    properties of that class (None: not a method, or the class is not known); `held`: the
+    attributes its methods store on `self` (`self.model = ...`)."""
+    bodies = [loop, *methods]
+    tests = [
+        node.test for body in bodies for node in walk(body) if isinstance(node, ast.If | ast.IfExp)
+    ]
     if len(tests) < 2:
         return []
     tally = Tally(unnegated(test)[0] for test in tests)
     if max(tally.values()) < 2:
         return []
-    assigned = _assigned_paths(loop)
-    exposed = _exposed_roots(loop) | rebound
+    assigned = set().union(*(_assigned_paths(body) for body in bodies))
+    inlined = {method.name for method in methods}
+    exposed = set().union(*(_exposed_paths(b, inlined, computed, held) for b in bodies))
+    exposed |= rebound
     keys: list[str] = []
     for test in tests:
         key = unnegated(test)[0]
-        if tally[key] < 2 or key in keys or not _invariant(test, assigned, exposed):
+        if tally[key] < 2 or key in keys:
+            continue
+        if not _invariant(test, assigned, exposed, computed, held):
             continue
         keys.append(key)
     return keys[:MAX_SPLIT_TESTS]
 
 
-def _invariant(test: ast.expr, assigned: set[str], exposed: set[str]) -> bool:
+def _invariant(
+    test: ast.expr,
+    assigned: set[str],
+    exposed: set[str],
+    computed: frozenset[str] | None,
+    held: frozenset[str] = frozenset(),
+) -> bool:
     if not all(isinstance(node, _PURE) for node in walk(test)):
         return False
     if isinstance(test, ast.Constant):
         return False  # `while True:` and `if 0:` need no splitting
     # an attribute the loop sets on anything (`alias.aux = False`, `tr.step += 1`): a test
-    # of that attribute on any object, or of any attribute of that object (a property), may
-    # read it
-    stored = [a.split(".") for a in assigned if "." in a]
-    stored_roots, stored_attributes = {a[0] for a in stored}, {a[-1] for a in stored}
+    # of that attribute on any object may read it; a test of another attribute of an object
+    # the loop sets one on may too (a property), unless it is `self`'s and the class
+    # computes no attribute of that name (`computed`: its methods and properties) or stores
+    # it (`held`: a data attribute)
+    stored = [a.rsplit(".", 1) for a in assigned if "." in a]
+    stored_owners, stored_attributes = {a[0] for a in stored}, {a[1] for a in stored}
     for node in walk(test):
         if isinstance(node, ast.Name | ast.Attribute):
             path = dotted_name(node)
-            if path is None or path.split(".")[0] in exposed:
+            if path is None or _within_any(path, exposed):
                 return False
             if any(path == a or path.startswith(a + ".") for a in assigned):
                 return False
-        if isinstance(node, ast.Attribute) and (
-            node.attr in stored_attributes or path.split(".")[0] in stored_roots
-        ):
-            return False
+        if isinstance(node, ast.Attribute):
+            owner = path.rsplit(".", 1)[0]
+            known = computed is not None or node.attr in held
+            plain = owner == "self" and known and node.attr not in (computed or ())
+            if node.attr in stored_attributes or (owner in stored_owners and not plain):
+                return False
     return True
 
 
-def _exposed_roots(loop: ast.AST) -> set[str]:
-    """Names whose objects the loop hands to code that may change them: a method called on
-    them or on one of their attributes (`model.train()`, `self.toggle()`, `flags.pop()`), or
-    the name used whole (`toggle(cfg)`, `setattr(cfg, ...)`, `vars(args)`, `alias = cfg`).
-    Reading an attribute (`args.lr`) exposes nothing."""
+def _within_any(path: str, exposed: set[str]) -> bool:
+    """`path` is, or is below, an object handed to other code (`self.model` for
+    `self.model.training`)."""
+    return any(path == e or path.startswith(e + ".") for e in exposed)
+
+
+def _exposed_paths(
+    loop: ast.AST,
+    inlined: set[str] = frozenset(),
+    computed: frozenset[str] | None = None,
+    held: frozenset[str] = frozenset(),
+) -> set[str]:
+    """Objects the loop hands to code that may change them: the object a method is called on
+    (`model.train()` hands over `model`, `self.optimizer.step()` hands over
+    `self.optimizer`, not the rest of `self`; `self.toggle()` hands over `self`, unless
+    `toggle` is one of the `inlined` methods, read as part of the loop; `self.cell(x)`, where
+    the class has no method `cell` (`computed`) or stores `self.cell` (`held`), calls the
+    module it holds), or a name used
+    whole (`toggle(cfg)`, `setattr(cfg, ...)`, `vars(args)`, `alias = cfg`). Reading an
+    attribute (`args.lr`) hands over nothing."""
     bases: set[int] = set()  # names read only for an attribute, or tested
     exposed: set[str] = set()
     for node in walk(loop):
@@ -116,8 +161,16 @@ def _exposed_roots(loop: ast.AST) -> set[str]:
             bases |= {id(n) for n in walk(node.test) if isinstance(n, ast.Name)}
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             path = dotted_name(node.func.value)
+            if path == "self" and node.func.attr in inlined:
+                continue
+            if (
+                path == "self"
+                and node.func.attr not in (computed or ())
+                and (computed is not None or node.func.attr in held)
+            ):
+                path = f"self.{node.func.attr}"  # a module (or object) `self` holds
             if path is not None:
-                exposed.add(path.split(".")[0])
+                exposed.add(path)
     for node in walk(loop):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
             exposed.add(node.id)

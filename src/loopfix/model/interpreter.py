@@ -46,6 +46,10 @@ class BudgetSpent(Exception):
 KEEP_ITEMS = ("reversed", "list", "tuple", "sorted")
 
 
+# the methods a loop calls on `self` that `invariant_tests` reads as part of it, at most
+MAX_INLINED_METHODS = 32
+
+
 class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     """The statements, the environment and the loop fixpoint; expressions, calls and
     autograd events come from the mixins."""
@@ -90,7 +94,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
-        self._facts: dict[int, tuple[Counter | None, list[str], set[str]]] = {}
+        self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
         self.statements_run = 0  # statements interpreted, every round and call counted
         self.budget: int | None = None  # statements it may run before `BudgetSpent`
         self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
@@ -564,9 +568,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """The loop's counter, its invariant tests and the names it carries from one
         iteration to the next, read once per loop (a nested loop is run again in every round
         of the loops around it)."""
-        facts = self._facts.get(id(node))
+        key = (id(node), id(self.frame.cls))  # a base class's loop: its subclass's methods
+        facts = self._facts.get(key)
         if facts is None:
-            facts = self._facts[id(node)] = self._kept_loop_facts(node)
+            facts = self._facts[key] = self._kept_loop_facts(node)
         return facts
 
     def _kept_loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
@@ -574,11 +579,14 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         while the loop is the same object and every module-wide answer they used is too:
         the names declared `global`, and each module constant its counter asked for."""
         rebound = self.symbols.global_names()
+        methods = self._methods_called_on_self(node)
         found = self.kept.get(("loop facts", id(node))) if self.kept is not None else None
         if (
             found is not None
             and found[0] is node
             and found[1][0] == rebound
+            and len(found[1][2]) == len(methods)
+            and all(a is b for a, b in zip(found[1][2], methods, strict=True))
             and all(self._module_constant(name) == value for name, value in found[1][1])
         ):
             return found[2]
@@ -588,11 +596,65 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             asked.append((name, self._module_constant(name)))
             return asked[-1][1]
 
-        facts = (loop_counter(node, constant), invariant_tests(node, rebound))
+        computed, held = self._class_attributes()
+        tests = invariant_tests(node, rebound, methods, computed, held)
+        facts = (loop_counter(node, constant), tests)
         facts += (_loop_carried_names(node),)
         if self.kept is not None:
-            keep(self.kept, ("loop facts", id(node)), (node, (rebound, tuple(asked)), facts))
+            inputs = (rebound, tuple(asked), methods)
+            keep(self.kept, ("loop facts", id(node)), (node, inputs, facts))
         return facts
+
+    def _class_attributes(self) -> tuple[frozenset[str] | None, frozenset[str]]:
+        """For the running method's class, its bases' included: the names of its methods and
+        properties (None when a base is not known: a library class may compute any
+        attribute), and the attributes its methods store on `self` (`self.model = ...`)."""
+        cls = self.frame.cls
+        if cls is None or self.frame.self_path is None:
+            return None, frozenset()
+        names: set[str] | None = set()
+        held: set[str] = set()
+        bases, seen = [cls], set()
+        while bases:
+            info = bases.pop()
+            if id(info) in seen:
+                continue
+            seen.add(id(info))
+            held |= self.symbols.home(info.node).remember(
+                ("attributes stored on self", id(info.node)), _stored_on_self, info.node
+            )
+            known = self.symbols.file_bases(info)
+            plain = {"object", "nn.Module", "Module", "torch.nn.Module", ""}
+            if names is not None:
+                names |= set(info.methods)
+                if len(known) < len([b for b in info.base_names if b not in plain]):
+                    names = None  # a base from a library may compute anything
+            bases += known
+        return (frozenset(names) if names is not None else None), frozenset(held)
+
+    def _methods_called_on_self(self, node: ast.AST) -> tuple:
+        """The methods of the running method's class that the loop calls on `self`
+        (`self._rollout()`), and those they call on `self` in turn (at most
+        `MAX_INLINED_METHODS`), for `invariant_tests` to read as part of the loop."""
+        cls = self.frame.cls
+        if cls is None or self.frame.self_path is None:
+            return ()
+        found: list = []
+        todo = [node]
+        while todo and len(found) < MAX_INLINED_METHODS:
+            for call in walk(todo.pop()):
+                func = getattr(call, "func", None) if isinstance(call, ast.Call) else None
+                if not (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id == "self"
+                ):
+                    continue
+                method = self.symbols.method(cls, func.attr)
+                if method is not None and method not in found and len(found) < MAX_INLINED_METHODS:
+                    found.append(method)
+                    todo.append(method)
+        return tuple(found)
 
     def _module_constant(self, name: str) -> int | None:
         """`K` in `t % K` where the module binds it once to an integer (not a local)."""
@@ -891,6 +953,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- calls
 
     # ---------------------------------------------------------------- backward
+
+
+def _stored_on_self(node: ast.ClassDef) -> frozenset[str]:
+    """The attributes the class's methods store on `self` (`self.model = ...`)."""
+    return frozenset(
+        target.attr
+        for target in walk(node)
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.ctx, ast.Store)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    )
 
 
 def cross(
