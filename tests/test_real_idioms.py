@@ -278,6 +278,19 @@ SETTINGS = {  # what `__init__` stores -> whether the carried state holds the mo
         "nn.Parameter(torch.ones(1))",
         True,
     ),
+    # a literal default, or an annotation, says nothing of what a constructor call passes
+    "a parameter for a literal default": (
+        "temperature=0.5",
+        "temperature",
+        "temperature=nn.Parameter(torch.ones(1))",
+        True,
+    ),
+    "a parameter for a float": (
+        "temperature: float = 0.5",
+        "temperature",
+        "nn.Parameter(torch.ones(1))",
+        True,
+    ),
 }
 
 

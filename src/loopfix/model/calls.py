@@ -569,8 +569,10 @@ class CallsMixin:
         )
         forward = info.methods.get("forward") if info is not None else None
         # the call's own graph stands for what the module holds; a forward that reads
-        # nothing of `self` holds nothing
-        owns = forward is None or not self.symbols.home(info.node).stateless_forward(info)
+        # nothing of `self` but settings its constructor was given as plain values holds
+        # nothing
+        settings = self.symbols.home(info.node).stateless_forward(info) if info else None
+        owns = forward is None or settings is None or self._holds_weights(info, settings)
         if owns and not (self.frozen_forwards or frozen_class or self._frozen(path)):
             graphs |= {Graph(site)}
         if forward is None:
@@ -588,6 +590,19 @@ class CallsMixin:
         # the forward was followed: each returned item holds the graphs it was built from
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
+
+    def _holds_weights(self, info, settings: frozenset[str]) -> bool:
+        """Whether one of the `settings` of the module's instances holds a tensor, a
+        parameter or a module (`Margin(margin=nn.Parameter(...))`): what its constructor
+        calls were given, as `Instances` built them."""
+        if not settings:
+            return False
+        attributes = self.instances.attributes(info)
+        for name in settings:
+            shape = attributes[name].shape if name in attributes else None
+            if shape == TENSOR or shapes.is_module(shape) or shapes.param_paths(shape):
+                return True
+        return False
 
     def _mapped(self, node: ast.Call, positional, env: Env) -> Value:
         """`map(f, xs)`: what `f` makes of an item: `torch.Tensor.detach` and a lambda whose

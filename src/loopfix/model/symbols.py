@@ -179,26 +179,35 @@ class Symbols:
                 bases.append(found)
         return bases
 
-    def stateless_forward(self, info: ClassInfo) -> bool:
-        """Whether the class's `forward` is a function of its arguments alone: it reads
-        nothing of `self` (no parameter, submodule or attribute), the class creates no
-        parameter and derives from `nn.Module` itself. Calling such a module (DeepRL's
-        `DummyBody`, whose forward returns its input) builds no graph of its own."""
+    def stateless_forward(self, info: ClassInfo) -> frozenset[str] | None:
+        """The settings of `self` the class's `forward` reads, when it is a function of its
+        arguments and of those settings alone (None otherwise): it reads nothing else of
+        `self` (no parameter, submodule or other attribute), the class creates no parameter
+        and derives from `nn.Module` itself. Calling such a module (DeepRL's `DummyBody`,
+        whose forward returns its input) builds no graph of its own, as long as what its
+        constructor was given for those settings holds none (the caller checks the
+        instance: `Margin(margin=nn.Parameter(...))` holds a weight). A setting the module
+        assigns to an instance from outside the class (`crit.margin = m`) is none."""
         if any(name not in PLAIN_MODULE_BASES for name in info.base_names):
-            return False
+            return None
         forward = info.methods.get("forward")
         if forward is None or not forward.args.args or "__call__" in info.methods:
-            return False
+            return None
         if self.whole_module().registers_hooks:  # a hook may add what the forward does not
-            return False
+            return None
         libraries = {  # `torch`, `F`, `np`: names of libraries, which hold no weights of ours
             name
             for name, target in self.imports.items()
             if target.split(".")[0] in WEIGHTLESS_LIBRARIES
         }
+        outside = (
+            self.remember(("stored outside classes", id(self.tree)), _stored_outside, self.tree)
+            if self.tree is not None
+            else frozenset()
+        )
         return self.remember(
             ("stateless_forward", id(info.node)),
-            lambda node: _reads_no_self(node, libraries),
+            lambda node: _reads_no_self(node, libraries, outside),
             info.node,
         )
 
@@ -233,10 +242,24 @@ SAFE_BUILTINS = frozenset(dir(builtins))
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
 
 
-def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
-    """The forward reads neither `self` nor any name of the module but library ones (`torch`,
-    `F`): a global parameter, a module (imported from the project too) or a helper may hold
-    weights."""
+def _stored_outside(tree: ast.Module) -> frozenset[str]:
+    """The attribute names the module's code outside its classes stores to (`crit.margin =
+    m`): on an instance, such an attribute is no setting its class alone decides."""
+    inside = {id(n) for c in walk(tree) if isinstance(c, ast.ClassDef) for n in walk(c)}
+    return frozenset(
+        n.attr
+        for n in walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and id(n) not in inside
+    )
+
+
+def _reads_no_self(
+    node: ast.ClassDef, libraries: set[str], outside: frozenset[str] = frozenset()
+) -> frozenset[str] | None:
+    """The settings of `self` the forward reads (`_plain_settings`, less those stored from
+    outside the class), when it reads nothing else of `self` and no name of the module but
+    library ones (`torch`, `F`): a global parameter, a module (imported from the project
+    too) or a helper may hold weights. None otherwise."""
     forward = next(
         m
         for m in node.body
@@ -249,9 +272,9 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
         n.id for n in walk(forward) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
     me = arguments.args[0].arg
-    settings = _plain_settings(node)
+    settings = _plain_settings(node) - outside
     read = {  # `self.temperature`: a setting, which holds no weight
-        id(n.value)
+        id(n.value): n.attr
         for n in walk(forward)
         if isinstance(n, ast.Attribute)
         and isinstance(n.value, ast.Name)
@@ -261,15 +284,15 @@ def _reads_no_self(node: ast.ClassDef, libraries: set[str]) -> bool:
     }
     for name in (n for n in walk(forward) if isinstance(n, ast.Name)):
         if name.id == me and id(name) not in read:
-            return False
+            return None
         if name.id not in own and name.id not in libraries and name.id not in SAFE_BUILTINS:
-            return False
+            return None
     for inner in walk(node):
         if isinstance(inner, ast.Call):
             name = dotted_name(inner.func) or ""
             if name.rpartition(".")[2] in PARAMETER_MAKERS:
-                return False
-    return True
+                return None
+    return frozenset(read.values())
 
 
 PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
