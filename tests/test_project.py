@@ -427,3 +427,18 @@ def test_what_a_module_imports_through_a_cycle_does_not_depend_on_which_file_cam
     alone = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "train.py")])
     assert "LF002" in alone.output
     assert after.output == alone.output
+
+
+def test_a_package_without_root_markers_imports_from_the_folder_holding_it(tmp_path):
+    """A copy of a repository without `.git` or `pyproject.toml`: `pkg/train.py` imports
+    `pkg.models` as Python does when run from the folder holding `pkg`, so the GAN's
+    networks are followed and its step before the generator's backward is found."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/models.py": MODELS,
+        "pkg/train.py": TRAIN_GAN.format(import_line="from pkg.models import Gen, Disc"),
+    })  # fmt: skip
+    assert find_root(tmp_path / "pkg" / "train.py") == tmp_path.resolve()
+    assert find_root(tmp_path / "pkg" / "models.py") == tmp_path.resolve()
+    result = analyse(tmp_path / "pkg" / "train.py")
+    assert [f.rule for f in result.findings] == ["LF002"]

@@ -97,12 +97,18 @@ def unchanged(dependencies: dict[str, str], read: Reader = read_disk) -> bool:
 
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` with a `pyproject.toml`, `setup.py`, `setup.cfg` or
-    `.git`; else the file's own folder."""
+    `.git`; else the folder Python imports the file's top-level package from (the file's
+    own folder when it is in no package): `pkg/train.py` with `pkg/__init__.py` imports
+    `pkg.models` from the folder holding `pkg`, as a copy of a repository without its
+    `.git` does."""
     start = path.resolve().parent
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in ROOT_MARKERS):
             return folder
-    return start
+    top = start
+    while (top / "__init__.py").exists() and top.parent != top:
+        top = top.parent
+    return top
 
 
 @dataclass
