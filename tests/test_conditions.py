@@ -235,3 +235,24 @@ def test_a_setting_tested_in_the_loop_and_in_a_method_it_calls_on_self(tmp_path,
     assert ("backward through the graph a second time" in run.stderr) is fails, run.stderr
     assert run.returncode != 0 or not fails
     assert ("LF001" in rules_reported(text)) is fails
+
+
+@pytest.mark.parametrize(
+    ("inside", "invariant"),
+    [
+        ("    out = model(x)\n", True),  # a forward pass does not reconfigure the model
+        ("    clip(model.parameters(), 0.5)\n", True),  # reading its parameters neither
+        ("    model.train()\n", False),  # a method that may change what the test reads
+        ("    model.set_recurrent(False)\n", False),
+    ],
+    ids=["called", "parameters", "train", "setter"],
+)
+def test_calling_a_model_or_reading_its_parameters_leaves_its_settings(inside, invariant):
+    """torch-ac's PPO: `if self.acmodel.recurrent:` where the batch's memory is bound and again
+    where it is read, with `self.acmodel(...)` and `clip_grad_norm_(self.acmodel.parameters())`
+    in the loop: the setting keeps one value."""
+    loop = (
+        "for x in xs:\n    if model.recurrent:\n        m = f(x)\n"
+        "    if model.recurrent:\n        g(m)\n" + inside
+    )
+    assert (keys_of(loop) == [key("model.recurrent")]) is invariant

@@ -138,6 +138,15 @@ def _within_any(path: str, exposed: set[str]) -> bool:
     return any(path == e or path.startswith(e + ".") for e in exposed)
 
 
+# `nn.Module` methods that read the module without changing any attribute of it
+READING_METHODS = frozenset(
+    {
+        *("parameters", "named_parameters", "buffers", "named_buffers", "state_dict"),
+        *("children", "named_children", "modules", "named_modules"),
+    }
+)
+
+
 def _exposed_paths(
     loop: ast.AST,
     inlined: set[str] = frozenset(),
@@ -147,11 +156,12 @@ def _exposed_paths(
     """Objects the loop hands to code that may change them: the object a method is called on
     (`model.train()` hands over `model`, `self.optimizer.step()` hands over
     `self.optimizer`, not the rest of `self`; `self.toggle()` hands over `self`, unless
-    `toggle` is one of the `inlined` methods, read as part of the loop; `self.cell(x)`, where
-    the class has no method `cell` (`computed`) or stores `self.cell` (`held`), calls the
-    module it holds), or a name used
+    `toggle` is one of the `inlined` methods, read as part of the loop), or a name used
     whole (`toggle(cfg)`, `setattr(cfg, ...)`, `vars(args)`, `alias = cfg`). Reading an
-    attribute (`args.lr`) hands over nothing."""
+    attribute (`args.lr`) hands over nothing, and neither does calling an object, a module's
+    forward (`model(x)`, or `self.cell(x)` where the class has no method `cell`,
+    `computed`, or stores `self.cell`, `held`): a forward pass does not reconfigure its
+    module; nor calling one of `READING_METHODS` (`model.parameters()`)."""
     bases: set[int] = set()  # names read only for an attribute, or tested
     exposed: set[str] = set()
     for node in walk(loop):
@@ -163,14 +173,18 @@ def _exposed_paths(
             path = dotted_name(node.func.value)
             if path == "self" and node.func.attr in inlined:
                 continue
+            if node.func.attr in READING_METHODS:
+                continue  # `clip_grad_norm_(self.acmodel.parameters(), ...)`
             if (
                 path == "self"
                 and node.func.attr not in (computed or ())
                 and (computed is not None or node.func.attr in held)
             ):
-                path = f"self.{node.func.attr}"  # a module (or object) `self` holds
+                continue  # `self.acmodel(x)`: a module `self` holds, called (its forward)
             if path is not None:
                 exposed.add(path)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            bases.add(id(node.func))  # `model(x)`: called, its forward run, not handed over
     for node in walk(loop):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
             exposed.add(node.id)
