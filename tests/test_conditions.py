@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 from scripts import rules_reported, run_script
@@ -154,52 +155,16 @@ def test_a_flag_a_called_method_changes_keeps_the_finding(tmp_path):
     assert "LF001" in rules_reported(TOGGLED_BY_A_METHOD)
 
 
-# An A3C worker: the hidden state's detach in the loop and the LSTM's step in `_rollout` sit
-# under the same setting; the loop also steps an optimizer it holds (`self.optimizer.step()`
-# hands over the optimizer, not `self.enable_lstm`). With the LSTM on, every rollout starts
-# from a detached state; with it off, the state is never read.
-WORKER = """
-import torch
-import torch.nn as nn
-
-
-class Worker:
-    def __init__(self, enable_lstm):
-        self.enable_lstm = enable_lstm
-        self.cell, self.head = nn.LSTMCell(4, 8), nn.Linear(8, 1)
-        self.body = nn.Linear(4, 8)
-        parameters = [*self.cell.parameters(), *self.head.parameters(), *self.body.parameters()]
-        self.optimizer = torch.optim.SGD(parameters, lr=0.01)
-        self.hidden = (torch.zeros(1, 8), torch.zeros(1, 8))
-{extra}
-    def _reset_rollout(self):
-        self.hidden = (self.hidden[0].detach(), self.hidden[1].detach())
-
-    def _rollout(self):
-        values = []
-        for t in range(5):
-            x = torch.randn(1, 4)
-            if self.enable_lstm:
-                self.hidden = self.cell(x, self.hidden)
-                values.append(self.head(self.hidden[0]))
-            else:
-                values.append(self.head(torch.relu(self.body(x))))
-        return torch.cat(values).pow(2).mean()
-
-    def run(self, steps):
-        for step in range(steps):
-            if self.enable_lstm:
-                self._reset_rollout()
-{toggle}            loss = self._rollout()
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.step()
-{toggle}
-
-torch.manual_seed(0)
-Worker(True).run(4)
-Worker(False).run(4)
-"""
+# An A3C worker (the corpus case): the hidden state's detach in the loop and the LSTM's step
+# in `_rollout` sit under the same setting; the loop also steps an optimizer it holds
+# (`self.optimizer.step()` hands over the optimizer, not `self.enable_lstm`). With the LSTM
+# on, every rollout starts from a detached state; with it off, the state is never read.
+WORKER = (
+    Path(__file__).parents[1]
+    / "corpus/lf001_ok_a3c_worker_setting_guards_detach_and_lstm/before.py"
+).read_text()
+STEP = "            loss = self._rollout()\n"
+STEPPED = "            self.optimizer.step()\n"
 TOGGLE = "            self.{method}()\n"
 WORKER_CONTROLS = {  # what else the class does -> whether the flag can change in the loop
     "nothing": ("", "", False),  # the A3C shape: correct
@@ -230,7 +195,14 @@ def test_a_setting_tested_in_the_loop_and_in_a_method_it_calls_on_self(tmp_path,
     sets, can change it: the state is then read undetached, and both the run and the
     finding say so."""
     extra, toggle, fails = WORKER_CONTROLS[control]
-    text = WORKER.format(extra=extra, toggle=toggle)
+    # the control's method after `__init__`, its call after the detach and after the step
+    text = WORKER
+    if extra:
+        text = text.replace(
+            "    def _reset_rollout", extra.lstrip("\n") + "\n    def _reset_rollout"
+        )
+        text = text.replace(STEP, toggle + STEP).replace(STEPPED, STEPPED + toggle)
+        assert text.count(toggle) == 2
     run = run_script(text, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is fails, run.stderr
     assert run.returncode != 0 or not fails

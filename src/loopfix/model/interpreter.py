@@ -576,17 +576,21 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _kept_loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
         """`_loop_facts` as an earlier analysis of the same document found them (`kept`),
-        while the loop is the same object and every module-wide answer they used is too:
-        the names declared `global`, and each module constant its counter asked for."""
+        while the loop is the same object and every answer they used from outside it is too:
+        the names declared `global`, each module constant its counter asked for, the methods
+        it calls on `self` and what its class computes and stores (`Symbols.class_attributes`)."""
         rebound = self.symbols.global_names()
         methods = self._methods_called_on_self(node)
+        cls = self.frame.cls if self.frame.self_path is not None else None
+        computed, held = self.symbols.class_attributes(cls) if cls is not None else (None, None)
         found = self.kept.get(("loop facts", id(node))) if self.kept is not None else None
         if (
             found is not None
             and found[0] is node
             and found[1][0] == rebound
-            and len(found[1][2]) == len(methods)
-            and all(a is b for a, b in zip(found[1][2], methods, strict=True))
+            and found[1][2] == (computed, held)
+            and len(found[1][3]) == len(methods)
+            and all(a is b for a, b in zip(found[1][3], methods, strict=True))
             and all(self._module_constant(name) == value for name, value in found[1][1])
         ):
             return found[2]
@@ -596,41 +600,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             asked.append((name, self._module_constant(name)))
             return asked[-1][1]
 
-        computed, held = self._class_attributes()
-        tests = invariant_tests(node, rebound, methods, computed, held)
-        facts = (loop_counter(node, constant), tests)
-        facts += (_loop_carried_names(node),)
+        tests = invariant_tests(node, rebound, methods, computed, held or frozenset())
+        facts = (loop_counter(node, constant), tests, _loop_carried_names(node))
         if self.kept is not None:
-            inputs = (rebound, tuple(asked), methods)
+            inputs = (rebound, tuple(asked), (computed, held), methods)
             keep(self.kept, ("loop facts", id(node)), (node, inputs, facts))
         return facts
-
-    def _class_attributes(self) -> tuple[frozenset[str] | None, frozenset[str]]:
-        """For the running method's class, its bases' included: the names of its methods and
-        properties (None when a base is not known: a library class may compute any
-        attribute), and the attributes its methods store on `self` (`self.model = ...`)."""
-        cls = self.frame.cls
-        if cls is None or self.frame.self_path is None:
-            return None, frozenset()
-        names: set[str] | None = set()
-        held: set[str] = set()
-        bases, seen = [cls], set()
-        while bases:
-            info = bases.pop()
-            if id(info) in seen:
-                continue
-            seen.add(id(info))
-            held |= self.symbols.home(info.node).remember(
-                ("attributes stored on self", id(info.node)), _stored_on_self, info.node
-            )
-            known = self.symbols.file_bases(info)
-            plain = {"object", "nn.Module", "Module", "torch.nn.Module", ""}
-            if names is not None:
-                names |= set(info.methods)
-                if len(known) < len([b for b in info.base_names if b not in plain]):
-                    names = None  # a base from a library may compute anything
-            bases += known
-        return (frozenset(names) if names is not None else None), frozenset(held)
 
     def _methods_called_on_self(self, node: ast.AST) -> tuple:
         """The methods of the running method's class that the loop calls on `self`
@@ -641,17 +616,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return ()
         found: list = []
         todo = [node]
-        while todo and len(found) < MAX_INLINED_METHODS:
+        while todo:
             for call in walk(todo.pop()):
-                func = getattr(call, "func", None) if isinstance(call, ast.Call) else None
-                if not (
-                    isinstance(func, ast.Attribute)
-                    and isinstance(func.value, ast.Name)
-                    and func.value.id == "self"
-                ):
+                if not isinstance(call, ast.Call) or dotted_name(call.func) is None:
                     continue
-                method = self.symbols.method(cls, func.attr)
-                if method is not None and method not in found and len(found) < MAX_INLINED_METHODS:
+                receiver, _, name = dotted_name(call.func).rpartition(".")
+                method = self.symbols.method(cls, name) if receiver == "self" else None
+                if method is not None and method not in found:
+                    if len(found) == MAX_INLINED_METHODS:
+                        return tuple(found)
                     found.append(method)
                     todo.append(method)
         return tuple(found)
@@ -953,18 +926,6 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- calls
 
     # ---------------------------------------------------------------- backward
-
-
-def _stored_on_self(node: ast.ClassDef) -> frozenset[str]:
-    """The attributes the class's methods store on `self` (`self.model = ...`)."""
-    return frozenset(
-        target.attr
-        for target in walk(node)
-        if isinstance(target, ast.Attribute)
-        and isinstance(target.ctx, ast.Store)
-        and isinstance(target.value, ast.Name)
-        and target.value.id == "self"
-    )
 
 
 def cross(

@@ -211,6 +211,30 @@ class Symbols:
             info.node,
         )
 
+    def class_attributes(self, info: ClassInfo) -> tuple[frozenset[str] | None, frozenset[str]]:
+        """For the class, its bases' included: the names of its methods and properties (None
+        when a base is not known: a library class may compute any attribute), and the
+        attributes its methods store on `self` (`self.model = ...`, data attributes)."""
+        names: set[str] | None = set()
+        held: set[str] = set()
+        bases, seen = [info], set()
+        while bases:
+            current = bases.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            home = self.home(current.node)
+            held |= home.remember(
+                ("stored on self", id(current.node)), _stored_on_self, current.node
+            )
+            known = self.file_bases(current)
+            if names is not None:
+                names |= set(current.methods)
+                if len(known) < len([b for b in current.base_names if b not in PLAIN_BASES]):
+                    names = None  # a base from a library may compute anything
+            bases += known
+        return (frozenset(names) if names is not None else None), frozenset(held)
+
     def method(self, info: ClassInfo, name: str, depth: int = 0) -> FunctionNode | None:
         """`name` as the class or one of its bases in the file defines it."""
         if name in info.methods:
@@ -232,6 +256,7 @@ class ModuleFacts:
 
 
 PLAIN_MODULE_BASES = ("nn.Module", "Module", "torch.nn.Module")
+PLAIN_BASES = frozenset({*PLAIN_MODULE_BASES, "object", ""})  # no attribute of their own
 # libraries whose names a pass-through forward may use (`F.relu`, `torch.clamp`, `np.sqrt`)
 WEIGHTLESS_LIBRARIES = frozenset({"torch", "numpy", "math", "einops", "operator", "functools"})
 FORWARD_HOOKS = frozenset(
@@ -240,6 +265,18 @@ FORWARD_HOOKS = frozenset(
 )  # fmt: skip
 SAFE_BUILTINS = frozenset(dir(builtins))
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
+
+
+def _stored_on_self(node: ast.ClassDef) -> frozenset[str]:
+    """The attributes the class's methods store on `self` (`self.model = ...`)."""
+    return frozenset(
+        target.attr
+        for target in walk(node)
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.ctx, ast.Store)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    )
 
 
 def _stored_outside(tree: ast.Module) -> frozenset[str]:
