@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import json
 import os
 import re
@@ -932,7 +933,14 @@ def main() -> None:
     # `kill` (SIGTERM) exits like Ctrl-C does: cleanup runs, so the verification worker and
     # its run stop with loopfix and no half-written file is left (writes are atomic)
     signal.signal(signal.SIGTERM, _terminate)
-    app()
+    try:
+        app()
+    finally:
+        # the process ends here: Python's shutdown would run the cyclic garbage collector
+        # over everything a check keeps until its end (the project's trees, symbols and
+        # models: 4 s of a 22 s check of a 1,800-file tree); frozen objects are left to the
+        # operating system, and exit handlers and buffered output still run as before
+        gc.freeze()
 
 
 def _terminate(signum: int, frame) -> None:
