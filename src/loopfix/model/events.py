@@ -9,7 +9,6 @@ from loopfix.model import shapes
 from loopfix.model.calls import _is_scheduler, retain_keyword
 from loopfix.model.frames import Effect
 from loopfix.model.graphs import (
-    CLEARED,
     EMPTY,
     PEERS,
     BackwardSite,
@@ -77,8 +76,6 @@ class EventsMixin:
         stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
         modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
-        partly_unknown = not known or len(known) < len(loss.graphs)
-        self._gradients_arrive(None if partly_unknown or None in modules else modules, env)
         if freed:
             self.obs.freed_reaches.setdefault(backward_id, set()).update(freed)
         if stale:
@@ -156,46 +153,12 @@ class EventsMixin:
         if update.statement is None and self.frame.is_top:
             update.statement, update.loops = self.top_statement, tuple(self.loop_stack)
             update.target, update.modules = self.module_path(target), modules
-        if func.attr == "zero_grad" and modules and _sets_to_none(node):
-            self._clear_gradients(modules, env)
         if func.attr == "step" and modules:
-            changed = self._with_gradients(modules, env)
-            if changed:
-                self._go_stale(update_id, changed, env, self._other_elements(changed, env))
+            self._go_stale(update_id, modules, env, self._other_elements(modules, env))
         self._note_within(("update", update_id, modules))
         if func.attr == "step" and not self.frame.is_top and self.top_statement is not None:
             self.note_effect(Effect("step", self.top_statement, node, self.module_path(target)))
         return EMPTY
-
-    # ------------------------------------------------------------ gradients present
-    # PyTorch's optimizers skip a parameter whose `.grad` is None, and `zero_grad()` sets
-    # `.grad` to None by default (torch.optim.Optimizer.zero_grad, `set_to_none=True` since
-    # PyTorch 2.0): a step after the gradients were cleared and before any backward reached
-    # a module leaves that module's weights as they were (their version unchanged), so the
-    # graphs that saved them stay valid.
-    def _clear_gradients(self, modules: frozenset[str], env: Env) -> None:
-        env[CLEARED] = EMPTY.with_shape(("cleared", _cleared(env) | modules))
-
-    def _gradients_arrive(self, modules: set[str] | None, env: Env) -> None:
-        """A backward reached `modules` (None: modules it cannot name): they hold gradients."""
-        cleared = _cleared(env)
-        if not cleared:
-            return
-        if modules is None:
-            del env[CLEARED]
-            return
-        kept = frozenset(
-            c
-            for c in cleared
-            if not any(shapes.within(m, c) or shapes.within(c, m) for m in modules)
-        )
-        if kept != cleared:
-            env[CLEARED] = EMPTY.with_shape(("cleared", kept))
-
-    def _with_gradients(self, modules: frozenset[str], env: Env) -> frozenset[str]:
-        """The modules among `modules` that may hold gradients: those a step changes."""
-        cleared = _cleared(env)
-        return frozenset(m for m in modules if not any(shapes.within(m, c) for c in cleared))
 
     def _note_scheduler_step(self, node: ast.Call, optimizer: str | None) -> None:
         """`scheduler.step()` in the scope being run, or in a function it calls that steps
@@ -263,20 +226,3 @@ class EventsMixin:
             first = node.args[0]
             return isinstance(first, ast.Constant) and first.value is False
         return False
-
-
-def _cleared(env: Env) -> frozenset[str]:
-    value = env.get(CLEARED)
-    return value.shape[1] if value is not None else frozenset()
-
-
-def _sets_to_none(node: ast.Call) -> bool:
-    """`zero_grad()` and `zero_grad(set_to_none=True)`; not `set_to_none=False` (zeros, which
-    a step does apply) or a value loopfix cannot read."""
-    given = node.args[0] if node.args else None
-    for keyword in node.keywords:
-        if keyword.arg == "set_to_none":
-            given = keyword.value
-        elif keyword.arg is None:
-            return False  # `**options`
-    return given is None or (isinstance(given, ast.Constant) and given.value is True)

@@ -165,10 +165,6 @@ def union(values) -> frozenset[Graph]:
 
 # suffix of the env key that keeps a per-element list as its other elements' readers see it
 PEERS = "#peers"
-# env key of the module paths whose parameters hold no gradient (`.grad` is None) on every
-# path here: cleared by `zero_grad()` and reached by no backward since; its value's shape is
-# ("cleared", paths). Missing: nothing is known to be cleared.
-CLEARED = "#cleared"
 
 
 def join_envs(a: Env | None, b: Env | None) -> Env | None:
@@ -185,17 +181,7 @@ def join_envs(a: Env | None, b: Env | None) -> Env | None:
             joined[key] = value
         elif old is not value:
             joined[key] = join_values(old, value)
-    if CLEARED in a or CLEARED in b:
-        _join_cleared(joined, a.get(CLEARED), b.get(CLEARED))
     return joined
-
-
-def _join_cleared(joined: Env, a: Value | None, b: Value | None) -> None:
-    """What is cleared on both sides (a must-fact: a side without it clears nothing)."""
-    if a is None or b is None:
-        joined.pop(CLEARED, None)
-    elif a is not b:
-        joined[CLEARED] = EMPTY.with_shape(("cleared", a.shape[1] & b.shape[1]))
 
 
 @dataclass

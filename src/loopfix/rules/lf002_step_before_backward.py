@@ -14,12 +14,6 @@ Finds a backward that goes through a graph built before an `optimizer.step()` (o
 `scaler.step(optimizer)`) that updated, in place, parameters saved in that graph, within the
 same iteration. Which parameters an optimizer owns is resolved from how it was constructed
 (`Adam(model.parameters())`, lists, `+`, `itertools.chain`, param-group dicts, `self.opt_d`).
-A step changes only the parameters that hold a gradient: PyTorch's optimizers skip a parameter
-whose `.grad` is None, and `zero_grad()` sets it to None by default (`set_to_none=True` since
-PyTorch 2.0, see `torch.optim.Optimizer.zero_grad`). So one optimizer over a GAN's two
-networks, stepped after `zero_grad()` and the discriminator's loss on detached fakes, leaves
-the generator's graph valid; after `zero_grad(set_to_none=False)` (zeros are applied) or a
-backward that reached the generator, it does not.
 
 ## Why is this bad?
 The step changes the weights in place; the graph still refers to them. Autograd raises
