@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from scripts import rules_reported, run_script
 
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
@@ -197,3 +198,50 @@ def test_a_call_site_whose_argument_graph_has_a_module_of_unknown_path_records_n
         modules_of=lambda value: frozenset({None, "model"}),
     )
     assert sites.origins.get((id(function), "x")) is None
+
+
+TRANSITION = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+actor, critic = nn.Linear(3, 1), nn.Linear(3, 1)
+opt_a = torch.optim.Adam(actor.parameters())
+opt_c = torch.optim.Adam(critic.parameters())
+for step in range(3):
+    state = torch.randn(3)
+    log_prob = actor(state).sum()
+    transition = [state, log_prob]
+    {grow}
+    value_loss = critic(state).sum(){value_extra}
+    opt_c.zero_grad()
+    value_loss.backward()
+    opt_c.step()
+    policy_loss = -log_prob
+    opt_a.zero_grad()
+    policy_loss.backward()
+    opt_a.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "grow, value_extra, raises",
+    [
+        # pg-is-all-you-need's A2C: the transition grows, then is unpacked item by item
+        ("transition.extend([1.0, False])\n    state, log_prob, r, d = transition", "", False),
+        ("transition += [1.0, False]\n    state, log_prob, r, d = transition", "", False),
+        ("transition.append(1.0)\n    state, log_prob, r = transition", "", False),
+        # controls: the critic's loss goes through the actor's graph, and frees it
+        ("transition.extend([1.0, False])\n    state, lp, r, d = transition", " + lp", True),
+        ("transition.append(log_prob)\n    state, a, lp = transition", " + lp", True),
+        # positions move: the item read is the log-prob, not what came last
+        ("transition.insert(0, 1.0)\n    r, s, c = transition", " + c", True),
+        ("del transition[0]\n    c = transition[0]", " + c", True),
+    ],
+    ids=["extend", "add", "append", "extend_reached", "append_reached", "insert", "del"],
+)
+def test_a_list_grown_by_append_or_extend_keeps_each_position(grow, value_extra, raises, tmp_path):
+    source = TRANSITION.format(grow=grow, value_extra=value_extra)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert ("LF003" in rules_reported(source)) is raises

@@ -174,7 +174,8 @@ class CallsMixin:
                 # the positions of the tuples appended so far, joined with this one's
                 before = Value(old.graphs, None, old.item_parts)
                 items = join_values(before, Value(added[0].graphs, None, added[0].parts)).parts
-            env[key] = Value(old.graphs | union(added), shape, None, items)
+            positions = _added_positions(attr, old, added)
+            env[key] = Value(old.graphs | union(added), shape, positions, items)
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None
@@ -848,6 +849,33 @@ _BUILTIN_SHAPERS = {
     "dict": lambda args: Value(union(args), UNKNOWN),
     "map": lambda args: Value(union(args), UNKNOWN),
 }
+
+
+def _added_positions(attr: str, old: Value, added: list[Value]) -> tuple | None:
+    """Each position's graphs once `append`/`extend` added to a list whose positions are
+    known (`transition = [state, log_prob]`, then `transition.extend([next_state, reward])`,
+    unpacked `state, log_prob, next_state, reward = transition`): the old positions, then
+    the added item's or each added position's. None when either is unknown. A list built
+    empty keeps none: its appends come in loops, where items stand for one another."""
+    if attr not in ("append", "extend") or not added:
+        return None  # `insert`, `appendleft`: the positions after it move
+    return concatenated_positions(old, added[0], attr == "append")
+
+
+def concatenated_positions(old: Value, added: Value, one_item: bool = False) -> tuple | None:
+    """`old`'s positions followed by `added`'s (as one item when `one_item`); None unless
+    both are known and `old` has some."""
+    if not old.parts or not _is_seq(old.shape):
+        return None
+    if one_item:
+        return old.parts + (added.graphs,)
+    if added.parts is None or not _is_seq(added.shape) and not _is_tuple(added.shape):
+        return None
+    return old.parts + added.parts
+
+
+def _is_tuple(shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "tuple"
 
 
 def _seq_item(value: Value):

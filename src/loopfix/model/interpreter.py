@@ -14,7 +14,7 @@ import ast
 import itertools
 
 from loopfix.model import shapes
-from loopfix.model.calls import CallsMixin
+from loopfix.model.calls import CallsMixin, concatenated_positions
 from loopfix.model.conditions import invariant_tests, unnegated
 from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
@@ -385,7 +385,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         shape = (
             TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)
         )
-        self.bind(node.target, Value(old.graphs | value.graphs, shape), env)
+        positions = concatenated_positions(old, value) if isinstance(node.op, ast.Add) else None
+        self.bind(node.target, Value(old.graphs | value.graphs, shape, positions), env)
         return Flow(normal=env)
 
     def stmt_Expr(self, node: ast.Expr, env: Env) -> Flow:
@@ -412,10 +413,19 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
                 self.empty(target.value, env)  # `del policy.saved_log_probs[:]`
                 continue
+            if isinstance(target, ast.Subscript):  # `del transition[0]`: positions move
+                self._forget_positions(target.value, env)
+                continue
             key = self.key_for(target)
             if key is not None:
                 env.pop(key, None)
         return Flow(normal=env)
+
+    def _forget_positions(self, container: ast.expr, env: Env) -> None:
+        key = self.key_for(container)
+        held = env.get(key) if key is not None else None
+        if held is not None and held.parts is not None:
+            env[key] = Value(held.graphs, held.shape, None, held.item_parts)
 
     def empty(self, container: ast.expr, env: Env) -> None:
         """`del xs[:]`, `xs.clear()`: the container no longer holds what it held."""
