@@ -245,3 +245,70 @@ def test_a_list_grown_by_append_or_extend_keeps_each_position(grow, value_extra,
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert ("LF003" in rules_reported(source)) is raises
+
+
+CONSTANT_MODE = """\
+import torch
+import torch.nn as nn
+
+{binding}
+rnn, head = nn.GRU(4, 8, batch_first=True), nn.Linear(8, 1)
+opt = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.1)
+
+
+def train():
+    h = torch.zeros(1, 2, 8)
+    for step in range(3):
+        out, h = rnn(torch.randn(2, 5, 4), h)
+        loss = head(out).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if {test}:
+            h = h.detach()
+
+
+{before_training}train()
+"""
+
+
+@pytest.mark.parametrize(
+    "binding, test, before_training, raises",
+    [
+        ('MODE = "detach"', 'MODE == "detach"', "", False),
+        ('MODE = "keep"', 'MODE == "detach"', "", True),
+        ('MODE = "detach"', 'MODE in ("detach", "truncate")', "", False),
+        ('MODE = "detach"', 'MODE != "keep" and not KEEP', "KEEP = False\n", False),
+        ("UPDATE = ['detach', 'keep'][0]", 'UPDATE == "detach"', "", False),
+        ("UPDATE = ['detach', 'keep'][1]", 'UPDATE == "detach"', "", True),
+        ("TRUNCATE = True", "TRUNCATE", "", False),
+        ("CLIP = None", "CLIP is None", "", False),
+        # not one value: rebound by a function, or computed
+        (
+            'MODE = "detach"',
+            'MODE == "detach"',
+            'def keep_graphs():\n    global MODE\n    MODE = "keep"\n\n\nkeep_graphs()\n',
+            True,
+        ),
+        ('MODE = "detach" if torch.cuda.is_available() else "keep"', 'MODE == "detach"', "", True),
+    ],
+    ids=[
+        "equal",
+        "equal_false",
+        "in",
+        "and_not",
+        "list_item",
+        "list_item_false",
+        "flag",
+        "is_none",
+        "rebound",
+        "computed",
+    ],
+)
+def test_a_test_of_a_module_constant_takes_one_branch(
+    binding, test, before_training, raises, tmp_path
+):
+    source = CONSTANT_MODE.format(binding=binding, test=test, before_training=before_training)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert ("LF001" in rules_reported(source)) is raises

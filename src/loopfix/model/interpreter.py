@@ -33,7 +33,14 @@ from loopfix.model.index import keep, kept_fact, walk
 from loopfix.model.instances import CallSites, Instances
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
-from loopfix.model.symbols import ClassInfo, FunctionNode, Symbols, dotted_name
+from loopfix.model.symbols import (
+    NOT_CONSTANT,
+    ClassInfo,
+    FunctionNode,
+    Symbols,
+    dotted_name,
+    literal_value,
+)
 
 MAX_LOOP_ROUNDS = 12
 
@@ -442,6 +449,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     stmt_Global = stmt_Nonlocal = stmt_Pass = stmt_FunctionDef
 
     def stmt_If(self, node: ast.If, env: Env) -> Flow:
+        decided = self._constant_test(node.test)
+        if decided is not None:  # `if MODE == "detach":` with `MODE = "detach"` above
+            self.eval(node.test, env)
+            return self.exec_block(node.body if decided else node.orelse, dict(env))
         branches = self._setting_branches(node)
         if branches is not None:  # one of them runs: the setting is one of the choices
             for test in branches[0]:
@@ -503,6 +514,38 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if known is not None and (value := known[0].holds(test, known[1])) is not None:
                 return value
         return None
+
+    def _constant_test(self, test: ast.expr) -> bool | None:
+        """The value of a test of module constants (`Symbols.constant`): `MODE == "detach"`,
+        `MODE != "a"`, `MODE in ("a", "b")`, `USE_LSTM`, `not USE_LSTM`, `CLIP is None`, and
+        `and`/`or` of such; None when any part is not one. The branch it rules out is not a
+        path this code takes as written."""
+        if isinstance(test, ast.BoolOp):
+            parts = [self._constant_test(value) for value in test.values]
+            if None in parts:
+                return None
+            return all(parts) if isinstance(test.op, ast.And) else any(parts)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._constant_test(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Name):
+            value = self._constant_of(test)
+            return None if value is NOT_CONSTANT else bool(value)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(left, ast.Constant) and isinstance(op, ast.Eq | ast.NotEq):
+            left, right = right, left
+        value = self._constant_of(left)
+        if value is NOT_CONSTANT:
+            return None
+        return _compared(value, op, right)
+
+    def _constant_of(self, node: ast.expr) -> object:
+        """A module constant's value, when `node` names one that no local shadows."""
+        if not isinstance(node, ast.Name) or self.key_for(node) != node.id:
+            return NOT_CONSTANT
+        return self.symbols.constant(node.id)
 
     def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
         """`x is None` -> (x, True); `x is not None` -> (x, False)."""
@@ -975,6 +1018,25 @@ def _element_index(loop: ast.AST) -> str | None:
     if function == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
         first = target.elts[0]
         return first.id if isinstance(first, ast.Name) else None
+    return None
+
+
+def _compared(value: object, op: ast.cmpop, right: ast.expr) -> bool | None:
+    """`value <op> right` for a literal `right` (a tuple, list or set of literals for `in`)."""
+    if isinstance(op, ast.In | ast.NotIn):
+        if not isinstance(right, ast.Tuple | ast.List | ast.Set):
+            return None
+        choices = [literal_value(e) for e in right.elts]
+        if NOT_CONSTANT in choices:
+            return None
+        return (value in choices) is isinstance(op, ast.In)
+    other = literal_value(right)
+    if other is NOT_CONSTANT:
+        return None
+    if isinstance(op, ast.Eq | ast.NotEq):
+        return (value == other) is isinstance(op, ast.Eq)
+    if isinstance(op, ast.Is | ast.IsNot) and other is None:
+        return (value is None) is isinstance(op, ast.Is)
     return None
 
 

@@ -84,6 +84,14 @@ class Symbols:
         nowhere else in the module (`K = 5`, `n_critic = 1`)."""
         return self.whole_module().int_constants.get(name)
 
+    def constant(self, name: str) -> object:
+        """The value of a module-level name bound once to a literal (a number, string, bool
+        or None, or an item of a literal list picked by a literal index: `UPDATE =
+        ['Approach0', 'Approach1'][0]`) and stored nowhere else in the module;
+        `NOT_CONSTANT` for any other name. Code elsewhere may still rebind it
+        (`config.MODE = ...` from another module): not seen."""
+        return self.whole_module().constants.get(name, NOT_CONSTANT)
+
     def remember(self, key: tuple[str, int], compute, node: ast.AST):
         """`compute(node)`, once per `key` for this module."""
         if key not in self.facts:
@@ -251,6 +259,7 @@ class ModuleFacts:
     """What one walk of a whole module tells."""
 
     int_constants: dict[str, int]  # see `Symbols.int_constant`
+    constants: dict[str, object]  # see `Symbols.constant`
     declared_global: frozenset[str]  # names a `global` statement declares
     registers_hooks: bool  # a forward (pre-)hook is registered on some module
 
@@ -740,16 +749,37 @@ def _collect_top_level(symbols: Symbols, statement: ast.stmt, made: dict) -> Non
 
 def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> ModuleFacts:
     if index is None:
-        return ModuleFacts({}, frozenset(), False)
+        return ModuleFacts({}, {}, frozenset(), False)
     constants = {
+        name: literal
+        for name, value in bound.items()
+        if index.stores.get(name) == 1 and (literal := literal_value(value)) is not NOT_CONSTANT
+    }
+    integers = {
         name: value.value
         for name, value in bound.items()
-        if isinstance(value, ast.Constant)
-        and type(value.value) is int
-        and index.stores.get(name) == 1
+        if isinstance(value, ast.Constant) and type(value.value) is int and name in constants
     }
     hooks = not FORWARD_HOOKS.isdisjoint(index.attributes)
-    return ModuleFacts(constants, frozenset(index.declared_global), hooks)
+    return ModuleFacts(integers, constants, frozenset(index.declared_global), hooks)
+
+
+NOT_CONSTANT = object()  # `Symbols.constant` of a name without one known value
+LITERAL_TYPES = (int, float, str, bool, type(None))
+
+
+def literal_value(node: ast.expr) -> object:
+    """The value of a literal (`"detach"`, `0.5`, `True`, `None`) or of a literal list's item
+    at a literal index (`['Approach0', 'Approach1'][0]`); `NOT_CONSTANT` otherwise."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, LITERAL_TYPES) else NOT_CONSTANT
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.List | ast.Tuple)):
+        return NOT_CONSTANT
+    index = literal_value(node.slice)
+    items = node.value.elts
+    if type(index) is not int or not -len(items) <= index < len(items):
+        return NOT_CONSTANT
+    return literal_value(items[index])
 
 
 def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
