@@ -125,6 +125,16 @@ def test_a_bad_file_gets_one_line_and_the_others_are_still_fixed(project, kind):
         assert bad.read_bytes() == before  # the bad one was left as it was
 
 
+def test_a_check_with_a_bad_file_still_says_the_others_passed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_syntax_error(tmp_path)
+    (tmp_path / "train.py").write_text(FIXED)
+    result = runner.invoke(app, ["check", "--no-cache", "."])
+    assert result.exit_code == 2
+    assert len(error_lines(result.stderr)) == 1
+    assert result.stderr.splitlines()[-1] == "No findings; 1 error(s) above."
+
+
 def test_a_file_without_a_backward_pass_is_skipped_without_parsing(project):
     make_python2_without_a_backward_pass(project)
     result = runner.invoke(app, ["check", "."])

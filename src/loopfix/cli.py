@@ -482,6 +482,9 @@ def check(
         typer.echo(f"Found {len(rows)} finding(s){fixes}.", err=True)
     elif text and reports and not run.errors and not show_statistics and output_file is None:
         typer.echo("All checks passed!")
+    elif text and run.errors and not show_statistics:
+        # the other files were checked: say so, or a broken file hides that they passed
+        typer.echo(f"No findings; {run.errors} error(s) above.", err=True)
     raise typer.Exit(2 if run.errors else 1 if rows and not exit_zero else 0)
 
 
