@@ -237,8 +237,31 @@ for step in range(3):
         # positions move: the item read is the log-prob, not what came last
         ("transition.insert(0, 1.0)\n    r, s, c = transition", " + c", True),
         ("del transition[0]\n    c = transition[0]", " + c", True),
+        ("transition.append(1.0)\n    c = transition[1:][0]", " + c", True),
+        (
+            "transition.append(1.0)\n    u = transition\n    u.insert(0, 2.0)\n"
+            "    c = transition[2]",
+            " + c",
+            True,
+        ),
+        (
+            "transition.append(1.0)\n    list.insert(transition, 0, 2.0)\n    c = transition[2]",
+            " + c",
+            True,
+        ),
     ],
-    ids=["extend", "add", "append", "extend_reached", "append_reached", "insert", "del"],
+    ids=[
+        "extend",
+        "add",
+        "append",
+        "extend_reached",
+        "append_reached",
+        "insert",
+        "del",
+        "slice",
+        "alias",
+        "handed_to_a_call",
+    ],
 )
 def test_a_list_grown_by_append_or_extend_keeps_each_position(grow, value_extra, raises, tmp_path):
     source = TRANSITION.format(grow=grow, value_extra=value_extra)
@@ -291,6 +314,15 @@ def train():
             True,
         ),
         ('MODE = "detach" if torch.cuda.is_available() else "keep"', 'MODE == "detach"', "", True),
+        ('MODE = "detach"', 'MODE == "detach"', 'globals().update(MODE="keep")\n', True),
+        ('MODE = "detach"', 'MODE == "detach"', "exec(\"MODE = 'keep'\")\n", True),
+        ('MODE = "detach"', 'MODE == "detach"', "from string import digits as MODE\n", True),
+        (
+            'MODE = "detach"',
+            'MODE == "detach"',
+            'match "keep":\n    case MODE:\n        pass\n',
+            True,
+        ),
     ],
     ids=[
         "equal",
@@ -303,6 +335,10 @@ def train():
         "is_none",
         "rebound",
         "computed",
+        "globals_updated",
+        "exec",
+        "imported_as",
+        "match_capture",
     ],
 )
 def test_a_test_of_a_module_constant_takes_one_branch(

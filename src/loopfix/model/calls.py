@@ -33,6 +33,34 @@ GRAPH_FREE_METHODS = {
 }
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
+# calls that read a list without changing it (a list handed to any other call may be changed)
+READ_ONLY_CALLS = frozenset(
+    {
+        "len",
+        "print",
+        "sum",
+        "min",
+        "max",
+        "any",
+        "all",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "enumerate",
+        "zip",
+        "iter",
+        "isinstance",
+        "str",
+        "repr",
+        "torch.stack",
+        "torch.cat",
+        "torch.tensor",
+        "torch.as_tensor",
+        "numpy.array",
+        "np.array",
+    }
+)
 # list methods that move entries: afterwards no position is known to hold what it held
 CONTAINER_REORDERERS = {"pop", "remove", "reverse", "sort", "popleft", "rotate"}
 # the detach as a value handed to a helper (`map`-like application to a state)
@@ -105,7 +133,21 @@ class CallsMixin:
     def _args(self, node: ast.Call, env: Env) -> tuple[list[tuple[Value, str | None]], dict]:
         positional = [(self.eval(a, env), self.key_for(a)) for a in node.args]
         keywords = {k.arg: (self.eval(k.value, env), self.key_for(k.value)) for k in node.keywords}
+        for value, key in (*positional, *keywords.values()):
+            if key is not None and value.parts is not None and _is_seq(value.shape):
+                self.forget_positions(key, env, node)
         return positional, keywords
+
+    def forget_positions(self, key: str, env: Env, call: ast.Call | None = None) -> None:
+        """A list handed to a call (`random.shuffle(t)`, `helper.push_front(t)`) or bound to
+        another name may be reordered where the model does not look: its items stay, their
+        positions are forgotten. A call that only reads it (`len(t)`, `torch.stack(t)`)
+        keeps them."""
+        if call is not None and self.symbols.qualify(call.func) in READ_ONLY_CALLS:
+            return
+        held = env.get(key)
+        if held is not None and held.parts is not None and _is_seq(held.shape):
+            env[key] = Value(held.graphs, held.shape, None, held.item_parts)
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         attr = func.attr
@@ -734,6 +776,10 @@ def local_names(function: FunctionNode) -> frozenset[str]:
             names.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)  # `case (_, mode):` binds `mode`
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
     return frozenset(names - declared)
 
 

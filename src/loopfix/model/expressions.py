@@ -96,7 +96,9 @@ class ExpressionsMixin:
             position = index.value % len(shape[1])
             return Value(base.part(position, len(shape[1])), shape[1][position])
         if isinstance(index, ast.Slice):
-            return base
+            if index.lower is None and index.upper is None and index.step is None:
+                return base  # `t[:]`: every item where it was
+            return _without_positions(base)
         if (
             isinstance(shape, tuple)
             and shape[0] == "seq"
@@ -297,3 +299,11 @@ def _is_alias(node: ast.expr) -> bool:
 def _is_trainer_object(shape) -> bool:
     """Optimizers and modules: values whose identity matters when kept in a container."""
     return isinstance(shape, tuple) and shape[0] in ("optimizer", "module")
+
+
+def _without_positions(value: Value) -> Value:
+    """`t[1:]`, `t[::-1]`: the items, none at a known position."""
+    shape = value.shape
+    if isinstance(shape, tuple) and shape[0] == "tuple":
+        shape = ("vtuple", shapes.join_all(shape[1]))
+    return Value(value.graphs, shape, None, value.item_parts)

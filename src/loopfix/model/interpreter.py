@@ -310,6 +310,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_Assign(self, node: ast.Assign, env: Env) -> Flow:
         target, source = node.targets[0], node.value
+        if isinstance(source, ast.Name | ast.Attribute) and not isinstance(
+            target, ast.Tuple | ast.List
+        ):  # `u = t`: one list, two names (unpacking `a, b = t` is not that)
+            key = self.key_for(source)
+            if key is not None:
+                self.forget_positions(key, env)
         if (
             len(node.targets) == 1
             and isinstance(target, ast.Tuple | ast.List)

@@ -90,7 +90,11 @@ class Symbols:
         ['Approach0', 'Approach1'][0]`) and stored nowhere else in the module;
         `NOT_CONSTANT` for any other name. Code elsewhere may still rebind it
         (`config.MODE = ...` from another module): not seen."""
-        return self.whole_module().constants.get(name, NOT_CONSTANT)
+        value = self.whole_module().constants.get(name, NOT_CONSTANT)
+        if value is NOT_CONSTANT or self.tree is None:
+            return NOT_CONSTANT
+        rebound = self.remember(("rebound names", 0), _rebound_names, self.tree)
+        return NOT_CONSTANT if rebound is None or name in rebound else value
 
     def remember(self, key: tuple[str, int], compute, node: ast.AST):
         """`compute(node)`, once per `key` for this module."""
@@ -765,6 +769,39 @@ def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> Module
 
 
 NOT_CONSTANT = object()  # `Symbols.constant` of a name without one known value
+# names through which code may write any of its module's globals
+NAMESPACE_WRITERS = frozenset({"globals", "vars", "locals", "exec", "eval", "setattr"})
+
+
+def _rebound_names(tree: ast.Module) -> frozenset[str] | None:
+    """The names the module binds other than by assignment (an import, a `def` or `class`, a
+    `match` capture) or lets a function rebind (`global`); None when any global may be
+    written by name (`from settings import *`, `globals()`, `vars()`, `exec`, `setattr` on
+    `sys.modules[...]`, `import __main__`)."""
+    names: set[str] = set()
+    for node in walk(tree):
+        if _writes_any_global(node):
+            return None
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar | ast.MatchMapping):
+            bound = node.rest if isinstance(node, ast.MatchMapping) else node.name
+            names.update([bound] if bound else [])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+    return frozenset(names)
+
+
+def _writes_any_global(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return any(alias.name in ("*", "__main__") for alias in node.names)
+    if isinstance(node, ast.Name):
+        return node.id in NAMESPACE_WRITERS
+    return isinstance(node, ast.Attribute) and node.attr in ("modules", "__dict__")
+
+
 LITERAL_TYPES = (int, float, str, bool, type(None))
 
 
