@@ -90,6 +90,21 @@ def test_apply_writes_only_the_changed_cell_and_the_fix_verifies(gan_notebook):
     assert invoke("check", "--no-cache", ".").stdout == "All checks passed!\n"
 
 
+def test_a_dry_run_shows_each_changed_cell_in_its_own_lines(gan_notebook):
+    """As findings are reported (`gan.ipynb:cell 3:15:5`): one diff per changed cell, its
+    lines numbered within the cell, and no `diff --git` line (it is no patch of the JSON)."""
+    result = invoke("apply", "--dry-run", "--no-verify", "--no-cache", ".")
+    assert result.exit_code == 0, result.output  # every finding has its fix
+    diff = result.stdout
+    assert "diff --git" not in diff
+    assert diff.startswith("--- a/gan.ipynb:cell 3\n+++ b/gan.ipynb:cell 3\n@@ -"), diff
+    cell = "".join(json.loads(gan_notebook.read_bytes())["cells"][2]["source"]).splitlines()
+    hunk = diff.splitlines()[2]  # `@@ -first,count +first,count @@`
+    first = int(hunk.split()[1].lstrip("-").split(",")[0])
+    context = [line[1:] for line in diff.splitlines()[3:] if line.startswith(" ")]
+    assert cell[first - 1] == context[0]  # the hunk's lines are the cell's own
+
+
 def test_a_fix_that_would_move_code_across_cells_is_not_written(tmp_path, monkeypatch):
     """The loop's update split over two cells (the reorder would move `optimizerD.step()`
     into the next cell): reported, and the file left as it was."""

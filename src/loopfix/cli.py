@@ -25,7 +25,7 @@ import typer
 from loopfix import __version__
 from loopfix.analysis import FileResult, analyse_source
 from loopfix.config import Config, ConfigError, find_config, with_overrides
-from loopfix.diff import unified_diff
+from loopfix.diff import source_diff
 from loopfix.discover import python_files
 from loopfix.ignore import repository_root
 from loopfix.options import Options, RestrictStyle
@@ -765,7 +765,7 @@ def _print_diffs(results, verdicts: dict[int, list[Verdict]]) -> None:
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     for result in results:
         path = _display(result.source.path).replace(os.sep, "/").lstrip("/")
-        diff = unified_diff(path, result.source.text, result.fixed_text)
+        diff = source_diff(path, result.source, result.fixed_text)
         # Lines before a diff header are commentary to `git apply` and `patch`.
         diff = "".join(f"# verify: {v.summary()}\n" for v in verdicts[id(result)]) + diff
         if not colour:

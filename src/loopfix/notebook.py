@@ -118,6 +118,19 @@ def from_python(notebook: Notebook, text: str) -> bytes:
     )
 
 
+def cell_codes(text: str) -> dict[int, str]:
+    """Cell number (from 1, as Jupyter and Ruff count) -> that code cell's source as Jupyter
+    shows it (magics restored), read from a `to_python` text or an edited one."""
+    markers = list(_MARKER_LINE.finditer(text))
+    followers = [*markers[1:], None]
+    return {
+        int(marker.group(1)): _MAGIC_LINE.sub(
+            r"\1\2", text[marker.end() : following.start() if following else len(text)]
+        )
+        for marker, following in zip(markers, followers, strict=True)
+    }
+
+
 def _refuse_moves(notebook: Notebook, codes: dict[int, str]) -> None:
     """A cell gaining a line that another cell had and it did not: code moved across cells
     (a reorder of statements that span two cells). Run in order, such a notebook computes the

@@ -16,7 +16,7 @@ from dataclasses import replace
 import typer
 
 from loopfix.analysis import FileResult, analyse_source
-from loopfix.diff import unified_diff
+from loopfix.diff import source_diff
 from loopfix.edits import apply_edits
 from loopfix.rules import Finding, rule_by_code
 from loopfix.source import SourceFile
@@ -67,7 +67,7 @@ def _show(result: FileResult, finding: Finding, verdicts: list[Verdict]) -> None
     verdict = next((v for v in verdicts if (v.line, v.rule) == (line, finding.rule)), None)
     typer.echo(f"  Verification: {verdict.summary() if verdict else 'not run (--no-verify)'}")
     alone = apply_edits(result.source.text, finding.fix.edits)
-    typer.echo(unified_diff(path.replace(os.sep, "/"), result.source.text, alone), nl=False)
+    typer.echo(source_diff(path.replace(os.sep, "/"), result.source, alone), nl=False)
 
 
 def _ask() -> str:
