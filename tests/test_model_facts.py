@@ -348,3 +348,45 @@ def test_a_test_of_a_module_constant_takes_one_branch(
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert ("LF001" in rules_reported(source)) is raises
+
+
+HELPER_PER_CRITIC = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+c1, c2 = nn.Linear(4, 1), nn.Linear(4, 1)
+o1 = torch.optim.Adam(c1.parameters())
+o2 = torch.optim.Adam(c2.parameters())
+
+
+def values(x, critic):
+    return critic(x) - 1.0
+
+
+for step in range(3):
+    x = torch.randn(8, 4)
+    v1 = values(x, c1)
+    v2 = {second}
+    o1.zero_grad()
+    v1.pow(2).mean().backward()
+    o1.step()
+    o2.zero_grad()
+    v2.pow(2).mean().backward()
+    o2.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "second, raises",
+    [
+        ("values(x, c2)", False),  # BY571's CQL: one helper, called once per critic
+        ("values(x, c2) + v1", True),  # control: the second loss goes through c1's graph
+    ],
+    ids=["per_critic", "through_the_first"],
+)
+def test_a_function_handed_other_modules_builds_other_graphs(second, raises, tmp_path):
+    source = HELPER_PER_CRITIC.format(second=second)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert ("LF003" in rules_reported(source)) is raises

@@ -4,6 +4,7 @@ and running modules' `forward` and the file's own functions on the caller's envi
 from __future__ import annotations
 
 import ast
+import zlib
 
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
@@ -33,6 +34,8 @@ GRAPH_FREE_METHODS = {
 }
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
+# below every numbered site and `graphs.PLACEHOLDER`: the site of a call handed modules
+MODULES_SITE = 10_000_000
 # calls that read a list without changing it (a list handed to any other call may be changed)
 READ_ONLY_CALLS = frozenset(
     {
@@ -222,6 +225,20 @@ class CallsMixin:
             return EMPTY.with_shape(NONE)
         return None
 
+    def _modules_site(self, positional, keywords) -> tuple[int, ...]:
+        """Where the body of a function handed modules runs: one site per set of modules
+        handed (`values(x, critic1)` and `values(x, critic2)` build apart), named by the
+        modules' paths rather than numbered, so that an edit elsewhere in the file (a fix
+        that adds a call) leaves it as it was. A call handed no module runs where its caller
+        does, as before."""
+        named = sorted(
+            {key for value, key in (*positional, *keywords.values())
+             if key is not None and shapes.is_module(value.shape)}
+        )  # fmt: skip
+        if not named:
+            return ()
+        return (*self.frame.site_prefix, -(zlib.crc32("|".join(named).encode()) + MODULES_SITE))
+
     def _own_method(self, func: ast.Attribute, env: Env) -> bool:
         """`func` is a method that the receiver's class (of the project) defines."""
         info = self.class_of(self._peek(func.value, env).shape)
@@ -334,13 +351,14 @@ class CallsMixin:
         if kind == "module":
             return self._module_call(node, callee[1:], positional, keywords, env)
         passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        site = self._modules_site(positional, keywords)
         if kind == "function":
-            call = Call(callee[1], positional, keywords, None, None, (), passed)
+            call = Call(callee[1], positional, keywords, None, None, site, passed)
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
             return self._call_function(
-                Call(method, positional, keywords, receiver_key, info, (), passed), env
+                Call(method, positional, keywords, receiver_key, info, site, passed), env
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
