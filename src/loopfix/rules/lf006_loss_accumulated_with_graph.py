@@ -21,10 +21,12 @@ printed or read for its attributes in logging.
 
 ## Why is this bad?
 Adding a tensor that requires grad builds a new graph node that keeps the loss's whole graph
-alive: the activations of every iteration stay in memory until the total is dropped, so memory
-and time grow with every step (the graph of the sum grows by one node per step), and a later
+alive until the total is dropped: every iteration's graph nodes, and, where no backward freed
+them (an evaluation loop without `torch.no_grad()`), the activations they saved. Memory and
+time grow with every step (the graph of the sum grows by one node per step), and a later
 `backward()` through the total goes through graphs the per-step backwards already freed
-("Trying to backward through the graph a second time").
+("Trying to backward through the graph a second time"). After a per-step backward the growth
+is the graph's nodes only: small per step, but without bound.
 
 ## Example
 ```python
