@@ -200,6 +200,16 @@ def test_a_call_site_whose_argument_graph_has_a_module_of_unknown_path_records_n
     assert sites.origins.get((id(function), "x")) is None
 
 
+FREED = "backward through the graph a second time"
+
+
+def assert_reported_when_it_raises(source: str, rule: str, raises: bool, tmp_path) -> None:
+    """The script really raises the freed-graph error exactly when `rule` is reported."""
+    run = run_script(source, tmp_path)
+    assert (FREED in run.stderr) is raises, run.stderr
+    assert (rule in rules_reported(source)) is raises
+
+
 TRANSITION = """\
 import torch
 import torch.nn as nn
@@ -265,9 +275,7 @@ for step in range(3):
 )
 def test_a_list_grown_by_append_or_extend_keeps_each_position(grow, value_extra, raises, tmp_path):
     source = TRANSITION.format(grow=grow, value_extra=value_extra)
-    run = run_script(source, tmp_path)
-    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
-    assert ("LF003" in rules_reported(source)) is raises
+    assert_reported_when_it_raises(source, "LF003", raises, tmp_path)
 
 
 CONSTANT_MODE = """\
@@ -345,9 +353,7 @@ def test_a_test_of_a_module_constant_takes_one_branch(
     binding, test, before_training, raises, tmp_path
 ):
     source = CONSTANT_MODE.format(binding=binding, test=test, before_training=before_training)
-    run = run_script(source, tmp_path)
-    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
-    assert ("LF001" in rules_reported(source)) is raises
+    assert_reported_when_it_raises(source, "LF001", raises, tmp_path)
 
 
 HELPER_PER_CRITIC = """\
@@ -387,6 +393,4 @@ for step in range(3):
 )
 def test_a_function_handed_other_modules_builds_other_graphs(second, raises, tmp_path):
     source = HELPER_PER_CRITIC.format(second=second)
-    run = run_script(source, tmp_path)
-    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
-    assert ("LF003" in rules_reported(source)) is raises
+    assert_reported_when_it_raises(source, "LF003", raises, tmp_path)

@@ -100,13 +100,12 @@ def from_python(notebook: Notebook, text: str) -> bytes:
     if [int(m.group(1)) for m in markers] != expected or (markers and markers[0].start() != 0):
         raise NotebookError("a fix would move code from one cell to another")
     document = json.loads(json.dumps(notebook.document))  # a copy
-    followers = [*markers[1:], None] if markers else []
     codes = {}
-    for marker, following, index in zip(markers, followers, notebook.code_cells, strict=True):
-        code = text[marker.end() : following.start() if following else len(text)]
+    for number, code in cell_codes(text).items():
+        index = number - 1
         if not notebook.ends_with_newline[index] and code.endswith("\n"):
             code = code[:-1]
-        codes[index] = _MAGIC_LINE.sub(r"\1\2", code)
+        codes[index] = code
     _refuse_moves(notebook, codes)
     for index, code in codes.items():
         cell, original = document["cells"][index], notebook.document["cells"][index]
@@ -122,7 +121,7 @@ def cell_codes(text: str) -> dict[int, str]:
     """Cell number (from 1, as Jupyter and Ruff count) -> that code cell's source as Jupyter
     shows it (magics restored), read from a `to_python` text or an edited one."""
     markers = list(_MARKER_LINE.finditer(text))
-    followers = [*markers[1:], None]
+    followers = [*markers[1:], None] if markers else []
     return {
         int(marker.group(1)): _MAGIC_LINE.sub(
             r"\1\2", text[marker.end() : following.start() if following else len(text)]

@@ -61,7 +61,6 @@ READ_ONLY_CALLS = frozenset(
         "torch.tensor",
         "torch.as_tensor",
         "numpy.array",
-        "np.array",
     }
 )
 # list methods that move entries: afterwards no position is known to hold what it held
@@ -137,20 +136,21 @@ class CallsMixin:
         positional = [(self.eval(a, env), self.key_for(a)) for a in node.args]
         keywords = {k.arg: (self.eval(k.value, env), self.key_for(k.value)) for k in node.keywords}
         for value, key in (*positional, *keywords.values()):
-            if key is not None and value.parts is not None and _is_seq(value.shape):
+            if value.parts is not None:  # a list handed over: the call may reorder it
                 self.forget_positions(key, env, node)
         return positional, keywords
 
-    def forget_positions(self, key: str, env: Env, call: ast.Call | None = None) -> None:
-        """A list handed to a call (`random.shuffle(t)`, `helper.push_front(t)`) or bound to
-        another name may be reordered where the model does not look: its items stay, their
-        positions are forgotten. A call that only reads it (`len(t)`, `torch.stack(t)`)
-        keeps them."""
+    def forget_positions(self, key: str | None, env: Env, call: ast.Call | None = None) -> None:
+        """The list at `key` is reordered (`t.pop(0)`, `del t[0]`), or may be where the model
+        does not look (handed to `random.shuffle(t)` or `helper.push_front(t)`, bound to
+        another name): its items stay, their positions are forgotten. A `call` that only
+        reads it (`len(t)`, `torch.stack(t)`) keeps them."""
+        held = env.get(key) if key is not None else None
+        if held is None or held.parts is None or not _is_seq(held.shape):
+            return
         if call is not None and self.symbols.qualify(call.func) in READ_ONLY_CALLS:
             return
-        held = env.get(key)
-        if held is not None and held.parts is not None and _is_seq(held.shape):
-            env[key] = Value(held.graphs, held.shape, None, held.item_parts)
+        env[key] = Value(held.graphs, held.shape, None, held.item_parts)
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         attr = func.attr
@@ -198,10 +198,7 @@ class CallsMixin:
             self.empty(func.value, env)  # `self.rewards.clear()`
             return EMPTY.with_shape(NONE)
         if attr in CONTAINER_REORDERERS:
-            key = self.key_for(func.value)
-            held = env.get(key) if key is not None else None
-            if held is not None and held.parts is not None and _is_seq(held.shape):
-                env[key] = Value(held.graphs, held.shape, None, held.item_parts)
+            self.forget_positions(self.key_for(func.value), env)
             return None
         if attr in CONTAINER_ADDERS:
             key = self.key_for(func.value)
@@ -933,7 +930,7 @@ def concatenated_positions(old: Value, added: Value, one_item: bool = False) -> 
         return None
     if one_item:
         return old.parts + (added.graphs,)
-    if added.parts is None or not _is_seq(added.shape) and not _is_tuple(added.shape):
+    if added.parts is None or not (_is_seq(added.shape) or _is_tuple(added.shape)):
         return None
     return old.parts + added.parts
 

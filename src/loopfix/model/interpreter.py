@@ -313,9 +313,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if isinstance(source, ast.Name | ast.Attribute) and not isinstance(
             target, ast.Tuple | ast.List
         ):  # `u = t`: one list, two names (unpacking `a, b = t` is not that)
-            key = self.key_for(source)
-            if key is not None:
-                self.forget_positions(key, env)
+            self.forget_positions(self.key_for(source), env)
         if (
             len(node.targets) == 1
             and isinstance(target, ast.Tuple | ast.List)
@@ -427,18 +425,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.empty(target.value, env)  # `del policy.saved_log_probs[:]`
                 continue
             if isinstance(target, ast.Subscript):  # `del transition[0]`: positions move
-                self._forget_positions(target.value, env)
+                self.forget_positions(self.key_for(target.value), env)
                 continue
             key = self.key_for(target)
             if key is not None:
                 env.pop(key, None)
         return Flow(normal=env)
-
-    def _forget_positions(self, container: ast.expr, env: Env) -> None:
-        key = self.key_for(container)
-        held = env.get(key) if key is not None else None
-        if held is not None and held.parts is not None:
-            env[key] = Value(held.graphs, held.shape, None, held.item_parts)
 
     def empty(self, container: ast.expr, env: Env) -> None:
         """`del xs[:]`, `xs.clear()`: the container no longer holds what it held."""
