@@ -4,6 +4,8 @@ models built while planning fixes. Wall-clock figures are `bench/`'s."""
 
 from __future__ import annotations
 
+import gc
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ from loopfix.options import Options
 from loopfix.parse import parse
 from loopfix.project import Project
 from loopfix.source import SourceFile
+
+from corpus_cases import ALL_CASES, Case
 
 HEADER = """\
 import torch
@@ -391,3 +395,35 @@ def test_a_custom_autograd_function_that_runs_a_backward_pass_counts():
         "        torch.autograd.backward(ctx.outputs, grad)\n        return grad, None",
     )
     assert build_model(parse(recomputing + "\n\n" + ENCODER)).statements_run > 0
+
+
+def _one_case_per_kind() -> list[Case]:
+    """The first corpus case of each rule, kind (fixed, unsafe, without fix, negative) and
+    shape (one file, or a project whose modules import each other)."""
+    firsts: dict[tuple, Case] = {}
+    for case in ALL_CASES:
+        kind = (case.positive, case.fixable, case.unsafe, bool(case.entry))
+        for rule in case.rules or ("",):
+            firsts.setdefault((rule, *kind), case)
+    return sorted(set(firsts.values()), key=lambda c: c.name)
+
+
+@pytest.mark.parametrize("case", _one_case_per_kind(), ids=str)
+def test_an_analysis_leaves_no_reference_cycles_behind(case):
+    """A scan freezes what outlives each file's analysis out of the collector's sight
+    (`scan._between_files`); that is sound only while an analysis leaves no cyclic garbage,
+    which reference counting alone cannot free (a nested function that calls itself, an
+    exception kept with its traceback)."""
+    source = SourceFile.read(case.checked)
+    gc.collect()
+    gc.disable()
+    try:
+        analyse_source(source, options=Options(unsafe_fixes=True))
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        garbage = Counter(type(o).__qualname__ for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not garbage, garbage.most_common(8)

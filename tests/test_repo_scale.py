@@ -250,6 +250,24 @@ def test_a_scan_collects_garbage_less_often_and_restores_the_collector_after(
     assert gc.get_threshold() == before
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_scan_freezes_what_outlives_each_file_and_hands_it_back_after(
+    tmp_path, monkeypatch, jobs
+):
+    files = [tmp_path / f"m{index}.py" for index in range(scan_module.SEQUENTIAL_BELOW)]
+    for path in files:
+        path.write_text("loss.backward()\n")
+    # each report names how many objects were frozen when its file's analysis started
+    monkeypatch.setattr(
+        scan_module, "_analyse", lambda path, *_: FileReport(str(gc.get_freeze_count()))
+    )
+    assert gc.get_freeze_count() == 0
+    seen = [int(r.path) for r in scan_module.scan(files, ScanSettings(Config(), None), jobs=jobs)]
+    # only the first file of each process starts before anything was frozen
+    assert seen[0] == 0 and 1 <= seen.count(0) <= jobs
+    assert gc.get_freeze_count() == 0
+
+
 def test_a_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

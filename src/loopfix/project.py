@@ -484,14 +484,16 @@ def forget_roots() -> None:
     _ROOTS.clear()
 
 
-def trim_projects() -> None:
+def trim_projects() -> bool:
     """Drop the parsed modules of every project once more than `MAX_KEPT_MODULES` are kept
     (called between two files' analyses): a framework's tree would otherwise keep every
-    module it has in memory for the rest of the run."""
-    if sum(len(project.modules) for project in _PROJECTS.values()) > MAX_KEPT_MODULES:
-        for project in _PROJECTS.values():
-            project.modules.clear()
-            project._text_facts.clear()
+    module it has in memory for the rest of the run. Returns whether it dropped them."""
+    if sum(len(project.modules) for project in _PROJECTS.values()) <= MAX_KEPT_MODULES:
+        return False
+    for project in _PROJECTS.values():
+        project.modules.clear()
+        project._text_facts.clear()
+    return True
 
 
 def project_for(path: Path) -> Project | None:

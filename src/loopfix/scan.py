@@ -6,7 +6,8 @@
   them), or imports from a project module a class or function that does autograd work.
   Reading problems, oversized files and NUL bytes are still reported.
 - `jobs` worker processes analyse files in parallel (sequentially for small runs).
-- Python's cyclic garbage collector runs less often during a scan (`fewer_collections`).
+- Python's cyclic garbage collector runs less often during a scan, and never over what the
+  files analysed so far left for the next ones (`fewer_collections`).
 - A persistent cache maps (file content, loopfix version, settings) to the file's report, so
   unchanged files are not analysed again; a report also names the project modules its
   analysis looked into, with the digest of their text, and is used only while they match.
@@ -226,7 +227,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
     else:
         report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
-        trim_projects()
+        _between_files()
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
         cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
     return report
@@ -375,16 +376,42 @@ def scan(
         _digests_now = None  # a module may change before the next scan
 
 
+_freezing = False  # inside `fewer_collections`: what outlives a file's analysis is frozen
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often inside the block (`COLLECTION_THRESHOLDS`;
-    worker processes forked inside it inherit them), restoring the thresholds after."""
-    before = gc.get_threshold()
+    """Run the cyclic garbage collector less often inside the block (`COLLECTION_THRESHOLDS`)
+    and over less: after each file's analysis, what is still alive is frozen (`gc.freeze`)
+    out of the collector's sight (`_between_files`). Worker processes forked inside it do
+    the same. The thresholds are restored after, and what was frozen is handed back to the
+    collector."""
+    global _freezing
+    before, was_freezing = gc.get_threshold(), _freezing
     gc.set_threshold(*COLLECTION_THRESHOLDS)
+    _freezing = True
     try:
         yield
     finally:
+        _freezing = was_freezing
         gc.set_threshold(*before)
+        if not was_freezing:
+            gc.unfreeze()
+
+
+def _between_files() -> None:
+    """Drop the project modules once too many are kept (`trim_projects`); inside a scan,
+    freeze every object still alive. Those are the parsed project modules and the caches
+    the next files reuse: hundreds of thousands of objects that each collection of an
+    older generation would otherwise traverse again, although none of them is garbage (an
+    analysis leaves no reference cycles behind: `tests/test_scan.py`). Dropped modules are
+    unfrozen and collected at once (one full collection per trim), so that the cycles
+    between them (modules that import each other) are freed."""
+    if trim_projects() and _freezing:
+        gc.unfreeze()
+        gc.collect()
+    if _freezing:
+        gc.freeze()
 
 
 def _scanned(paths, settings: ScanSettings, jobs: int, progress) -> Iterator[FileReport]:

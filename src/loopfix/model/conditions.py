@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from collections import Counter as Tally
 
-from loopfix.model.index import walk
+from loopfix.model.index import syntax_key, walk
 from loopfix.model.symbols import dotted_name
 
 # at most this many invariant tests split one loop (2 ** n runs of it)
@@ -48,13 +48,13 @@ _PURE = (
 )
 
 
-def unnegated(test: ast.expr) -> tuple[str, bool]:
+def unnegated(test: ast.expr) -> tuple[object, bool]:
     """The key of a test with its `not`s taken off (its syntax, wherever it appears), and
     whether an odd number of them was taken off."""
     flipped = False
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, flipped = test.operand, not flipped
-    return ast.dump(test), flipped
+    return syntax_key(test), flipped
 
 
 def invariant_tests(
@@ -63,7 +63,7 @@ def invariant_tests(
     methods: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = (),
     computed: frozenset[str] | None = None,
     held: frozenset[str] = frozenset(),
-) -> list[str]:
+) -> list[object]:
     """Keys of the tests (of `if` statements and conditional expressions) that appear at
     least twice in the loop (`not X` counts as X) and whose value nothing in the loop can
     change; the first `MAX_SPLIT_TESTS` of them in source order. `rebound`: the names some
@@ -87,7 +87,7 @@ def invariant_tests(
     inlined = {method.name for method in methods}
     exposed = set().union(*(_exposed_paths(b, inlined, computed, held) for b in bodies))
     exposed |= rebound
-    keys: list[str] = []
+    keys: list[object] = []
     for test in tests:
         key = unnegated(test)[0]
         if tally[key] < 2 or key in keys:

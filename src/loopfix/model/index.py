@@ -200,9 +200,25 @@ def _feeds_back(node: ast.Assign) -> bool:
     call, target = node.value, node.targets[0]
     if type(call) is not ast.Call or type(target) is not ast.Tuple:
         return False
-    fed = [ast.dump(a, annotate_fields=False) for a in call.args]
-    stored = [ast.dump(e, annotate_fields=False).replace("Store()", "Load()") for e in target.elts]
+    fed = [syntax_key(a, context=False) for a in call.args]
+    stored = [syntax_key(e, context=False) for e in target.elts]
     return stored != fed and bool(set(stored) & set(fed))
+
+
+def syntax_key(node: object, context: bool = True) -> object:
+    """A hashable value equal for two nodes exactly when `ast.dump` (positions left out) says
+    they are the same syntax; with `context=False`, `x` stored and `x` read are the same.
+
+    `ast.dump` formats through a nested function that calls itself, a reference cycle, so
+    each call leaves garbage that only the cyclic collector frees (thousands per file)."""
+    if isinstance(node, ast.AST):
+        if not context and isinstance(node, ast.expr_context):
+            return None
+        fields = (syntax_key(getattr(node, name, None), context) for name in node._fields)
+        return (type(node).__name__, *fields)
+    if type(node) is list:
+        return tuple(syntax_key(item, context) for item in node)
+    return repr(node)  # a constant, as `ast.dump` shows it: 1, 1.0 and True stay apart
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:

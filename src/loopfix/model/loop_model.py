@@ -358,18 +358,7 @@ class LoopModel:
     def may_leave_iteration(self, statement: ast.stmt) -> bool:
         """`continue` or `break` of the loop around `statement` (not of a loop inside it), or
         a `return` / `raise` anywhere in it (not in a function it defines)."""
-
-        def visit(node: ast.AST, in_loop: bool) -> bool:
-            if isinstance(node, ast.Continue | ast.Break):
-                return not in_loop
-            if isinstance(node, ast.Return | ast.Raise):
-                return True
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                return False
-            inner = in_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
-            return any(visit(child, inner) for child in ast.iter_child_nodes(node))
-
-        return visit(statement, False)
+        return _leaves(statement, False)
 
     def updates_weights_by_hand(self, statement: ast.stmt) -> bool:
         """Whether `statement` changes tensors in place the way a hand-written optimizer does:
@@ -912,6 +901,20 @@ def _autograd_work(home: Symbols) -> frozenset[int]:
         if home.home(info.node) is home and any(id(m) in working for m in info.methods.values())
     }
     return frozenset(working)
+
+
+def _leaves(node: ast.AST, in_loop: bool) -> bool:
+    """`LoopModel.may_leave_iteration` of `node`, inside a loop of its own or not (a function
+    of the module, not a nested one: one that calls itself is a reference cycle, garbage
+    for the cyclic collector after every call)."""
+    if isinstance(node, ast.Continue | ast.Break):
+        return not in_loop
+    if isinstance(node, ast.Return | ast.Raise):
+        return True
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        return False
+    inner = in_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+    return any(_leaves(child, inner) for child in ast.iter_child_nodes(node))
 
 
 def _dunder(name: str) -> bool:

@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from itertools import count
 
-from loopfix.model.index import TreeIndex, keep, kept_fact, walk
+from loopfix.model.index import TreeIndex, keep, kept_fact, syntax_key, walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -1089,11 +1089,8 @@ class _Scope:
         if how == "keyword":
             return _rebinds_argument(statement, node) or not self._argument_read_later(node)
         scope = self.owner.node if self.owner is not None else self.function
-        calls = [
-            n
-            for n in walk(scope)
-            if isinstance(n, ast.Call) and ast.dump(n.func) == ast.dump(node.func)
-        ]
+        called = syntax_key(node.func)
+        calls = [n for n in walk(scope) if isinstance(n, ast.Call) and syntax_key(n.func) == called]
         # another call of the same module may rely on its in-place change (an alias of its
         # argument read later): only a module called here alone is switched
         return calls == [node] and (

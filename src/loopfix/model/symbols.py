@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -539,15 +540,18 @@ def _says(index: TreeIndex | None, tree: ast.Module, words: set[str]):
     if index is None:
         return lambda statement: True
     module_says = bool(index.words.get(id(tree), set()) & words)
+    return functools.partial(_scope_says, index, words, module_says)
 
-    def scope_says(node: ast.AST) -> bool:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            return bool(index.words.get(id(node), set()) & words)
-        if isinstance(node, ast.ClassDef):
-            return module_says or any(map(scope_says, node.body))
-        return module_says
 
-    return scope_says
+def _scope_says(index: TreeIndex, words: set[str], module_says: bool, node: ast.AST) -> bool:
+    """`_says`'s test (a function of the module, not a nested one: one that calls itself is
+    a reference cycle, and this one would keep the whole tree alive until the cyclic
+    collector runs)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return bool(index.words.get(id(node), set()) & words)
+    if isinstance(node, ast.ClassDef):
+        return module_says or any(_scope_says(index, words, module_says, s) for s in node.body)
+    return module_says
 
 
 def _calls(node: ast.AST, functions: set[str]) -> bool:
@@ -825,7 +829,7 @@ def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
     function = ast.FunctionDef(
         name=name, args=node.args, body=[body], decorator_list=[], returns=None, type_params=[]
     )
-    return ast.fix_missing_locations(ast.copy_location(function, node))
+    return ast.copy_location(function, node)  # every node below it comes from the parse
 
 
 def _class_info(node: ast.ClassDef) -> ClassInfo:

@@ -80,7 +80,9 @@ def plan_reorder(
     try:
         return _plan(context, backward_id, drop_repeated)
     except NotReorderable as reason:
-        return reason
+        # without its traceback: its frames hold `reason` and the file's whole context, a
+        # cycle only the cyclic collector would free
+        return reason.with_traceback(None)
 
 
 def _plan(context: FileContext, backward_id: int, drop_repeated: bool) -> Plan:
