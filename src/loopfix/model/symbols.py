@@ -505,7 +505,7 @@ def _frozen_modules(
     and never unfrozen anywhere in the file (a GAN that freezes D only for G's update unfreezes
     it: not frozen); classes whose `__init__` freezes `self`, while nothing in the file thaws
     anything (a submodule of one of their instances may be what is thawed)."""
-    helpers = _freezing_helpers(tree) | imported_helpers
+    helpers = _freezing_helpers(tree, index) | imported_helpers
     frozen, thawed, classes = set(), set(), set()
     says = _says(index, tree, FREEZING | helpers)
     for statement in tree.body:
@@ -560,12 +560,15 @@ def _calls(node: ast.AST, functions: set[str]) -> bool:
     )
 
 
-def _freezing_helpers(tree: ast.Module) -> set[str]:
-    """Module-level functions that freeze their first parameter and nothing else."""
+def _freezing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
+    """Module-level functions that freeze their first parameter and nothing else (read only
+    where the index says the function mentions `requires_grad`: most modules have none)."""
     return {
         function.name
         for function in tree.body
-        if isinstance(function, ast.FunctionDef) and _freezes_first_parameter(function)
+        if isinstance(function, ast.FunctionDef)
+        and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
+        and _freezes_first_parameter(function)
     }
 
 
