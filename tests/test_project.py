@@ -406,6 +406,32 @@ def test_an_import_is_found_as_python_finds_it(tmp_path, layout, module, found):
     assert project.find(script.resolve(), module, 0) == expected
 
 
+@pytest.mark.parametrize(
+    "links, module, found",
+    [
+        ({"pkg": "real_pkg"}, "pkg.models", "real_pkg/models.py"),  # a linked package folder
+        ({"utils.py": "lib/impl.py"}, "utils", "lib/impl.py"),  # a linked module file
+        ({"utils.py": "lib/missing.py"}, "utils", None),  # a broken link
+        ({"utils.py": "lib"}, "utils", None),  # a link to a folder is no module file
+    ],
+)
+def test_a_module_reached_through_a_link_is_found_at_its_real_path(tmp_path, links, module, found):
+    """As `Path.resolve` says it, which the reverse index of importers uses too."""
+    (tmp_path / "pyproject.toml").write_text("")
+    for name in ("real_pkg/__init__.py", "real_pkg/models.py", "lib/impl.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    for link, target in links.items():
+        (tmp_path / link).symlink_to(tmp_path / target)
+    script = tmp_path / "train.py"
+    script.write_text(f"import {module}\n")
+    project = Project(tmp_path)
+    expected = (tmp_path / found).resolve() if found else None
+    assert project.find(script.resolve(), module, 0) == expected
+    if expected is not None:
+        assert project.importers_of(expected) == {script.resolve()}
+
+
 def test_what_a_module_imports_through_a_cycle_does_not_depend_on_which_file_came_first(
     tmp_path,
 ):

@@ -21,6 +21,7 @@ import ast
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,9 @@ class Project:
     # folder -> the names in it (None: not a folder), read once per lookup of new imports:
     # an import is looked for in up to three folders, most of which do not hold it
     _listings: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    # folder -> its real path (links followed), for the files found in it: resolving each
+    # file's whole path asks the file system once per folder above it
+    _real_folders: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, path: Path, read: Reader = read_disk) -> Project:
@@ -170,12 +174,40 @@ class Project:
             for _ in range(level - 1):
                 base = base.parent
             found = self._listed_module_file(base, parts)
-            return found if found is not None and _inside(found, self.root, importer) else None
+            return found if found is not None and self._inside(found, importer) else None
         for base in self.search_path(importer):
             found = self._listed_module_file(base, parts)
-            if found is not None and _inside(found, self.root, importer):
+            if found is not None and self._inside(found, importer):
                 return found
         return None
+
+    def _inside(self, path: Path, importer: Path) -> bool:
+        """A project module: under the root, or beside the importing script, and never an
+        installed package."""
+        if "site-packages" in path.parts or "dist-packages" in path.parts:
+            return False
+        root, folder = self._real_folder(str(self.root)), self._real_folder(str(importer.parent))
+        return path.is_relative_to(root) or path.is_relative_to(folder)
+
+    def _real_folder(self, folder: str) -> str:
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder)
+        return real
+
+    def _real_file(self, path: str) -> Path | None:
+        """`Path(path).resolve(strict=True)` when that is a file, else None (a broken link, a
+        folder): one `lstat` for a file that is not a link, and its folder's real path."""
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return _resolved(Path(path))
+        if not stat.S_ISREG(mode):
+            return None
+        folder, name = os.path.split(path)
+        return Path(self._real_folder(folder), name)
 
     def _listed_module_file(self, base: Path, parts: list[str]) -> Path | None:
         """`_module_file`, asking the file system only where the folder lists the name."""
@@ -185,7 +217,15 @@ class Project:
             return None
         if parts and f"{parts[-1]}.py" not in names and parts[-1] not in names:
             return None
-        return _module_file(base, parts)
+        return self._module_file(base, parts)
+
+    def _module_file(self, base: Path, parts: list[str]) -> Path | None:
+        target = base.joinpath(*parts) if parts else base
+        if parts:
+            candidate = self._real_file(f"{target}.py")
+            if candidate is not None:
+                return candidate
+        return self._real_file(os.path.join(target, "__init__.py"))
 
     def _listing(self, folder: str) -> frozenset[str] | None:
         if folder not in self._listings:
@@ -233,6 +273,7 @@ class Project:
         importer = Path(importer).resolve()
         modules = self._imported_modules(importer)
         self._listings.clear()  # a module it names may have been created since
+        self._real_folders.clear()
         if self._last_imports.get(importer) == modules:
             self._files = {key: found for key, found in self._files.items() if found is not None}
         else:
@@ -270,7 +311,9 @@ class Project:
                 and not is_virtual_environment(here / name)
             )
             for name in sorted(names):
-                if name.endswith(".py") and (resolved := _resolved(here / name)) is not None:
+                if name.endswith(".py") and (
+                    resolved := self._real_file(os.path.join(folder, name))
+                ):
                     files.append(resolved)
             if len(files) >= MAX_INDEXED_FILES:
                 break
@@ -520,24 +563,3 @@ def _resolved(path: Path) -> Path | None:
     except (OSError, RuntimeError):
         return None
     return resolved if resolved.is_file() else None
-
-
-def _module_file(base: Path, parts: list[str]) -> Path | None:
-    target = base.joinpath(*parts) if parts else base
-    if parts:
-        candidate = target.with_name(target.name + ".py")
-        if candidate.is_file():
-            return candidate.resolve()
-    package = target / "__init__.py"
-    if package.is_file():
-        return package.resolve()
-    return None
-
-
-def _inside(path: Path, root: Path, importer: Path) -> bool:
-    """A project module: under the root, or beside the importing script, and never an
-    installed package."""
-    if "site-packages" in path.parts or "dist-packages" in path.parts:
-        return False
-    resolved_root, folder = root.resolve(), importer.parent.resolve()
-    return path.is_relative_to(resolved_root) or path.is_relative_to(folder)
