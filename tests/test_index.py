@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loopfix.model import index as index_module
-from loopfix.model.index import index_tree
+from loopfix.model.index import index_tree, syntax_key, walk
 from loopfix.parse import ChunkParser
 
 from corpus_cases import CORPUS
@@ -58,3 +58,57 @@ def test_a_statement_the_parser_reuses_is_indexed_once(monkeypatch):
     # the new statement, and the last one before it (its chunk gained a blank line)
     assert len(walked) <= 2 < len(edited.body)
     assert facts(again) == facts(whole_walk(edited))
+
+
+EVERY_KIND_OF_FIELD = """
+from . import models as m
+import torch.nn as nn, os
+x: int = 1
+def f(a, *args, b=2, **kw):  # type: (int) -> None
+    global g
+    def inner():
+        nonlocal a
+    y = f"{a!r:>{b}}" + f"{kw}"
+    z = [i async for i in args] if a else {k: v for k, v in kw.items()}
+    return obj.attr(key=1, **kw)
+class C(nn.Module):
+    pass
+try:
+    pass
+except* ValueError as error:
+    pass
+match command:
+    case {"go": where, **rest}:
+        pass
+    case Point(x=0, y=yy) | [1, *others] | None as whole:
+        pass
+"""
+
+
+@pytest.mark.parametrize("path", [*SOURCES, None], ids=str)
+def test_walk_visits_what_ast_walk_visits_in_its_order(path):
+    """Every node, whatever syntax holds it, in `ast.walk`'s breadth-first order (its
+    docstring promises that order)."""
+    text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
+    tree = ast.parse(text, type_comments=True)
+    assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+
+
+@pytest.mark.parametrize(
+    "first, second, context",
+    [
+        ("x.y[1]", "x.y[1]", True),
+        ("x.y[1]", "x.y[2]", True),
+        ("f(1)", "f(1.0)", True),  # 1 and 1.0 are equal numbers, not the same syntax
+        ("f(1)", "f(True)", True),
+        ("not a", "not (a)", True),
+        ("(h, c)", "[h, c]", True),
+        ("h", "h", False),  # `h` read and `h` stored, when the context is left out
+    ],
+)
+def test_syntax_key_says_the_same_as_ast_dump(first, second, context):
+    one, two = ast.parse(first, mode="eval").body, ast.parse(second, mode="eval").body
+    if not context:
+        two.ctx = ast.Store()
+    same = ast.dump(one) == ast.dump(two) if context else True
+    assert (syntax_key(one, context) == syntax_key(two, context)) == same
