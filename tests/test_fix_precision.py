@@ -334,3 +334,55 @@ def test_a_fix_that_does_not_combine_names_the_fix_kept_and_is_planned_again_aft
     assert "run `loopfix apply` again" in stale.fix_unavailable
     second = analyse_source(SourceFile.from_text("gan.py", first.fixed_text), project=None)
     assert [(f.rule, f.applied) for f in second.findings] == [("LF002", True)]
+
+
+# wiseodd/generative-models' GANs clear both networks' gradients right after each step
+# (`reset_grad()`), so nothing accumulates; the reorder still needs a zero_grad() before the
+# step, and the reason it gives says which of the two it is
+CLEARED_AFTER = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))
+D = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+G_solver = torch.optim.Adam(G.parameters(), lr=1e-3)
+D_solver = torch.optim.Adam(D.parameters(), lr=1e-3)
+
+
+def reset_grad():
+    G.zero_grad()
+    D.zero_grad()
+
+
+for it in range(3):
+    D_fake = D(G(torch.randn(16, 4)))
+    D_loss = torch.mean(D(torch.randn(16, 8))) - torch.mean(D_fake)
+    D_loss.backward(retain_graph=True)
+    D_solver.step()
+    {clear}
+    G_loss = torch.mean(D_fake)
+    G_loss.backward()
+    G_solver.step()
+    {clear}
+"""
+
+
+@pytest.mark.parametrize(
+    "clear, reason",
+    [
+        ("reset_grad()", "`D_solver`'s gradients are cleared after its step (line 21)"),
+        ("D.zero_grad()", "`D_solver`'s gradients are cleared after its step (line 21)"),
+        ("pass", "`D_solver` steps without a zero_grad() before it in the same block"),
+    ],
+)
+def test_why_a_step_cleared_after_it_gets_no_reorder(tmp_path, clear, reason):
+    path = tmp_path / "train.py"
+    path.write_text(CLEARED_AFTER.format(clear=clear))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(path.read_text(), str(path), "exec"), {"__name__": "__main__"})
+    findings = analyse_source(SourceFile.read(path), project=None).findings
+    (finding,) = [f for f in findings if f.rule == "LF002"]  # without clearing: LF007 too
+    assert finding.fix is None or not finding.fix.safe
+    assert reason in finding.fix_unavailable
+    assert ("accumulate" in finding.fix_unavailable) == (clear == "pass")

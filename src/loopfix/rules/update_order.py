@@ -662,13 +662,32 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]]:
             for i in range(index)
             if units[i].kind == "zero" and covers(units[i].update.modules, modules)
         ]
-        if not opening:  # gradients accumulate across iterations: not this fix's business
-            raise NotReorderable(
-                f"`{_optimizer(unit)}` steps without a zero_grad() before it in the same "
-                "block (gradients accumulate across iterations)"
-            )
+        if not opening:
+            raise NotReorderable(_no_window(units, index))
         windows[index] = (opening[-1], modules)
     return windows
+
+
+def _no_window(units: list[Unit], index: int) -> str:
+    """Why the step at `index` has no update window: its gradients are cleared only after it
+    in the block (`step(); zero_grad()`, which clears them for the next iteration as well), or
+    nowhere in it (they accumulate across iterations: not this fix's business)."""
+    unit = units[index]
+    closing = [
+        later
+        for later in units[index + 1 :]
+        if later.kind == "zero" and covers(later.update.modules, unit.update.modules)
+    ]
+    if closing:
+        return (
+            f"`{_optimizer(unit)}`'s gradients are cleared after its step (line "
+            f"{closing[0].statement.lineno}) rather than before it in the same block, and the "
+            "reorder needs the zero_grad() that starts its update"
+        )
+    return (
+        f"`{_optimizer(unit)}` steps without a zero_grad() before it in the same block "
+        "(gradients accumulate across iterations)"
+    )
 
 
 def covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
