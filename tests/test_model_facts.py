@@ -3,12 +3,15 @@ way its test says (the corpus holds the full, runnable cases)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 from scripts import rules_reported, run_script
 
 from loopfix.analysis import analyse_source
+from loopfix.model.index import index_tree
+from loopfix.model.symbols import collect_symbols
 from loopfix.source import SourceFile
 
 
@@ -394,3 +397,58 @@ for step in range(3):
 def test_a_function_handed_other_modules_builds_other_graphs(second, raises, tmp_path):
     source = HELPER_PER_CRITIC.format(second=second)
     assert_reported_when_it_raises(source, "LF003", raises, tmp_path)
+
+
+# wiseodd/generative-models' GibbsNet (`from itertools import *`): the generator's optimizer
+# steps the encoder and decoder through `chain`, twice in one iteration; with `chain` unknown,
+# an unsafe recompute was offered that still raised (the first generator step changed the
+# weights too)
+STAR_IMPORTED_CHAIN = """\
+import torch
+import torch.nn as nn
+{imports}
+
+torch.manual_seed(0)
+Q = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+P = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 8), nn.Sigmoid())
+D = nn.Sequential(nn.Linear(11, 16), nn.ReLU(), nn.Linear(16, 1), nn.Sigmoid())
+G_solver = torch.optim.Adam(chain(Q.parameters(), P.parameters()), lr=1e-4)
+D_solver = torch.optim.Adam(D.parameters(), lr=1e-4)
+for it in range(3):
+    X = torch.rand(4, 8)
+    z_hat = Q(X)
+    X_hat = P(torch.randn(4, 3))
+    p_data = D(torch.cat([X, z_hat], 1))
+    p_model = D(torch.cat([X_hat, Q(X_hat)], 1))
+    D_loss = -torch.mean(torch.log(p_data) + torch.log(1 - p_model))
+    D_loss.backward(retain_graph=True)
+    D_solver.step()
+    G_solver.step()
+    D_solver.zero_grad()
+    G_solver.zero_grad()
+    G_loss = -torch.mean(torch.log(p_model) + torch.log(1 - p_data))
+    G_loss.backward()
+    G_solver.step()
+    G_solver.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("imports", ["from itertools import chain", "from itertools import *"])
+def test_a_name_star_imported_from_the_standard_library_is_known(imports, tmp_path):
+    source = STAR_IMPORTED_CHAIN.format(imports=imports)
+    assert "modified by an inplace operation" in run_script(source, tmp_path).stderr
+    (finding,) = analyse_source(SourceFile.read(tmp_path / "train.py"), project=None).findings
+    assert finding.rule == "LF002" and finding.fix is None
+    assert "`G_solver` steps the same parameters twice" in finding.fix_unavailable
+
+
+def test_a_star_import_does_not_rename_what_the_module_defines_itself(tmp_path):
+    """Its own `chain` (a concatenation of parameter lists) is not `itertools.chain`."""
+    source = STAR_IMPORTED_CHAIN.format(
+        imports="from itertools import *\n\n\ndef chain(*groups):\n"
+        "    return [p for group in groups for p in group]\n"
+    )
+    assert "modified by an inplace operation" in run_script(source, tmp_path).stderr
+    tree = ast.parse(source)
+    symbols = collect_symbols(tree, index_tree(tree))
+    assert "chain" not in symbols.imports and symbols.imports["count"] == "itertools.count"

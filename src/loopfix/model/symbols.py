@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -462,6 +463,11 @@ def collect_symbols(
         elif node.module and node.level == 0:
             for alias in node.names:
                 symbols.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                if alias.name == "*" and node.module in STAR_EXPANDED:
+                    own = _own_bindings(tree, index)  # the module's own binding wins
+                    for name in _star_names(node.module):
+                        if name not in own:
+                            symbols.imports[name] = f"{node.module}.{name}"
     for node in index.attribute_calls:
         if node.func.attr in MODULE_ONLY_METHODS:
             receiver = node.func.value
@@ -624,6 +630,29 @@ def _requires_grad_settings(loop: ast.For) -> list[ast.expr | None]:
 
 def _is_false(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
+
+
+# standard-library modules whose star import binds names the model knows (`from itertools
+# import *`, then `optim.Adam(chain(G.parameters(), D.parameters()))`): what they bind is read
+# from the module itself, which imports nothing heavy and runs no user code; a star import of
+# any other module outside the project binds names loopfix cannot know
+STAR_EXPANDED = frozenset({"itertools", "functools", "collections", "copy", "typing"})
+
+
+def _own_bindings(tree: ast.Module, index: TreeIndex) -> set[str]:
+    """Names the module binds itself, anywhere: assignments, parameters, functions, classes."""
+    classes = {node.name for node in walk(tree) if isinstance(node, ast.ClassDef)}
+    return set(index.stores) | set(index.names) | classes
+
+
+@functools.cache
+def _star_names(module: str) -> tuple[str, ...]:
+    """The names `from <module> import *` binds: its `__all__`, else its public names."""
+    loaded = importlib.import_module(module)
+    names = getattr(loaded, "__all__", None)
+    if names is None:
+        names = [name for name in vars(loaded) if not name.startswith("_")]
+    return tuple(names)
 
 
 def _link_import(symbols: Symbols, node: ast.Import | ast.ImportFrom, resolver) -> None:
