@@ -233,13 +233,19 @@ def test_parallel_jobs_give_the_same_reports_as_one(tmp_path):
     assert one[-1] == FileReport(str(files[-1]), skipped="no backward pass")
 
 
+def enough_files_for_workers(folder, text: str) -> list:
+    """As many files holding `text` as a scan needs before it starts worker processes."""
+    files = [folder / f"m{index}.py" for index in range(scan_module.SEQUENTIAL_BELOW)]
+    for path in files:
+        path.write_text(text)
+    return files
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_scan_collects_garbage_less_often_and_restores_the_collector_after(
     tmp_path, monkeypatch, jobs
 ):
-    files = [tmp_path / f"m{index}.py" for index in range(scan_module.SEQUENTIAL_BELOW)]
-    for path in files:
-        path.write_text("x = 1\n")
+    files = enough_files_for_workers(tmp_path, "x = 1\n")
     # each report names the thresholds its analysis ran under (a forked worker's are its own)
     monkeypatch.setattr(
         scan_module, "analyse_path", lambda path, _: FileReport(str(gc.get_threshold()))
@@ -254,9 +260,7 @@ def test_a_scan_collects_garbage_less_often_and_restores_the_collector_after(
 def test_a_scan_freezes_what_outlives_each_file_and_hands_it_back_after(
     tmp_path, monkeypatch, jobs
 ):
-    files = [tmp_path / f"m{index}.py" for index in range(scan_module.SEQUENTIAL_BELOW)]
-    for path in files:
-        path.write_text("loss.backward()\n")
+    files = enough_files_for_workers(tmp_path, "loss.backward()\n")
     # each report names how many objects were frozen when its file's analysis started
     monkeypatch.setattr(
         scan_module, "_analyse", lambda path, *_: FileReport(str(gc.get_freeze_count()))

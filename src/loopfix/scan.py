@@ -404,7 +404,7 @@ def _between_files() -> None:
     freeze every object still alive. Those are the parsed project modules and the caches
     the next files reuse: hundreds of thousands of objects that each collection of an
     older generation would otherwise traverse again, although none of them is garbage (an
-    analysis leaves no reference cycles behind: `tests/test_scan.py`). Dropped modules are
+    analysis leaves no reference cycles behind: `tests/test_complexity.py`). Dropped modules are
     unfrozen and collected at once (one full collection per trim), so that the cycles
     between them (modules that import each other) are freed."""
     if trim_projects() and _freezing:
