@@ -107,6 +107,37 @@ def test_blocks_follow_indentation_and_nesting():
     ]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "loss.backward()",
+        "loss.backward (retain_graph=True)",
+        "scaler.scale(loss).backward()",
+        "accelerator.backward(loss)",
+        "self.manual_backward(loss)",
+        "backward_step(loss, optimizer)",  # a helper named after what it does
+        "step = functools.partial(loss.backward, retain_graph=True)",
+        "grads = torch.autograd.grad(loss, params)",
+    ],
+)
+def test_every_way_of_writing_a_backward_pass_is_a_mention(line):
+    assert relevance.mentions_autograd(f"import torch\n\n{line}\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# kept backward compatible with version 1",
+        '"""Avoids fragmentation during backwards (see #12)."""',
+        "def load(state, backward_hooks: dict):",
+        "self._backward_sync_control = None",
+        'HOOKS = ("on_before_backward", "on_after_backward")',
+    ],
+)
+def test_the_word_in_prose_or_in_a_name_is_no_backward_pass(line):
+    assert not relevance.mentions_autograd(f"import torch\n\n{line}\n")
+
+
 def test_autograd_names_are_what_says_backward_and_what_names_it():
     text = dedent(
         """

@@ -3,7 +3,9 @@
 Most files of a repository have no training step in them, and parsing them costs more than the
 rest of a check. Every rule is about a backward pass, so a file is analysed only when
 
-- it says `backward` or `autograd` (every backward pass is written with one of them);
+- it says a backward pass: a call of something named `*backward*` (`loss.backward()`,
+  `accelerator.backward(loss)`), `.backward` or `autograd` (every backward pass is written
+  with one of them; `backward compatible` in a comment is not one);
 - it is a model module (`def forward`) that changes something in place inside a class, or in
   a module-level function its classes call (LF008 follows `forward` and what it calls): an
   in-place change in a metric or data function beside the models (`total += loss.item()`
@@ -28,7 +30,12 @@ import bisect
 import re
 from dataclasses import dataclass
 
-MENTIONS = ("backward", "autograd")  # every backward pass is written with one of them
+# every backward pass is written with one of these: a call of something named `*backward*`
+# (`loss.backward()`, `accelerator.backward(loss)`, `self.manual_backward(loss)`, a helper
+# `backward_step(loss)`), a reference to a tensor's `.backward` (`partial(loss.backward)`), or
+# `autograd` (`torch.autograd.grad`); the word in prose or a name (`backward compatible`,
+# `backward_hooks: dict`) is not one
+_MENTION = re.compile(r"backward\w*\(|\.backward\b|autograd")
 
 # an in-place change: an augmented assignment, an item or slice write, an in-place method
 # (`x.add_(`, not `.__init__(`), an in-place activation (`inplace=True`)
@@ -58,7 +65,8 @@ class Block:
 
 
 def mentions_autograd(text: str) -> bool:
-    return any(word in text for word in MENTIONS)
+    """Whether `text` says a backward pass (`_MENTION`)."""
+    return _MENTION.search(text) is not None
 
 
 def blocks(lines: list[str]) -> list[Block]:
