@@ -452,3 +452,75 @@ def test_a_star_import_does_not_rename_what_the_module_defines_itself(tmp_path):
     tree = ast.parse(source)
     symbols = collect_symbols(tree, index_tree(tree))
     assert "chain" not in symbols.imports and symbols.imports["count"] == "itertools.count"
+
+
+HELPER_CALLED_TWICE = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+critic = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+optimizer = torch.optim.Adam(critic.parameters())
+
+
+def values(x, net):
+    return net(x) - 1.0
+
+
+def scaled(x):
+    return values(x, critic) * 2.0
+
+
+def shifted(x):
+    return values(x, critic) + 2.0
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def values(self, x):
+        return self.net(x) - 1.0
+
+    def both(self, x):  # one call per item, as CQL's `_compute_policy_values`
+        return self.values(x), self.values(2 * x)
+
+
+agent = Agent(critic)
+for step in range(3):
+    x = torch.randn(8, 4)
+    v1 = {first}
+    v2 = {second}
+    optimizer.zero_grad()
+    v1.pow(2).mean().backward()
+    {between}v2.abs().mean().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "first, second, between, found",
+    [
+        ("values(x, critic)", "values(x, critic)", "", []),
+        ("values(x, critic)", "values(2 * x, critic)", "", []),
+        ("agent.values(x)", "agent.values(x)", "", []),
+        ("scaled(x)", "shifted(x)", "", []),  # two helpers, each calling `values` once
+        ("agent.both(x)[0]", "agent.both(x)[1]", "", []),  # items of two calls' tuples
+        ("values(x, critic)", "values(x, critic) + v1", "", ["LF003"]),  # control: freed
+        ("agent.values(x)", "agent.values(x) + v1", "", ["LF003"]),  # control: freed
+        # control: the second graph saved the weights the step changes
+        ("values(x, critic)", "values(x, critic)", "optimizer.step()\n    ", ["LF002"]),
+    ],
+    ids=["same_arguments", "other_input", "method", "two_helpers", "tuples", "through_first",
+         "method_through_first", "step_between"],
+)  # fmt: skip
+def test_a_function_called_twice_with_the_same_module_builds_two_graphs(
+    first, second, between, found, tmp_path
+):
+    """Each call of a helper builds its own graph, as it does when run: backpropagating
+    each result once is correct code (a false LF003 `[*]` before)."""
+    source = HELPER_CALLED_TWICE.format(first=first, second=second, between=between)
+    run = run_script(source, tmp_path)
+    errors = {"LF003": "backward through the graph a second time", "LF002": "inplace operation"}
+    assert [rule for rule, error in errors.items() if error in run.stderr] == found, run.stderr
+    assert sorted(rules_reported(source)) == found

@@ -36,6 +36,10 @@ GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_g
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
 # below every numbered site and `graphs.PLACEHOLDER`: the site of a call handed modules
 MODULES_SITE = 10_000_000
+# below every other site: the second, third... call of one function from one place with
+# the same modules (`values(x, c1)` for two losses), named by the function, its depth and
+# the call's rank
+REPEATED_CALL_SITE = 1 << 33
 # calls that read a list without changing it (a list handed to any other call may be changed)
 READ_ONLY_CALLS = frozenset(
     {
@@ -236,6 +240,26 @@ class CallsMixin:
             return ()
         return (*self.frame.site_prefix, -(zlib.crc32("|".join(named).encode()) + MODULES_SITE))
 
+    def _call_site(self, node: ast.Call, function, positional, keywords) -> tuple[int, ...]:
+        """Where the body of a call of a function of the project runs (`_modules_site`).
+        Another call of the same function at the same site with the same modules (`v1 =
+        values(x, c1)` and `v2 = values(x, c1)`, or two helpers that each call it) builds
+        its own graphs, as it does when run: the calls are ranked in the order they are
+        first evaluated, the first runs where it ran before, and each later one at a site
+        of its own, named by the function, the call depth and the rank (not by a position:
+        an edit that adds or moves other calls leaves it as it was)."""
+        site = self._modules_site(positional, keywords)
+        place = (self.scope_number, self.frame.site_prefix, site, id(function))
+        calls = self._calls_from.setdefault(place, [])
+        if id(node) not in calls:
+            calls.append(id(node))
+        rank = calls.index(id(node))
+        if not rank:
+            return site
+        name = f"{self.frame.depth}:{function.name}:{rank}"
+        own = -(REPEATED_CALL_SITE + zlib.crc32(name.encode()))
+        return (*(site or self.frame.site_prefix), own)
+
     def _own_method(self, func: ast.Attribute, env: Env) -> bool:
         """`func` is a method that the receiver's class (of the project) defines."""
         info = self.class_of(self._peek(func.value, env).shape)
@@ -348,12 +372,13 @@ class CallsMixin:
         if kind == "module":
             return self._module_call(node, callee[1:], positional, keywords, env)
         passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        site = self._modules_site(positional, keywords)
         if kind == "function":
+            site = self._call_site(node, callee[1], positional, keywords)
             call = Call(callee[1], positional, keywords, None, None, site, passed)
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
+            site = self._call_site(node, method, positional, keywords)
             return self._call_function(
                 Call(method, positional, keywords, receiver_key, info, site, passed), env
             )

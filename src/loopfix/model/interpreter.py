@@ -74,6 +74,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.instances = instances or Instances(symbols, CallSites())
         self.call_sites = self.instances.call_sites
         self._ids: dict[tuple[str, int], int] = {}
+        self.scope_number = 0  # scopes run so far (`run_scope`)
+        # (scope, site, modules site, function id) -> the calls of that function made there,
+        # in order of first evaluation (`CallsMixin._call_site`)
+        self._calls_from: dict[tuple, list[int]] = {}
         self._id_counts: dict[str, int] = {}  # ids given so far, per kind
         self.frame = Frame()
         self.loop_stack: list[int] = []
@@ -117,6 +121,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- entry points
     def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
         self.frame = frame
+        self.scope_number += 1
         self.top_loops = set()
         flow = self.exec_block(body, env)
         # A retained graph still held by what the scope returns or keeps on `self` may be
