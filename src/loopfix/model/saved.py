@@ -684,7 +684,7 @@ class _Scope:
     def _branches(self, statement: ast.stmt, blocks: list, loop: bool) -> None:
         """Each block from what held before; afterwards, and at the top of a loop's body
         (the state of another iteration), the names a block binds hold something unknown."""
-        assigned = _assigned_names(blocks_flat := [s for b in blocks for s in b])
+        assigned = _assigned_names([s for b in blocks for s in b])
         before = dict(self.env)
         ends = []
         for block in blocks:
@@ -694,7 +694,7 @@ class _Scope:
             self._block(block)
             ends.append(self.env)
         self.env = before
-        self._drop(assigned | _assigned_names(blocks_flat))
+        self._drop(assigned)
         for name, binding in list(self.env.items()):  # kept names carry what blocks wrote
             grown = [e[name] for e in ends if e.get(name) is not None]
             grown = [b for b in grown if b.counter is binding.counter]
@@ -1462,12 +1462,16 @@ def _graph_reads(node: ast.AST) -> list[str]:
 def _assigned_names(statements: list[ast.stmt]) -> set[str]:
     """Names the statements bind to something new (`x += r` changes `x`, it keeps it)."""
     names = set()
+    augmented: set[int] = set()
     for statement in statements:
-        augmented = {id(n.target) for n in walk(statement) if isinstance(n, ast.AugAssign)}
-        for node in walk(statement):
-            if id(node) in augmented:
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+        for node in walk(statement):  # an `x += r` before its target `x`: parents come first
+            if isinstance(node, ast.AugAssign):
+                augmented.add(id(node.target))
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Store | ast.Del)
+                and id(node) not in augmented
+            ):
                 names.add(node.id)
     return names
 
@@ -1533,6 +1537,9 @@ def _pairs(targets: list[ast.expr], value: ast.expr | None) -> list[tuple]:
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
+FREEZING_ATTRIBUTES = frozenset({"requires_grad", "requires_grad_"})
+
+
 def _frozen_attributes(cls: ast.ClassDef) -> set[str]:
     """Attributes of `self` whose parameters the class sets `requires_grad` False on."""
     return {n.split(".")[1] for n in _frozen_owners(cls) if n.startswith("self.")}
@@ -1549,7 +1556,10 @@ def _frozen_anywhere(tree: ast.Module) -> set[str]:
 def _frozen_owners(scope: ast.AST) -> set[str]:
     """Dotted names of the modules the scope sets `requires_grad` False on."""
     frozen: set[str] = set()
-    for node in walk(scope):
+    nodes = list(walk(scope))
+    if not any(isinstance(n, ast.Attribute) and n.attr in FREEZING_ATTRIBUTES for n in nodes):
+        return frozen  # every way below names one (most scopes: one walk, not one per loop)
+    for node in nodes:
         owner = None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
@@ -1568,18 +1578,17 @@ def _frozen_owners(scope: ast.AST) -> set[str]:
             and node.args[0].value is False
         ):
             owner = node.func.value
-        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
-            sets_false = any(
-                isinstance(n, ast.Constant) and n.value is False for n in walk(node)
-            ) and any(
-                (isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_"))
-                for n in walk(node)
-            )
-            owner = (
-                node.iter.func.value
-                if sets_false and isinstance(node.iter.func, ast.Attribute)
-                else None
-            )
+        elif (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Attribute)  # `model.enc.parameters()`
+        ):
+            below = list(walk(node))
+            sets_false = any(isinstance(n, ast.Constant) and n.value is False for n in below)
+            if sets_false and any(
+                isinstance(n, ast.Attribute) and n.attr in FREEZING_ATTRIBUTES for n in below
+            ):
+                owner = node.iter.func.value
         name = dotted_name(owner) if owner is not None else None
         if name:
             frozen.add(name)
