@@ -74,6 +74,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.instances = instances or Instances(symbols, CallSites())
         self.call_sites = self.instances.call_sites
         self._ids: dict[tuple[str, int], int] = {}
+        self._chains: dict[int, int] = {}  # first statement id -> `exclusive_ifs`
         self.scope_number = 0  # scopes run so far (`run_scope`)
         # (scope, site, modules site, function id) -> the calls of that function made there,
         # in order of first evaluation (`CallsMixin._call_site`)
@@ -287,19 +288,40 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- statements
     def exec_block(self, statements: list[ast.stmt], env: Env) -> Flow:
         flow = Flow(normal=env)
-        for statement in statements:
+        chain_entry, chain_first, chain_end = None, -1, -1  # see `exclusive_ifs`
+        for position, statement in enumerate(statements):
             if flow.normal is None:
                 break
+            if position > chain_end and isinstance(statement, ast.If):
+                length = self._exclusive_ifs(statements, position)
+                if length:
+                    chain_entry, chain_first = flow.normal, position
+                    chain_end = position + length - 1
+            # a later `if` of the chain runs from where the first one started: the branches
+            # before it were not taken if it is
+            later = chain_first < position <= chain_end
+            start = chain_entry if later else flow.normal
             if self.frame.is_top:
                 outer, self.top_statement = self.top_statement, statement
                 self.obs.note_shapes(self.obs.shapes_before, statement, flow.normal)
-                step = self.exec_statement(statement, flow.normal)
+                step = self.exec_statement(statement, start)
                 self.obs.note_shapes(self.obs.shapes_after, statement, step.normal)
                 self.top_statement = outer
             else:
-                step = self.exec_statement(statement, flow.normal)
+                step = self.exec_statement(statement, start)
+            if start is not flow.normal:
+                step = Flow(normal=flow.normal).join(step)
             flow = flow.then(step)
         return flow
+
+    def _exclusive_ifs(self, statements: list[ast.stmt], position: int) -> int:
+        """How many statements from `position` on form a chain of exclusive tests (remembered
+        per statement; 0: none). See `exclusive_ifs`."""
+        key = id(statements[position])
+        found = self._chains.get(key)
+        if found is None:
+            found = self._chains[key] = exclusive_ifs(statements, position)
+        return found
 
     def exec_statement(self, node: ast.stmt, env: Env) -> Flow:
         if self.budget is not None and self.statements_run >= self.budget:
@@ -1041,6 +1063,71 @@ def _compared(value: object, op: ast.cmpop, right: ast.expr) -> bool | None:
     if isinstance(op, ast.Is | ast.IsNot) and other is None:
         return (value is None) is isinstance(op, ast.Is)
     return None
+
+
+def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
+    """How many `if` statements from `position` on (at least two, else 0) test one subject
+    against constants no two of them share, with no `else` and none of them assigning it:
+    `if task == "semantic": ...` then `if task == "depth": ...`, as multi-task trainers
+    write one branch per task. At most one of them runs, as in an `elif` chain."""
+    subject, seen = None, set()
+    end = position
+    while end < len(statements):
+        statement = statements[end]
+        if not isinstance(statement, ast.If) or statement.orelse:
+            break
+        tested = _tested_constants(statement.test)
+        if tested is None or (subject is not None and tested[0] != subject):
+            break
+        if tested[1] & seen or _assigns(statement.body, tested[0]):
+            break
+        subject = tested[0]
+        seen |= tested[1]
+        end += 1
+    return end - position if end - position >= 2 else 0
+
+
+def _tested_constants(test: ast.expr) -> tuple[str, frozenset] | None:
+    """(`task`, {"depth"}) for `task == "depth"` or `task in ("depth", "normal")`: a name or
+    an attribute path compared for equality with constants."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq | ast.In):
+        return None
+    right = test.comparators[0]
+    if isinstance(test.ops[0], ast.Eq):
+        constants = [right]
+    else:
+        constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
+    if not constants or not all(isinstance(c, ast.Constant) for c in constants):
+        return None
+    subject = dotted_name(test.left)
+    if subject is None:
+        return None
+    return subject, frozenset(c.value for c in constants)  # a set: `1 == 1.0 == True`
+
+
+def _assigns(body: list[ast.stmt], subject: str) -> bool:
+    """Whether the statements may rebind `subject` or its root (`task = ...`,
+    `opt.task = ...`, `opt = ...`)."""
+    root = subject.split(".")[0]
+    for statement in body:
+        for node in walk(statement):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == root
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                return True
+            if (
+                isinstance(node, ast.Attribute)
+                and not isinstance(node.ctx, ast.Load)
+                and dotted_name(node) == subject
+            ):
+                return True
+            if isinstance(node, ast.Global | ast.Nonlocal) and root in node.names:
+                return True
+    return False
 
 
 def _setting_subject(test: ast.expr) -> str | None:
