@@ -376,3 +376,61 @@ def test_a_reversed_range_is_followed_from_its_top_to_zero(n):
         assert matching, (t, offered)
         offered = [q for p in matching for q in counter.successors(p)]
     assert offered == []
+
+
+GRADIENT_PER_TASK = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+trunk = nn.Linear(8, 16)
+heads = nn.ModuleList([nn.Linear(16, 1) for _ in range({count})])
+optimizer = torch.optim.Adam([*trunk.parameters(), *heads.parameters()], lr=1e-3)
+for k in range(3):
+    feat = torch.relu(trunk(torch.randn(5, 8)))
+    losses = [heads[i](feat).pow(2).mean() for i in range({count})]
+    optimizer.zero_grad()
+    for i in range({count}):
+        if {test}:
+            losses[i].backward(retain_graph=True)
+        else:
+            losses[i].backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "count, test, raises",
+    [
+        (2, "i == 0", False),  # CAGrad's graddrop on two tasks: the last backward frees
+        (3, "i < 2", False),
+        (3, "i != 2", False),
+        (4, "i <= 2", False),
+        (3, "i < 3", False),  # CAGrad on three tasks: the `else` never runs
+        (3, "i == 0", True),  # controls: a plain backward before the last one
+        (2, "i == 1", True),
+        (4, "i >= 3", True),
+    ],
+)
+def test_a_loop_over_integers_knows_its_last_iteration(count, test, raises, tmp_path):
+    """`for i in range(n)` with integers runs n times: a test of `i` against an integer that
+    every iteration answers alike decides its branch, and the iteration after the first is
+    the last when n is 2 (per-task gradients, as CAGrad and PCGrad take them, keep the
+    shared graph on every backward but the last)."""
+    source = GRADIENT_PER_TASK.format(count=count, test=test)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert sorted(set(rules_reported(source))) == (["LF003"] if raises else [])
+
+
+def test_the_phases_of_a_loop_of_known_length_end_at_its_last_iteration():
+    two = counter_of("for i in range(2):\n    if i == 0:\n        pass\n")
+    assert two.count == 2
+    (first,) = two.initials()
+    assert first.first and not first.last
+    assert [p.last for p in two.successors(first)] == [True]
+    four = counter_of("for i in range(1, 5):\n    if i == 1:\n        pass\n")
+    later = [p for p in four.successors(four.initials()[0])]
+    assert [p.last for p in later] == [False]
+    assert sorted(p.last for p in four.successors(later[0])) == [False, True]
+    assert counter_of("for i in range(n):\n    if i == 0:\n        pass\n").count is None

@@ -22,6 +22,7 @@ and a small constant modulus is followed residue by residue.
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass
 
 from loopfix.model.index import walk
@@ -64,6 +65,15 @@ class Counter:
     # `start`, so `t == n - 1` is the first iteration and `t == 0` the last
     descending: bool = False
     top: str | None = None
+    # how many iterations run, where `range`'s bounds are integers and no residue or unit run
+    # is told apart: the phases know which iteration is the last (`for i in range(2):` with
+    # `if i == 0:` runs its other branch once, and then the loop ends)
+    count: int | None = None
+
+    @property
+    def knows_last(self) -> bool:
+        """Whether phases tell the last iteration apart (only it leads out of the loop)."""
+        return self.end is not None or self.count is not None
 
     def first_of(self, test: ast.expr) -> bool | None:
         """True when `test` holds exactly in the first iteration, False when exactly in the
@@ -87,7 +97,10 @@ class Counter:
         """The phases of the first iteration: also the last one when the body tests for
         it (a loop of one iteration), and the run with a modulus of 1."""
         unit = [Phase(True, None, unit=True)] if self._may_be_one() else []
-        return self._with_last([self.initial(), *unit])
+        phases = self._with_last([self.initial(), *unit])
+        if self.count is None:
+            return phases
+        return [p for p in phases if p.last == (self.count == 1)]
 
     def _may_be_one(self) -> bool:
         return self.modulus is not None and self.constant is None
@@ -96,6 +109,11 @@ class Counter:
         """The phases the iteration after one in `phase` can be in (none after the last)."""
         if phase.last:
             return []
+        if self.count is not None:  # iteration 1 after the first, else one of 2..count-1
+            later = self._with_last([Phase(False, None)])
+            if phase.first:
+                return [p for p in later if p.last == (self.count == 2)]
+            return [p for p in later if p.last or self.count >= 4]
         if phase.unit:
             return self._with_last([Phase(False, None, unit=True)])
         if phase.residue is not None:
@@ -107,7 +125,7 @@ class Counter:
         return self._with_last([Phase(False, r) for r in sorted(untested)] + [Phase(False, None)])
 
     def _with_last(self, phases: list[Phase]) -> list[Phase]:
-        if self.end is None:
+        if not self.knows_last:
             return phases
         return [Phase(p.first, p.residue, last, p.unit) for p in phases for last in (False, True)]
 
@@ -132,6 +150,9 @@ class Counter:
         periodic = self.periodic_value(test, phase)
         if periodic is not None:
             return periodic
+        compared = self._compared(test, phase)
+        if compared is not None:
+            return compared
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.holds(test.operand, phase)
             return None if inner is None else not inner
@@ -142,6 +163,31 @@ class Counter:
                 return decisive
             return None if None in values else not decisive
         return None
+
+    def _compared(self, test: ast.expr, phase: Phase) -> bool | None:
+        """The value of `i < 3` (`<`, `<=`, `>`, `>=`, `==`, `!=` with an integer) in
+        `phase`, for a loop of known length: the first iteration's index is the start, the
+        last's the start plus the count less one, the others' lie between."""
+        found = _integer_comparison(test, self.index)
+        if found is None or self.count is None or phase.unit or phase.residue is not None:
+            return None
+        operation, limit = found
+        low, high = self.start, self.start + self.count - 1
+        if self.descending:  # the first iteration is the top one
+            low, high = high, low
+        if phase.first or phase.last:
+            value = low if phase.first else high
+            return operation(value, limit)
+        low, high = min(low, high) + 1, max(low, high) - 1
+        if low > high:
+            return None
+        if operation in (operator.eq, operator.ne):
+            if low == high == limit:
+                return operation is operator.eq
+            inside = low <= limit <= high
+            return None if inside else operation is operator.ne
+        outcomes = {operation(low, limit), operation(high, limit)}
+        return outcomes.pop() if len(outcomes) == 1 else None
 
     def periodic_value(self, test: ast.expr, phase: Phase) -> bool | None:
         """The value of `(t + b) % k == c` (or `!=`, or the truth of `(t + b) % k`) in
@@ -215,7 +261,11 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     moduli = {p.modulus for p in periodic}
     if len(moduli) > 1 or (moduli and assigned & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
-    if not first_tested and not periodic and end is None:
+    # `if i <= 2:` in `for i in range(4):`: a comparison with an integer that the phases of
+    # a loop of known length decide
+    compared = not periodic and any(_integer_comparison(t, index) for t in tests)
+    compared = compared and _iterations(counted, start) is not None
+    if not first_tested and not periodic and end is None and not compared:
         return None
     modulus = next(iter(moduli)) if moduli else None
     constant = _constant_modulus(modulus)
@@ -228,7 +278,41 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
         # tests of several residues of a small constant modulus (`t % 5 == 0`, `t % 5 == 4`):
         # every residue is a phase, so that the count between them is exact
         tested = set(range(constant))
-    return Counter(index, start, modulus, frozenset(tested), end, constant, descending, top)
+    count = _iterations(counted, start) if not tested and modulus is None else None
+    return Counter(index, start, modulus, frozenset(tested), end, constant, descending, top, count)
+
+
+_COMPARISONS = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+
+
+def _integer_comparison(test: ast.expr, index: str) -> tuple | None:
+    """(`operator.lt`, 3) for `i < 3` with `i` the counter, else None."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.left, ast.Name)
+        and test.left.id == index
+        and type(test.ops[0]) in _COMPARISONS
+    ):
+        return None
+    limit = _int_constant(test.comparators[0])
+    return None if limit is None else (_COMPARISONS[type(test.ops[0])], limit)
+
+
+def _iterations(counted: ast.Call, start: int) -> int | None:
+    """How many times `range(n)` or `range(a, n)` runs, for integers (None: not known, or
+    none)."""
+    if dotted_name(counted.func) != "range" or len(counted.args) not in (1, 2):
+        return None
+    top = _int_constant(counted.args[-1])
+    return top - start if top is not None and top > start else None
 
 
 def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:

@@ -783,7 +783,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # a `for` loop is taken to run at least once (a loader, `range(n_critic)`): the state
         # a zero-trip loop would leave (the one before it) is no path real training takes
         runs = isinstance(node, ast.For | ast.AsyncFor) and ran is not None
-        if counter is not None and counter.end is not None:
+        if counter is not None and counter.knows_last:
             ran = left  # only a last iteration leads out of the loop
         start = dict(ran if runs and ran is not None else head)
         source = self.key_for(node.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
