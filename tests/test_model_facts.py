@@ -524,3 +524,36 @@ def test_a_function_called_twice_with_the_same_module_builds_two_graphs(
     errors = {"LF003": "backward through the graph a second time", "LF002": "inplace operation"}
     assert [rule for rule, error in errors.items() if error in run.stderr] == found, run.stderr
     assert sorted(rules_reported(source)) == found
+
+
+NUMPY_BUFFER = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+critic = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(critic.parameters(), lr=1e-2)
+values = {buffer}
+for iteration in range(3):
+    obs = torch.randn(4, 3)
+    for t in range(4):
+        values[t] = critic(obs[t])
+    target = torch.Tensor(values) + 1.0
+    loss = (critic(obs).squeeze(1) - target).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "buffer", ["np.zeros(4, dtype=np.float32)", "np.empty(4)", "np.zeros_like(np.ones(4))"]
+)
+def test_an_output_stored_into_a_numpy_array_leaves_no_graph_there(buffer, tmp_path):
+    """NumPy converts what is stored into an array's item to a number (deep_rl's rollout
+    buffers): the array carries no graph into the next iteration."""
+    source = NUMPY_BUFFER.format(buffer=buffer)
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(source) == []

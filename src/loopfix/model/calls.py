@@ -67,6 +67,11 @@ READ_ONLY_CALLS = frozenset(
         "numpy.array",
     }
 )
+# NumPy arrays made from sizes or numbers (`np.zeros(n)`), not from another array's items
+NUMPY_ARRAYS = frozenset(
+    f"numpy.{name}"
+    for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like")
+)
 # list methods that move entries: afterwards no position is known to hold what it held
 CONTAINER_REORDERERS = {"pop", "remove", "reverse", "sort", "popleft", "rotate"}
 # the detach as a value handed to a helper (`map`-like application to a state)
@@ -478,6 +483,8 @@ class CallsMixin:
             return metric
         if qualified == "itertools.chain":
             return ("chain",)
+        if qualified in NUMPY_ARRAYS:  # `np.zeros(n)`: an item stored into it is a number
+            return ("graph_free", shapes.NUMPY_ARRAY)
         if not isinstance(func, ast.Attribute):
             return ("unknown",)
         key = self.key_for(func)

@@ -986,6 +986,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # An item replaced by a graph-free value is taken to be detached in place
         # (`hidden[i] = hidden[i].detach()` in a loop over all items): precision first.
         graphs = old.graphs | value.graphs if value.graphs else frozenset()
+        if shapes.NUMPY_ARRAY in (old.shape, self._peek(target.value, env).shape):
+            graphs = frozenset()  # `buf[t] = critic(obs[t])`: NumPy stores a number
         env[key] = Value(graphs, old.shape)
         self.note_write(key)
 

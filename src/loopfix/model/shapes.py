@@ -45,6 +45,11 @@ RECURRENT_OUTPUT = {
 }
 
 
+# a NumPy array: an item stored into it (`buf[t] = v`) is converted to a number, so the
+# array holds no graph (`numpy.ndarray.__setitem__`)
+NUMPY_ARRAY: Shape = ("ndarray",)
+
+
 def module(kind: str, cls: str | None = None) -> Shape:
     return ("module", kind, cls)
 
