@@ -557,3 +557,40 @@ def test_an_output_stored_into_a_numpy_array_leaves_no_graph_there(buffer, tmp_p
     run = run_script(source, tmp_path)
     assert run.returncode == 0, run.stderr
     assert rules_reported(source) == []
+
+
+TRANSITION_GROWN_FROM_EMPTY = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+policy, critic = nn.Linear(4, 2), nn.Linear(4, 1)
+policy_optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
+critic_optimizer = torch.optim.Adam(critic.parameters(), lr=1e-3)
+for step in range(3):
+    obs = torch.randn(4)
+    transition = []
+    transition.extend([torch.log_softmax(policy(obs), -1)[0], critic(obs)])
+    transition.extend([1.0])
+    log_pi, v, reward = transition
+    advantage = reward - v
+    policy_loss = -log_pi * {advantage}
+    critic_loss = advantage.pow(2).mean()
+    critic_optimizer.zero_grad()
+    critic_loss.backward()
+    critic_optimizer.step()
+    policy_optimizer.zero_grad()
+    policy_loss.backward()
+    policy_optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("advantage, raises", [("advantage.detach()", False), ("advantage", True)])
+def test_a_list_grown_from_empty_by_extend_keeps_its_positions(advantage, raises, tmp_path):
+    """deep_rl's A2C: the actor's log-prob and the critic's value travel in one list that
+    starts empty; unpacked, each name holds its own graph (control: the actor's loss goes
+    through the critic's graph, which the critic's backward freed)."""
+    source = TRANSITION_GROWN_FROM_EMPTY.format(advantage=advantage)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF003"] if raises else [])

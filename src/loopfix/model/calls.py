@@ -949,7 +949,8 @@ def _added_positions(attr: str, old: Value, added: list[Value]) -> tuple | None:
     known (`transition = [state, log_prob]`, then `transition.extend([next_state, reward])`,
     unpacked `state, log_prob, next_state, reward = transition`): the old positions, then
     the added item's or each added position's. None when either is unknown. A list built
-    empty keeps none: its appends come in loops, where items stand for one another."""
+    empty keeps none after an append (appends come in loops, where items stand for one
+    another); after an `extend` by a list or tuple, it holds that one's positions."""
     if attr not in ("append", "extend") or not added:
         return None  # `insert`, `appendleft`: the positions after it move
     return concatenated_positions(old, added[0], attr == "append")
@@ -957,8 +958,10 @@ def _added_positions(attr: str, old: Value, added: list[Value]) -> tuple | None:
 
 def concatenated_positions(old: Value, added: Value, one_item: bool = False) -> tuple | None:
     """`old`'s positions followed by `added`'s (as one item when `one_item`); None unless
-    both are known and `old` has some."""
-    if not old.parts or not _is_seq(old.shape):
+    both are known and `old` has some, or is known empty and `added` is a whole list or
+    tuple (`transition = []`, then `transition.extend([log_pi, v])`). In a loop, the lists of
+    two iterations have other lengths, and their join keeps no positions."""
+    if old.parts is None or not _is_seq(old.shape) or (not old.parts and one_item):
         return None
     if one_item:
         return old.parts + (added.graphs,)
