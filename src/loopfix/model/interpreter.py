@@ -986,7 +986,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # An item replaced by a graph-free value is taken to be detached in place
         # (`hidden[i] = hidden[i].detach()` in a loop over all items): precision first.
         graphs = old.graphs | value.graphs if value.graphs else frozenset()
-        if shapes.NUMPY_ARRAY in (old.shape, self._peek(target.value, env).shape):
+        if old.shape == shapes.NUMPY_ARRAY:
             graphs = frozenset()  # `buf[t] = critic(obs[t])`: NumPy stores a number
         env[key] = Value(graphs, old.shape)
         self.note_write(key)
@@ -1081,7 +1081,10 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
         tested = _tested_constants(statement.test)
         if tested is None or (subject is not None and tested[0] != subject):
             break
-        if tested[1] & seen or _assigns(statement.body, tested[0]):
+        root = tested[0].split(".")[0].split("[")[0]
+        if tested[1] & seen or root in names_assigned_in(statement):
+            break
+        if _stores_to(statement, tested[0]):  # `opt.task = "depth"` in a block
             break
         subject = tested[0]
         seen |= tested[1]
@@ -1089,18 +1092,20 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
     return end - position if end - position >= 2 else 0
 
 
-def _tested_constants(test: ast.expr) -> tuple[str, frozenset] | None:
+def _tested_constants(
+    test: ast.expr, operators: tuple = (ast.Eq, ast.In)
+) -> tuple[str, frozenset] | None:
     """(`task`, {"depth"}) for `task == "depth"` or `task in ("depth", "normal")`: a name or
-    an attribute path compared for equality with constants."""
+    an attribute path compared with constants by one of `operators`."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
-    if not isinstance(test.ops[0], ast.Eq | ast.In):
+    if not isinstance(test.ops[0], operators):
         return None
     right = test.comparators[0]
-    if isinstance(test.ops[0], ast.Eq):
-        constants = [right]
-    else:
+    if isinstance(test.ops[0], ast.In):
         constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
+    else:
+        constants = [right]
     if not constants or not all(isinstance(c, ast.Constant) for c in constants):
         return None
     subject = dotted_name(test.left)
@@ -1109,43 +1114,13 @@ def _tested_constants(test: ast.expr) -> tuple[str, frozenset] | None:
     return subject, frozenset(c.value for c in constants)  # a set: `1 == 1.0 == True`
 
 
-def _assigns(body: list[ast.stmt], subject: str) -> bool:
-    """Whether the statements may rebind `subject` or its root (`task = ...`,
-    `opt.task = ...`, `opt = ...`)."""
-    root = subject.split(".")[0]
-    for statement in body:
-        for node in walk(statement):
-            if (
-                isinstance(node, ast.Name)
-                and node.id == root
-                and not isinstance(node.ctx, ast.Load)
-            ):
-                return True
-            if (
-                isinstance(node, ast.Attribute)
-                and not isinstance(node.ctx, ast.Load)
-                and dotted_name(node) == subject
-            ):
-                return True
-            if isinstance(node, ast.Global | ast.Nonlocal) and root in node.names:
-                return True
-    return False
-
-
 def _setting_subject(test: ast.expr) -> str | None:
     """`args.cell` for `args.cell == "lstm"` or `args.cell in ("gru", "rnn")`: an attribute
     (a setting, not a plain local) compared with constants."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+    tested = _tested_constants(test, (ast.Eq, ast.In, ast.Is))
+    if tested is None or not isinstance(test.left, ast.Attribute):
         return None
-    if not isinstance(test.ops[0], ast.Eq | ast.In | ast.Is):
-        return None
-    right = test.comparators[0]
-    constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
-    if not constants or not all(isinstance(c, ast.Constant) for c in constants):
-        return None
-    if not isinstance(test.left, ast.Attribute):
-        return None
-    return dotted_name(test.left)
+    return tested[0]
 
 
 def _stores_to(loop: ast.AST, dotted: str) -> bool:
