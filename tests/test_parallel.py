@@ -1,0 +1,103 @@
+"""The scan's worker processes (`loopfix.parallel`): results in order, each item computed
+once, files of one range kept in one worker, the load balanced by stealing, and failures
+raised in the parent."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from loopfix.parallel import WorkerDied, _cut, _take, mapped_in_parallel
+
+
+def square(item: int) -> int:
+    return item * item
+
+
+def pid_of(item: int) -> int:
+    time.sleep(0.002)
+    return os.getpid()
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+@pytest.mark.parametrize("count", [0, 1, 5, 64])
+def test_results_come_in_item_order_each_computed_once(jobs, count):
+    assert list(mapped_in_parallel(square, list(range(count)), jobs)) == [
+        i * i for i in range(count)
+    ]
+
+
+def test_contiguous_items_stay_in_one_worker():
+    """Items of one range (one project's files) go to one worker: along 200 equal items, the
+    worker changes only where a range starts or a steal cut one."""
+    owners = list(mapped_in_parallel(pid_of, list(range(200)), 2))
+    changes = sum(a != b for a, b in zip(owners, owners[1:], strict=False))
+    assert len(set(owners)) == 2 and changes <= 16
+
+
+def slow_at_front(item: int) -> int:
+    time.sleep(0.02 if item < 10 else 0.0)
+    return os.getpid()
+
+
+def test_a_worker_whose_range_is_done_takes_work_from_a_busy_one():
+    # the first worker's range starts with the slow items: the second, done with its own
+    # range at once, must take part of the first range
+    owners = list(mapped_in_parallel(slow_at_front, list(range(40)), 2))
+    assert owners[19] != owners[0]
+
+
+def test_ranges_are_contiguous_and_even():
+    assert _cut(10, 3) == [0, 3, 3, 6, 6, 10]
+    assert _cut(1, 2) == [0, 0, 0, 1]
+
+
+def test_an_idle_worker_steals_the_back_half_of_the_largest_range():
+    ranges, lock = [0, 10, 10, 10], threading.Lock()  # worker 1's range is empty
+    assert _take(1, ranges, lock) == 5  # it takes [5, 10) of worker 0's range
+    assert ranges == [0, 5, 6, 10]
+    assert _take(0, ranges, lock) == 0 and ranges == [1, 5, 6, 10]
+    ranges = [3, 3, 9, 10]  # one item left: the thief takes it
+    assert _take(0, ranges, lock) == 9 and ranges == [10, 10, 9, 9]
+    assert _take(0, ranges, lock) is None and _take(1, ranges, lock) is None
+
+
+def fails_at_three(item: int) -> int:
+    if item == 3:
+        raise ValueError(f"bad item {item}")
+    return item
+
+
+def test_an_error_is_raised_at_its_item_after_the_results_before_it():
+    results = mapped_in_parallel(fails_at_three, list(range(40)), 2)
+    assert [next(results) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="bad item 3"):
+        next(results)
+
+
+class Unpicklable(Exception):
+    def __init__(self, a, b):  # pickling passes only `args` back: this cannot be rebuilt
+        super().__init__(f"{a} {b}")
+
+
+def raises_unpicklable(item: int) -> int:
+    raise Unpicklable(item, "x")
+
+
+def test_an_error_that_does_not_pickle_is_raised_by_name():
+    with pytest.raises(RuntimeError, match="Unpicklable: 0 x"):
+        list(mapped_in_parallel(raises_unpicklable, list(range(4)), 2))
+
+
+def dies_at_five(item: int) -> int:
+    if item == 5:
+        os._exit(3)
+    return item
+
+
+def test_a_worker_that_dies_is_reported_not_waited_for():
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        list(mapped_in_parallel(dies_at_five, list(range(10)), 2))
