@@ -5,7 +5,9 @@
   `autograd`, is a model module whose classes change something in place (LF008 follows
   them), or imports from a project module a class or function that does autograd work.
   Reading problems, oversized files and NUL bytes are still reported.
-- `jobs` worker processes analyse files in parallel (sequentially for small runs).
+- `jobs` worker processes analyse files in parallel (sequentially for small runs), each a
+  contiguous range of the paths, so that one project's files and the modules they import
+  are mostly loaded in one worker (`loopfix.parallel`).
 - Python's cyclic garbage collector runs less often during a scan, and never over what the
   files analysed so far left for the next ones (`fewer_collections`).
 - A persistent cache maps (file content, loopfix version, settings) to the file's report, so
@@ -26,19 +28,17 @@ import functools
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
+from loopfix.parallel import mapped_in_parallel
 from loopfix.project import (
     forget_roots,
     project_for,
@@ -431,18 +431,13 @@ def _scanned(paths, settings: ScanSettings, jobs: int, progress) -> Iterator[Fil
 
 
 def _analysed(paths: list[Path], settings: ScanSettings, jobs: int) -> Iterator[FileReport]:
-    """`analyse_path` of each of `paths`, in their order, in `jobs` worker processes."""
+    """`analyse_path` of each of `paths`, in their order, in `jobs` worker processes, each
+    file in the worker most likely to have loaded its imports already (`loopfix.parallel`)."""
     if len(paths) < SEQUENTIAL_BELOW:
         yield from (analyse_path(path, settings) for path in paths)
         return
-    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
-    # a spawned worker (not Linux) starts with Python's defaults: it is given this process's
-    tuned = {"initializer": gc.set_threshold, "initargs": gc.get_threshold()}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, **tuned) as pool:
-        # small chunks: the few files that cost anything (training scripts) often sit
-        # together in one folder, and a large chunk of them would keep one worker busy
-        chunk = max(1, min(8, len(paths) // (jobs * 8)))
-        yield from pool.map(_analyse_in_worker, paths, [settings] * len(paths), chunksize=chunk)
+    work = functools.partial(_analyse_in_worker, settings=settings)
+    yield from mapped_in_parallel(work, paths, jobs)
 
 
 def _analyse_in_worker(path: Path, settings: ScanSettings) -> FileReport:
