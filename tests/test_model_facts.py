@@ -487,6 +487,60 @@ def test_an_output_stored_into_a_numpy_array_leaves_no_graph_there(buffer, tmp_p
     assert rules_reported(source) == []
 
 
+OBJECT_HELD_BUFFER = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class RolloutBuffer:
+    def __init__(self, size):
+        self.values = {buffer}
+        self.ptr = 0
+
+    def add(self, value):
+        self.values[self.ptr] = value
+        self.ptr += 1
+
+    def get(self):
+        self.ptr = 0
+        return {values}
+
+
+torch.manual_seed(0)
+critic = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(critic.parameters(), lr=1e-2)
+buffer = RolloutBuffer(4)
+for iteration in range(3):
+    obs = torch.randn(4, 3)
+    for t in range(4):
+        buffer.add(critic(obs[t]))
+    target = buffer.get() + 1.0
+    loss = (critic(obs).squeeze(1) - target).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "buffer, values, raises",
+    [
+        ("np.zeros(size, dtype=np.float32)", "torch.Tensor(self.values)", False),
+        ("np.empty(size)", "torch.Tensor(self.values)", False),
+        ("torch.zeros(size)", "self.values", True),  # a tensor's item keeps the graph
+    ],
+)
+def test_a_numpy_array_an_object_holds_keeps_no_graph_either(buffer, values, raises, tmp_path):
+    """deep_rl's rollout buffer: `__init__` makes the arrays, `add` stores the critic's
+    outputs into them through `self` (control: a tensor buffer carries the last iteration's
+    graph, and the next backward goes through it)."""
+    source = OBJECT_HELD_BUFFER.format(buffer=buffer, values=values)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF001"] if raises else [])
+
+
 TRANSITION_GROWN_FROM_EMPTY = """\
 import torch
 import torch.nn as nn

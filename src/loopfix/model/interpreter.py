@@ -982,7 +982,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.eval(target.slice, env)
         if key is None:
             return
-        old = env.get(key, EMPTY)
+        old = env[key] if key in env else self._unbound_attribute(target.value, env)
         # An item replaced by a graph-free value is taken to be detached in place
         # (`hidden[i] = hidden[i].detach()` in a loop over all items): precision first.
         graphs = old.graphs | value.graphs if value.graphs else frozenset()
@@ -990,6 +990,14 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             graphs = frozenset()  # `buf[t] = critic(obs[t])`: NumPy stores a number
         env[key] = Value(graphs, old.shape)
         self.note_write(key)
+
+    def _unbound_attribute(self, node: ast.expr, env: Env) -> Value:
+        """What an attribute not bound here holds before an item is stored into it: a NumPy
+        array as the instance's `__init__` left it (`self.v_buf = np.zeros(n)` in a rollout
+        buffer whose `add` method stores into it), else nothing known."""
+        if isinstance(node, ast.Attribute) and self.eval(node, env).shape == shapes.NUMPY_ARRAY:
+            return EMPTY.with_shape(shapes.NUMPY_ARRAY)
+        return EMPTY
 
     def clear(self, node: ast.expr, env: Env) -> None:
         """`x.detach_()`: x, or the container x was taken from, no longer holds graph."""
