@@ -107,6 +107,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # loop is being run with
         self.assumed: dict[str, bool] = {}
         self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
+        # loop -> the key holding its iterable as evaluated before it (`_builds_its_iterable`)
+        self._iterables: dict[int, str | None] = {}
         self.statements_run = 0  # statements interpreted, every round and call counted
         self.budget: int | None = None  # statements it may run before `BudgetSpent`
         self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
@@ -718,6 +720,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
             self.top_loops.add(loop_id)
+        # an iterable that builds its items is evaluated once, here, and held under a key of
+        # its own, so that a backward consuming one item's graph is seen by the next item
+        iterable = f"#iterable{loop_id}" if _builds_its_iterable(node) else None
+        self._iterables[id(node)] = iterable
+        if iterable is not None:
+            env = {**env, iterable: self._iterable(node, env)}
         head, exits, back = dict(env), Flow(normal=None), None
         outer_loops = tuple(self.loop_stack)
         # pieces built before the loop are the same graph in every iteration: a variable that
@@ -793,9 +801,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             start[source] = Value(frozenset(), start[source].shape)
         after = self.exec_block(node.orelse, start)
         normal = join_envs(after.normal, exits.breaks)
-        return Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
+        flow = Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
             Flow(None, None, None, after.returns, after.returned)
         )
+        return _without(flow, iterable) if iterable is not None else flow
 
     def _run_iteration(
         self, node: ast.For | ast.AsyncFor | ast.While, body_env: Env
@@ -810,11 +819,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if isinstance(node, ast.While):
                 self.eval(node.test, body_env)
             else:
-                self.iterating = True
-                try:
-                    items = self.eval(node.iter, body_env)
-                finally:
-                    self.iterating = False
+                iterable = self._iterables.get(id(node))
+                if iterable in body_env:
+                    items = body_env[iterable]
+                else:
+                    items = self._iterable(node, body_env)
                 source, target = self.key_for(node.iter), self.key_for(node.target)
                 if source is not None and target is not None:
                     self.iterated_from[target] = source
@@ -832,6 +841,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.element_indices.pop()
             self.iterated_containers.pop()
         return flow, written
+
+    def _iterable(self, node: ast.For | ast.AsyncFor, env: Env) -> Value:
+        self.iterating = True
+        try:
+            return self.eval(node.iter, env)
+        finally:
+            self.iterating = False
 
     # ---------------------------------------------------------------- elements
     def item_parts(self, iterated: ast.expr, items: Value, env: Env):
@@ -1014,6 +1030,55 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- calls
 
     # ---------------------------------------------------------------- backward
+
+
+# callees that only walk what they are given: a loop over their result reads its arguments'
+# current values in each iteration (a list the body grows is seen grown)
+_WALKERS = frozenset(
+    {
+        "enumerate",
+        "zip",
+        "reversed",
+        "range",
+        "sorted",
+        "list",
+        "tuple",
+        "iter",
+        "len",
+        "map",
+        "filter",
+        "tqdm",
+        "trange",
+        "items",
+        "keys",
+        "values",
+    }
+)
+
+
+def _builds_its_iterable(node: ast.AST) -> bool:
+    """Whether a `for` loop's iterable calls something that builds its items
+    (`enumerate(net(x))`, `net(x).split(1)`): Python evaluates it once, before the first
+    iteration, so every item comes from that one call's graph."""
+    if not isinstance(node, ast.For | ast.AsyncFor):
+        return False
+    return any(
+        isinstance(call, ast.Call) and _callee_name(call.func) not in _WALKERS
+        for call in walk(node.iter)
+    )
+
+
+def _without(flow: Flow, key: str) -> Flow:
+    """`flow` with `key` gone from each of its environments."""
+    envs = (flow.normal, flow.continues, flow.breaks, flow.returns)
+    kept = [None if e is None else {k: v for k, v in e.items() if k != key} for e in envs]
+    return Flow(*kept, flow.returned)
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 def cross(
