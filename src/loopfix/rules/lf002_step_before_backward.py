@@ -46,7 +46,10 @@ opt_a.step()
 ## What the fix preserves
 Every module forward and every loss the original computed before it failed is computed again,
 bit for bit and in the same order: the fix never moves a forward that reads weights a step
-changes before that step (where the only reorder would, it offers no fix and says why).
+changes before that step, nor a step after a statement that reads what it changes (a module
+handed to a helper, or a tensor the optimizer steps itself: SAC's `alpha = log_alpha.exp()`
+after `Adam([log_alpha])` steps); where the only reorder would, it offers no safe fix and
+says why.
 Every backward runs before any step. The correctness criterion: each optimizer steps with
 exactly the gradients it would have stepped with in the original code if no parameter had
 changed during the iteration, i.e. the sum of the gradients of the losses whose backward ran

@@ -463,12 +463,19 @@ def _reads_bound(model, reader: ast.stmt, binder: ast.stmt) -> str | None:
 def _names_owned(statement: ast.stmt, modules: frozenset[str]) -> str | None:
     """The first module (or parameter) of `modules` that `statement` names: passed to a
     helper (an EMA of the weights, a copy into a target network), read through
-    `.parameters()`, `.state_dict()` or `.data`."""
+    `.parameters()`, `.state_dict()` or `.data`; or a tensor an optimizer steps itself
+    (`shapes.TENSOR_PATH`), read in any way (SAC's `alpha = log_alpha.exp()`)."""
+    tensors = [m.removeprefix(shapes.TENSOR_PATH) for m in modules if m[:1] == shapes.TENSOR_PATH]
     for node in ast.walk(statement):
         if isinstance(node, ast.Name | ast.Attribute):
             dotted = dotted_name(node)
-            if dotted is not None and _owner(dotted, modules):
+            if dotted is None:
+                continue
+            if _owner(dotted, modules):
                 return dotted
+            tensor = next((t for t in tensors if shapes.within(dotted, t)), None)
+            if tensor is not None:
+                return tensor
     return None
 
 
