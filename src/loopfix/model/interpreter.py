@@ -555,7 +555,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._constant_test(test.operand)
             return None if inner is None else not inner
-        if isinstance(test, ast.Name):
+        if isinstance(test, ast.Name | ast.Attribute):
             value = self._constant_of(test)
             return None if value is NOT_CONSTANT else bool(value)
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
@@ -569,10 +569,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return _compared(value, op, right)
 
     def _constant_of(self, node: ast.expr) -> object:
-        """A module constant's value, when `node` names one that no local shadows."""
+        """A module constant's value, when `node` names one that no local shadows; or, in a
+        method, a setting of `self` its class's `__init__` binds once to a literal, which
+        neither the class's module nor the module being analysed sets anywhere else
+        (`Symbols.instance_constant`)."""
+        if isinstance(node, ast.Attribute):
+            return self._instance_constant(node)
         if not isinstance(node, ast.Name) or self.key_for(node) != node.id:
             return NOT_CONSTANT
         return self.symbols.constant(node.id)
+
+    def _instance_constant(self, node: ast.Attribute) -> object:
+        cls = self.frame.cls
+        if cls is None or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return NOT_CONSTANT
+        home = self.symbols.home(cls.node)
+        for module in (self.symbols, self.instances.symbols):
+            if module is not home and module.stores_attribute(node.attr) != 0:
+                return NOT_CONSTANT
+        return home.instance_constant(cls, node.attr)
 
     def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
         """`x is None` -> (x, True); `x is not None` -> (x, False)."""

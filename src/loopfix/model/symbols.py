@@ -98,6 +98,37 @@ class Symbols:
         rebound = self.remember(("rebound names", 0), _rebound_names, self.tree)
         return NOT_CONSTANT if rebound is None or name in rebound else value
 
+    def instance_constant(self, info: ClassInfo, attribute: str) -> object:
+        """The value of an attribute that the class's `__init__` binds, in its own body, to a
+        literal (`self.reset_each_step = True`), where the class's module stores to no other
+        attribute of that name; `NOT_CONSTANT` otherwise. Whether the module being analysed
+        sets it on an instance is `stores_attribute`'s question; code elsewhere may still
+        set it (`agent.reset_each_step = False` in another module): not seen."""
+        home = self.home(info.node)
+        init = info.methods.get("__init__")
+        if init is None or home.stores_attribute(attribute) != 1:
+            return NOT_CONSTANT
+        for statement in init.body:
+            target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+            if (
+                len(getattr(statement, "targets", ())) == 1
+                and isinstance(target, ast.Attribute)
+                and target.attr == attribute
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                return literal_value(statement.value)
+        return NOT_CONSTANT
+
+    def stores_attribute(self, attribute: str) -> int | None:
+        """How many times the module stores to (or deletes) an attribute of that name, on
+        any object; None when it may set attributes by name (`setattr`, `vars`,
+        `__dict__`)."""
+        if self.tree is None:
+            return None
+        stores = self.remember(("attribute stores", 0), _attribute_stores, self.tree)
+        return None if stores is None else stores.get(attribute, 0)
+
     def remember(self, key: tuple[str, int], compute, node: ast.AST):
         """`compute(node)`, once per `key` for this module."""
         if key not in self.facts:
@@ -292,6 +323,21 @@ def _stored_on_self(node: ast.ClassDef) -> frozenset[str]:
         and isinstance(target.value, ast.Name)
         and target.value.id == "self"
     )
+
+
+def _attribute_stores(tree: ast.Module) -> dict[str, int] | None:
+    """attribute name -> the stores and deletions of an attribute of that name in the
+    module; None when the module may set attributes by name."""
+    stores: dict[str, int] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and node.id in NAMESPACE_WRITERS:
+            return None
+        if isinstance(node, ast.Attribute):
+            if node.attr == "__dict__":
+                return None
+            if not isinstance(node.ctx, ast.Load):
+                stores[node.attr] = stores.get(node.attr, 0) + 1
+    return stores
 
 
 def _stored_outside(tree: ast.Module) -> frozenset[str]:
