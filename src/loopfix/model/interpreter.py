@@ -1021,6 +1021,26 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             graphs = frozenset()  # `buf[t] = critic(obs[t])`: NumPy stores a number
         env[key] = Value(graphs, old.shape)
         self.note_write(key)
+        caller_key = self._argument_stored_into(target.value)
+        if caller_key is not None and caller_key in env:
+            held = env[caller_key]  # the caller's list is the list the function was given
+            kept = held.graphs | value.graphs if value.graphs else frozenset()
+            if held.shape == shapes.NUMPY_ARRAY:
+                kept = frozenset()
+            env[caller_key] = Value(kept, held.shape)
+            self.note_write(caller_key)
+
+    def _argument_stored_into(self, node: ast.expr) -> str | None:
+        """The caller's key of the container a called function stores an item into through
+        its parameter (`def fill(states, h): states[0] = h` called as `fill(states, h)`):
+        Python passes the container itself. None for anything else, or when the function
+        binds the parameter's name to something else."""
+        if not isinstance(node, ast.Name) or self.frame.is_top or not self.call_stack:
+            return None
+        caller_key = self.frame.aliases.get(node.id)
+        if caller_key is None or node.id in names_assigned_in(self.call_stack[-1]):
+            return None
+        return caller_key
 
     def _unbound_attribute(self, node: ast.expr, env: Env) -> Value:
         """What an attribute not bound here holds before an item is stored into it: a NumPy
