@@ -1,7 +1,9 @@
-"""A `for` loop over what a call builds (`for k, out in enumerate(net(x))`): Python evaluates
-the iterable once, before the first iteration, so every item holds that one call's graph,
-and a backward through one item frees what the next item's backward needs. Each program is
-run for the truth."""
+"""A `for` loop over what a call builds (`for k, row in enumerate(net(x))`,
+`net(x).split(4, dim=1)`): Python evaluates the iterable once, before the first iteration.
+Rows or pieces of one tensor share its graph, so a backward through one item frees what the
+next item's backward needs. A list or tuple a call returns may hold separate forwards,
+which the model does not tell apart: each item is taken as built anew (precision first).
+Each program is run for the truth."""
 
 from __future__ import annotations
 
@@ -13,15 +15,18 @@ import torch
 import torch.nn as nn
 
 
-class TwoHeads(nn.Module):
-    def __init__(self):
+class Heads(nn.Module):
+    def __init__(self, shared):
         super().__init__()
-        self.trunk = nn.Linear(4, 8)
-        self.heads = nn.ModuleList([nn.Linear(8, 1), nn.Linear(8, 1)])
+        self.shared = shared
+        self.trunk = nn.Linear(4, 4)
+        self.heads = nn.ModuleList([nn.Linear(4, 1), nn.Linear(4, 1)])
 
     def forward(self, x):
-        h = torch.tanh(self.trunk(x))
-        return [head(h) for head in self.heads]
+        if self.shared:
+            h = torch.tanh(self.trunk(x))
+            return [head(h) for head in self.heads]
+        return [head(torch.tanh(self.trunk(x))) for head in self.heads]
 
 
 def batches(n):
@@ -30,68 +35,61 @@ def batches(n):
 
 
 torch.manual_seed(0)
-net = TwoHeads()
-optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8))
+heads = Heads(shared={shared})
+optimizer = torch.optim.SGD(list(net.parameters()) + list(heads.parameters()), lr=0.1)
 """
 
-# (loop, whether it raises, the rules loopfix must report)
+# (loop, whether the heads share a trunk, whether it raises, the rules loopfix must report)
 PROGRAMS = {
-    "one backward per item of the call's list": (
+    "a backward per row of the output": (
         """\
 for x, y in batches(3):
     optimizer.zero_grad()
-    for k, out in enumerate(net(x)):
-        loss = (out - y).pow(2).mean()
-        loss.backward()
+    for k, row in enumerate(net(x)):
+        row.pow(2).mean().backward()
     optimizer.step()
 """,
+        False,
         True,
         ["LF003"],
     ),
-    "the call's list walked without enumerate": (
+    "a backward per piece of a split": (
         """\
 for x, y in batches(3):
     optimizer.zero_grad()
-    for out in net(x):
-        (out - y).pow(2).mean().backward()
-    optimizer.step()
-""",
-        True,
-        ["LF003"],
-    ),
-    "a tensor split into items": (
-        """\
-for x, y in batches(3):
-    optimizer.zero_grad()
-    for out in net(x)[0].split(4):
+    for out in net(x).split(4, dim=1):
         out.pow(2).mean().backward()
     optimizer.step()
 """,
+        False,
+        True,
+        ["LF003"],
+    ),
+    "a backward per item of unbind, reversed": (
+        """\
+for x, y in batches(3):
+    optimizer.zero_grad()
+    for out in reversed(net(x).unbind(0)):
+        out.pow(2).mean().backward()
+    optimizer.step()
+""",
+        False,
         True,
         ["LF003"],
     ),
     # correct code of the same shapes
-    "the items' losses summed, one backward": (
+    "the pieces' losses summed, one backward": (
         """\
 for x, y in batches(3):
     optimizer.zero_grad()
     total = 0
-    for k, out in enumerate(net(x)):
-        total = total + (out - y).pow(2).mean()
+    for k, out in enumerate(net(x).split(4, dim=1)):
+        total = total + out.pow(2).mean()
     total.backward()
     optimizer.step()
 """,
         False,
-        [],
-    ),
-    "a forward per item of a generator's batches": (
-        """\
-for step, (x, y) in enumerate(batches(3)):
-    optimizer.zero_grad()
-    loss = sum((out - y).pow(2).mean() for out in net(x))
-    loss.backward()
-    optimizer.step()
-""",
         False,
         [],
     ),
@@ -100,31 +98,83 @@ for step, (x, y) in enumerate(batches(3)):
 for x, y in batches(3):
     for part in x.split(4):
         optimizer.zero_grad()
-        net(part)[0].pow(2).mean().backward()
+        net(part).pow(2).mean().backward()
         optimizer.step()
 """,
         False,
+        False,
         [],
     ),
-    "each item's graph kept for the next one": (
+    "a list of separate forwards, a backward per item": (
         """\
 for x, y in batches(3):
     optimizer.zero_grad()
-    for k, out in enumerate(net(x)):
-        (out - y).pow(2).mean().backward(retain_graph=k == 0)
+    for k, out in enumerate(heads(x)):
+        (out - y).pow(2).mean().backward()
     optimizer.step()
 """,
+        False,
+        False,
+        [],
+    ),
+    "a list comprehension of separate forwards": (
+        """\
+for x, y in batches(3):
+    optimizer.zero_grad()
+    for out in [net(part) for part in x.split(4)]:
+        out.pow(2).mean().backward()
+    optimizer.step()
+""",
+        False,
+        False,
+        [],
+    ),
+    "a generator of separate forwards": (
+        """\
+for x, y in batches(3):
+    optimizer.zero_grad()
+    for out in (net(part) for part in x.split(4)):
+        out.pow(2).mean().backward()
+    optimizer.step()
+""",
+        False,
         False,
         [],
     ),
 }
 
+# a list whose items share a trunk the call ran once: the model does not tell it from a list
+# of separate forwards (docs/limits.md), so the second backward is missed
+MISSED = {
+    "a list of heads over one trunk, a backward per item": (
+        """\
+for x, y in batches(3):
+    optimizer.zero_grad()
+    for k, out in enumerate(heads(x)):
+        (out - y).pow(2).mean().backward()
+    optimizer.step()
+""",
+        True,
+        True,
+        ["LF003"],
+    ),
+}
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_a_loop_over_a_calls_result_shares_that_calls_graph(name, tmp_path):
-    loop, raises, rules = PROGRAMS[name]
-    source = HEADER + loop
+
+def check(loop: str, shared: bool, raises: bool, rules: list[str], tmp_path) -> None:
+    source = HEADER.format(shared=shared) + loop
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert run.returncode == (1 if raises else 0), run.stderr
     assert rules_reported(source) == rules
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_a_loop_over_a_calls_result(name, tmp_path):
+    check(*PROGRAMS[name], tmp_path)
+
+
+@pytest.mark.xfail(strict=True, reason="known miss: items of a returned list are not told apart")
+@pytest.mark.parametrize("name", list(MISSED))
+def test_a_loop_over_a_returned_list_whose_items_share_a_graph(name, tmp_path):
+    check(*MISSED[name], tmp_path)

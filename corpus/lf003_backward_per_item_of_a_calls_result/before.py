@@ -1,28 +1,18 @@
-# Multi-head regression: the network returns one output per head from a shared trunk, and the
-# loop backpropagates each head's loss as it walks the call's result; the first backward
-# frees the trunk's graph that the second head's loss still goes through.
+# Per-timestep losses of a sequence model, backpropagated as the loop walks the output's
+# timesteps straight from the call (`for t, step in enumerate(rnn(x)[0].unbind(1))`): every
+# timestep is a piece of one output, so the first backward frees the graph that the second
+# timestep's loss still goes through.
 import torch
 import torch.nn as nn
 
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = nn.Linear(4, 8)
-        self.heads = nn.ModuleList([nn.Linear(8, 1), nn.Linear(8, 1)])
-
-    def forward(self, x):
-        h = torch.tanh(self.trunk(x))
-        return [head(h) for head in self.heads]
-
-
 torch.manual_seed(0)
-net = TwoHeads()
-optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+rnn = nn.GRU(4, 8, batch_first=True)
+head = nn.Linear(8, 1)
+optimizer = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)
 for step in range(3):
-    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    x, y = torch.randn(2, 5, 4), torch.randn(2, 5, 1)
     optimizer.zero_grad()
-    for k, out in enumerate(net(x)):
-        loss = (out - y).pow(2).mean()
+    for t, out in enumerate(rnn(x)[0].unbind(1)):
+        loss = (head(out) - y[:, t]).pow(2).mean()
         loss.backward()
     optimizer.step()

@@ -107,8 +107,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # loop is being run with
         self.assumed: dict[str, bool] = {}
         self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
-        # loop -> the key holding its iterable as evaluated before it (`_builds_its_iterable`)
-        self._iterables: dict[int, str | None] = {}
+        # loop id -> (the loop, the loop as its iterations walk it, the calls its iterable
+        # makes that build the items, each with the name standing for it: `_walked`)
+        self._walked_loops: dict[int, tuple[ast.AST, ast.AST, list]] = {}
+        # loop id -> the values of those calls that are no single tensor: each iteration
+        # starts from them as they were built (their items may be separate forwards, which
+        # the model does not tell apart)
+        self._fresh_items: dict[int, dict[str, Value]] = {}
         self.statements_run = 0  # statements interpreted, every round and call counted
         self.budget: int | None = None  # statements it may run before `BudgetSpent`
         self._indexed: dict[int, list[ast.expr]] = {}  # loop id -> `xs` read as `xs[t]`
@@ -735,12 +740,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
             self.top_loops.add(loop_id)
-        # an iterable that builds its items is evaluated once, here, and held under a key of
-        # its own, so that a backward consuming one item's graph is seen by the next item
-        iterable = f"#iterable{loop_id}" if _builds_its_iterable(node) else None
-        self._iterables[id(node)] = iterable
-        if iterable is not None:
-            env = {**env, iterable: self._iterable(node, env)}
+        # the calls of its iterable that build the items run once, here, as Python runs them,
+        # each held under a name of its own as if the code bound it before the loop
+        walked, named = self._walked(node, loop_id)
+        fresh = self._fresh_items[id(node)] = {}
+        if named:
+            env = dict(env)
+            for name, call in named:
+                value = self._iterable(call, env)
+                if value.shape == shapes.TENSOR or _splits_a_tensor(call):
+                    env[self.key_for(name)] = value  # rows or pieces of one tensor: its graph
+                else:  # a list or tuple, perhaps of separate forwards: each item as new
+                    fresh[self.key_for(name)] = value
         head, exits, back = dict(env), Flow(normal=None), None
         outer_loops = tuple(self.loop_stack)
         # pieces built before the loop are the same graph in every iteration: a variable that
@@ -809,7 +820,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if counter is not None and counter.knows_last:
             ran = left  # only a last iteration leads out of the loop
         start = dict(ran if runs and ran is not None else head)
-        source = self.key_for(node.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
+        source = self.key_for(walked.iter) if isinstance(node, ast.For | ast.AsyncFor) else None
         if source in start and back is not None and source in back and not back[source].graphs:
             # `for s in hidden: s.detach_()`: every element detached in place (a state is
             # never empty), so the container leaves the loop without graph
@@ -819,36 +830,34 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         flow = Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
             Flow(None, None, None, after.returns, after.returned)
         )
-        return _without(flow, iterable) if iterable is not None else flow
+        return _without(flow, {self.key_for(name) for name, _ in named}) if named else flow
 
     def _run_iteration(
         self, node: ast.For | ast.AsyncFor | ast.While, body_env: Env
     ) -> tuple[Flow, set[str]]:
         """One iteration from `body_env`: the loop's test or item, then its body. Returns the
         body's flow and the keys it wrote."""
+        walked = self._walked_loops[id(node)][1] if id(node) in self._walked_loops else node
         self.written_stack.append(set())
-        self.element_loops.append(_walks_elements(node))
-        self.element_indices.append(_element_index(node))
-        self.iterated_containers.append(self.containers_iterated(node))
+        self.element_loops.append(_walks_elements(walked))
+        self.element_indices.append(_element_index(walked))
+        self.iterated_containers.append(self.containers_iterated(walked))
         try:
             if isinstance(node, ast.While):
                 self.eval(node.test, body_env)
             else:
-                iterable = self._iterables.get(id(node))
-                if iterable in body_env:
-                    items = body_env[iterable]
-                else:
-                    items = self._iterable(node, body_env)
-                source, target = self.key_for(node.iter), self.key_for(node.target)
+                body_env.update(self._fresh_items.get(id(node), {}))
+                items = self._iterable(walked.iter, body_env)
+                source, target = self.key_for(walked.iter), self.key_for(node.target)
                 if source is not None and target is not None:
                     self.iterated_from[target] = source
                 item = Value(
                     items.graphs,
                     shapes.item_shape(items.shape),
-                    self.item_parts(node.iter, items, body_env),
+                    self.item_parts(walked.iter, items, body_env),
                 )
                 self.bind(node.target, item, body_env)
-                self.iterate_elements(node.target, node.iter, body_env)
+                self.iterate_elements(node.target, walked.iter, body_env)
             flow = self.exec_block(node.body, body_env)
         finally:
             written = self.written_stack.pop()
@@ -857,12 +866,34 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.iterated_containers.pop()
         return flow, written
 
-    def _iterable(self, node: ast.For | ast.AsyncFor, env: Env) -> Value:
+    def _iterable(self, node: ast.expr, env: Env) -> Value:
+        """A loop's iterable, or a call in it, evaluated for the items it gives."""
         self.iterating = True
         try:
-            return self.eval(node.iter, env)
+            return self.eval(node, env)
         finally:
             self.iterating = False
+
+    def _walked(self, node: ast.AST, loop_id: int) -> tuple[ast.AST, list]:
+        """The loop as its iterations walk it, and the calls to make before it. For a `for`
+        loop whose iterable calls what builds its items (`enumerate(net(x))`,
+        `net(x).split(4)`), a stand-in whose iterable names each such call instead
+        (`enumerate(#iterable3_0)`), walked as the loop over a list bound before it is;
+        (name, call) for each. Else the loop itself, and nothing to call."""
+        cached = self._walked_loops.get(id(node))
+        if cached is not None and cached[0] is node:
+            return cached[1], cached[2]
+        named: list[tuple[ast.Name, ast.expr]] = []
+        walked = node
+        if isinstance(node, ast.For | ast.AsyncFor):
+            iterated = _named_builders(node.iter, f"#iterable{loop_id}_", named)
+            if named:
+                walked = ast.copy_location(
+                    type(node)(target=node.target, iter=iterated, body=node.body, orelse=[]),
+                    node,
+                )
+        self._walked_loops[id(node)] = (node, walked, named)
+        return walked, named
 
     # ---------------------------------------------------------------- elements
     def item_parts(self, iterated: ast.expr, items: Value, env: Env):
@@ -1091,22 +1122,51 @@ _WALKERS = frozenset(
 )
 
 
-def _builds_its_iterable(node: ast.AST) -> bool:
-    """Whether a `for` loop's iterable calls something that builds its items
-    (`enumerate(net(x))`, `net(x).split(1)`): Python evaluates it once, before the first
-    iteration, so every item comes from that one call's graph."""
-    if not isinstance(node, ast.For | ast.AsyncFor):
-        return False
-    return any(
-        isinstance(call, ast.Call) and _callee_name(call.func) not in _WALKERS
-        for call in walk(node.iter)
+def _named_builders(expr: ast.expr, prefix: str, named: list) -> ast.expr:
+    """`expr` with each part that calls something building items (not one of `_WALKERS`)
+    replaced by a name (`prefix` and a number), recorded in `named` with the part."""
+    if isinstance(expr, ast.Lambda | ast.GeneratorExp):
+        return expr  # its calls run per item, in the iterations
+    if isinstance(expr, ast.Starred):
+        value = _named_builders(expr.value, prefix, named)
+        return (
+            expr if value is expr.value else ast.copy_location(ast.Starred(value, expr.ctx), expr)
+        )
+    if isinstance(expr, ast.Call) and _callee_name(expr.func) in _WALKERS:
+        args = [_named_builders(a, prefix, named) for a in expr.args]
+        keywords = [
+            ast.keyword(arg=k.arg, value=_named_builders(k.value, prefix, named))
+            for k in expr.keywords
+        ]
+        return ast.copy_location(ast.Call(func=expr.func, args=args, keywords=keywords), expr)
+    builds = any(
+        isinstance(node, ast.Call) and _callee_name(node.func) not in _WALKERS
+        for node in walk(expr)
+    )
+    if not builds:
+        return expr
+    name = ast.copy_location(ast.Name(id=f"{prefix}{len(named)}", ctx=ast.Load()), expr)
+    named.append((name, expr))
+    return name
+
+
+# tensor methods whose result is pieces of the one tensor they are called on
+_SPLITTERS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit"})
+
+
+def _splits_a_tensor(call: ast.expr) -> bool:
+    """`net(x).split(4)`, `out.unbind(0)`: the pieces share the tensor's graph."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in _SPLITTERS
     )
 
 
-def _without(flow: Flow, key: str) -> Flow:
-    """`flow` with `key` gone from each of its environments."""
+def _without(flow: Flow, keys: set) -> Flow:
+    """`flow` with `keys` gone from each of its environments."""
     envs = (flow.normal, flow.continues, flow.breaks, flow.returns)
-    kept = [None if e is None else {k: v for k, v in e.items() if k != key} for e in envs]
+    kept = [None if e is None else {k: v for k, v in e.items() if k not in keys} for e in envs]
     return Flow(*kept, flow.returned)
 
 
