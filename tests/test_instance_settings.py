@@ -50,6 +50,18 @@ PROGRAMS = {
     "never reset (control)": ("False", "unused", "", True),
     "set off by the script (control)": ("True", "unused", "agent.reset_each_step = False", True),
     "set off by a method (control)": ("True", "reset_each_step", "agent.keep_state()", True),
+    "set off through object.__setattr__ (control)": (
+        "True",
+        "unused",
+        'object.__setattr__(agent, "reset_each_step", False)',
+        True,
+    ),
+    "set off through the instance's __setattr__ (control)": (
+        "True",
+        "unused",
+        'agent.__setattr__("reset_each_step", False)',
+        True,
+    ),
     "an attribute of that name set on another object (control)": (
         "True",
         "unused",
@@ -66,3 +78,15 @@ def test_a_setting_its_class_binds_once_decides_its_branches(name, tmp_path):
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == (["LF001"] if raises else [])
+
+
+def test_a_private_setting_set_under_its_mangled_name_is_no_constant(tmp_path):
+    """`self.__reset` in class `Agent` is the attribute `_Agent__reset` outside it."""
+    source = (
+        AGENT.format(flag="True", kept="unused", after_construction="agent._Agent__reset = False")
+        .replace("self.reset_each_step = True", "self.__reset = True")
+        .replace("if self.reset_each_step:", "if self.__reset:")
+    )
+    run = run_script(source, tmp_path)
+    assert "backward through the graph a second time" in run.stderr, run.stderr
+    assert rules_reported(source) == ["LF001"]

@@ -541,6 +541,57 @@ def test_a_numpy_array_an_object_holds_keeps_no_graph_either(buffer, values, rai
     assert rules_reported(source) == (["LF001"] if raises else [])
 
 
+GROWING_BUFFER = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Buffer:
+    def __init__(self, n):
+        self.values = {array}
+        self.ptr = 0
+
+    def add(self, value):
+        self.values[self.ptr] = value
+        self.ptr += 1
+
+
+critic = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(critic.parameters(), lr=0.1)
+buffer = Buffer(8)
+for iteration in range(3):
+    obs = torch.randn(1, 4)
+    buffer.add(critic(obs).sum())
+    optimizer.zero_grad()
+    loss = (critic(obs).sum() - {total}).pow(2)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "array, total, raises",
+    [
+        ("np.zeros(n, dtype=np.float32)", "float(buffer.values.sum())", False),
+        ("np.zeros(n, dtype=object)", "buffer.values.sum()", True),  # it keeps the tensor
+        ("np.full(n, None)", "buffer.values[:buffer.ptr].sum()", True),  # an object array
+        ("np.empty(n, dtype=self.kind)", "buffer.values[:buffer.ptr].sum()", None),  # not shown
+    ],
+)
+def test_an_array_of_objects_keeps_the_tensors_stored_in_it(array, total, raises, tmp_path):
+    """`dtype=object` (or a fill value of None) stores the tensor itself, graph and all: the
+    earlier iterations' outputs, summed into the next loss, take its backward through graphs
+    already freed. A dtype the code does not show is taken to be one."""
+    source = GROWING_BUFFER.format(array=array, total=total)
+    if raises is None:  # the class says which dtype: object here
+        source = source.replace("class Buffer:\n", "class Buffer:\n    kind = object\n\n")
+        raises = True
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF001"] if raises else [])
+
+
 TRANSITION_GROWN_FROM_EMPTY = """\
 import torch
 import torch.nn as nn

@@ -70,8 +70,52 @@ READ_ONLY_CALLS = frozenset(
 # NumPy arrays made from sizes or numbers (`np.zeros(n)`), not from another array's items
 NUMPY_ARRAYS = frozenset(
     f"numpy.{name}"
-    for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like")
+    for name in (
+        "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"
+    )
 )
+# the number of positional arguments before `dtype` (the shape, and the fill value of `full`)
+_BEFORE_DTYPE = {"full": 2, "full_like": 2}
+# NumPy's numeric and boolean scalar types, as `np.<name>` or a string
+NUMERIC_DTYPES = frozenset(
+    f"{kind}{bits}" for kind in ("float", "int", "uint", "complex") for bits in (8, 16, 32, 64)
+) | {"float", "int", "bool", "bool_", "double", "single", "half", "float128", "longlong"}
+
+
+def numeric_array(call: ast.Call, qualified: str) -> bool:
+    """Whether a `NUMPY_ARRAYS` call makes an array of numbers, whose items store a number
+    (NumPy converts a tensor put there): a numeric `dtype`, or none given where the default
+    is float (`np.zeros(n)`, `np.full(n, 0.0)`, `np.zeros_like(np.ones(n))`). Not an array
+    of `dtype=object` (it stores the tensor itself, graph and all), nor one whose dtype the
+    code does not show (`dtype=self.DT`, `np.full(n, None)`, `np.zeros_like(buffer)`)."""
+    name = qualified.rpartition(".")[2]
+    before = _BEFORE_DTYPE.get(name, 1)
+    dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    if dtype is None and len(call.args) > before:
+        dtype = call.args[before]
+    if any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        return False  # `**options`: any dtype
+    if dtype is not None:
+        named = dtype.value if isinstance(dtype, ast.Constant) else dotted_name(dtype)
+        return isinstance(named, str) and named.rpartition(".")[2] in NUMERIC_DTYPES
+    if name.startswith("full"):
+        fill = call.args[1] if len(call.args) > 1 else None
+        fill = fill.operand if isinstance(fill, ast.UnaryOp) else fill
+        if not (isinstance(fill, ast.Constant) and type(fill.value) in (int, float, bool)):
+            return False
+    if name.endswith("_like"):
+        prototype = call.args[0] if call.args else None
+        return (
+            isinstance(prototype, ast.Call)
+            and isinstance(prototype.func, ast.Attribute)
+            and prototype.func.attr in ("zeros", "ones", "empty", "full")
+            and numeric_array(prototype, f"numpy.{prototype.func.attr}")
+        )
+    return True
+
+
 # list methods that move entries: afterwards no position is known to hold what it held
 CONTAINER_REORDERERS = {"pop", "remove", "reverse", "sort", "popleft", "rotate"}
 # the detach as a value handed to a helper (`map`-like application to a state)
@@ -483,8 +527,8 @@ class CallsMixin:
             return metric
         if qualified == "itertools.chain":
             return ("chain",)
-        if qualified in NUMPY_ARRAYS:  # `np.zeros(n)`: an item stored into it is a number
-            return ("graph_free", shapes.NUMPY_ARRAY)
+        if qualified in NUMPY_ARRAYS and numeric_array(call, qualified):
+            return ("graph_free", shapes.NUMPY_ARRAY)  # an item stored into it is a number
         if not isinstance(func, ast.Attribute):
             return ("unknown",)
         key = self.key_for(func)

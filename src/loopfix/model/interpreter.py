@@ -40,6 +40,7 @@ from loopfix.model.symbols import (
     Symbols,
     dotted_name,
     literal_value,
+    mangled_name,
 )
 
 MAX_LOOP_ROUNDS = 12
@@ -589,10 +590,19 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if cls is None or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             return NOT_CONSTANT
         home = self.symbols.home(cls.node)
-        for module in (self.symbols, self.instances.symbols):
-            if module is not home and module.stores_attribute(node.attr) != 0:
-                return NOT_CONSTANT
+        names = {node.attr, mangled_name(cls.node.name, node.attr)}
+        for module in self._modules_seen():
+            if module is not home and any(module.stores_attribute(n) != 0 for n in names):
+                return NOT_CONSTANT  # set from outside the class, by name or by `setattr`
         return home.instance_constant(cls, node.attr)
+
+    def _modules_seen(self) -> list[Symbols]:
+        """The modules the analysis has looked into: the file's, the running code's, and
+        those that define a function or class either of them uses."""
+        seen = {id(s): s for s in (self.symbols, self.instances.symbols)}
+        for symbols in (self.symbols, self.instances.symbols):
+            seen.update((id(home), home) for home in symbols.homes.values())
+        return list(seen.values())
 
     def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
         """`x is None` -> (x, True); `x is not None` -> (x, False)."""

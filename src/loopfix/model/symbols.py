@@ -106,8 +106,11 @@ class Symbols:
         set it (`agent.reset_each_step = False` in another module): not seen."""
         home = self.home(info.node)
         init = info.methods.get("__init__")
+        mangled = mangled_name(info.node.name, attribute)
         if init is None or home.stores_attribute(attribute) != 1:
             return NOT_CONSTANT
+        if mangled != attribute and home.stores_attribute(mangled) != 0:
+            return NOT_CONSTANT  # `agent._Agent__reset = False`
         for statement in init.body:
             target = statement.targets[0] if isinstance(statement, ast.Assign) else None
             if (
@@ -325,6 +328,14 @@ def _stored_on_self(node: ast.ClassDef) -> frozenset[str]:
     )
 
 
+def mangled_name(class_name: str, attribute: str) -> str:
+    """The name Python stores `self.__x` under in the body of class `class_name`
+    (`_Agent__x`); other names as they are."""
+    if attribute.startswith("__") and not attribute.endswith("__"):
+        return f"_{class_name.lstrip('_')}{attribute}"
+    return attribute
+
+
 def _attribute_stores(tree: ast.Module) -> dict[str, int] | None:
     """attribute name -> the stores and deletions of an attribute of that name in the
     module; None when the module may set attributes by name."""
@@ -333,7 +344,7 @@ def _attribute_stores(tree: ast.Module) -> dict[str, int] | None:
         if isinstance(node, ast.Name) and node.id in NAMESPACE_WRITERS:
             return None
         if isinstance(node, ast.Attribute):
-            if node.attr == "__dict__":
+            if node.attr in ("__dict__", "__setattr__"):  # `object.__setattr__(agent, ...)`
                 return None
             if not isinstance(node.ctx, ast.Load):
                 stores[node.attr] = stores.get(node.attr, 0) + 1
