@@ -576,9 +576,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _constant_of(self, node: ast.expr) -> object:
         """A module constant's value, when `node` names one that no local shadows; or, in a
-        method, a setting of `self` its class's `__init__` binds once to a literal, which
-        neither the class's module nor the module being analysed sets anywhere else
-        (`Symbols.instance_constant`)."""
+        method, a setting of `self` its class's `__init__` binds once to a literal, which no
+        module the analysis looked into sets anywhere else (`Symbols.instance_constant`)."""
         if isinstance(node, ast.Attribute):
             return self._instance_constant(node)
         if not isinstance(node, ast.Name) or self.key_for(node) != node.id:
@@ -1055,20 +1054,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if key is None:
             return
         old = env[key] if key in env else self._unbound_attribute(target.value, env)
-        # An item replaced by a graph-free value is taken to be detached in place
-        # (`hidden[i] = hidden[i].detach()` in a loop over all items): precision first.
-        graphs = old.graphs | value.graphs if value.graphs else frozenset()
-        if old.shape == shapes.NUMPY_ARRAY:
-            graphs = frozenset()  # `buf[t] = critic(obs[t])`: NumPy stores a number
-        env[key] = Value(graphs, old.shape)
+        env[key] = _with_item(old, value)
         self.note_write(key)
         caller_key = self._argument_stored_into(target.value)
         if caller_key is not None and caller_key in env:
-            held = env[caller_key]  # the caller's list is the list the function was given
-            kept = held.graphs | value.graphs if value.graphs else frozenset()
-            if held.shape == shapes.NUMPY_ARRAY:
-                kept = frozenset()
-            env[caller_key] = Value(kept, held.shape)
+            # the caller's list is the list the function was given
+            env[caller_key] = _with_item(env[caller_key], value)
             self.note_write(caller_key)
 
     def _argument_stored_into(self, node: ast.expr) -> str | None:
@@ -1106,6 +1097,17 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     # ---------------------------------------------------------------- calls
 
     # ---------------------------------------------------------------- backward
+
+
+def _with_item(container: Value, item: Value) -> Value:
+    """`container` once `item` is stored into one of its positions. An item replaced by a
+    graph-free value is taken to be detached in place (`hidden[i] = hidden[i].detach()` in a
+    loop over all items): precision first. NumPy stores a number (`buf[t] = critic(obs[t])`
+    into an array of numbers)."""
+    graphs = container.graphs | item.graphs if item.graphs else frozenset()
+    if container.shape == shapes.NUMPY_ARRAY:
+        graphs = frozenset()
+    return Value(graphs, container.shape)
 
 
 # callees that only walk what they are given: a loop over their result reads its arguments'
