@@ -476,7 +476,14 @@ for iteration in range(3):
 
 
 @pytest.mark.parametrize(
-    "buffer", ["np.zeros(4, dtype=np.float32)", "np.empty(4)", "np.zeros_like(np.ones(4))"]
+    "buffer",
+    [
+        "np.zeros(4, dtype=np.float32)",
+        "np.empty(4)",
+        "np.zeros_like(np.ones(4))",
+        "np.array([0.0] * 4)",
+        "np.array([0.0, 0.0, 0.0, 0.0])",
+    ],
 )
 def test_an_output_stored_into_a_numpy_array_leaves_no_graph_there(buffer, tmp_path):
     """NumPy converts what is stored into an array's item to a number (deep_rl's rollout
@@ -576,6 +583,7 @@ for iteration in range(3):
         ("np.zeros(n, dtype=np.float32)", "float(buffer.values.sum())", False),
         ("np.zeros(n, dtype=object)", "buffer.values.sum()", True),  # it keeps the tensor
         ("np.full(n, None)", "buffer.values[:buffer.ptr].sum()", True),  # an object array
+        ("np.array([None] * n)", "buffer.values[:buffer.ptr].sum()", True),  # objects too
         ("np.empty(n, dtype=self.kind)", "buffer.values[:buffer.ptr].sum()", None),  # not shown
     ],
 )

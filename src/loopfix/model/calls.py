@@ -100,6 +100,8 @@ def numeric_array(call: ast.Call, qualified: str) -> bool:
     if dtype is not None:
         named = dtype.value if isinstance(dtype, ast.Constant) else dotted_name(dtype)
         return isinstance(named, str) and named.rpartition(".")[2] in NUMERIC_DTYPES
+    if name == "array":  # `np.array([0.0] * n)`: from numbers written out
+        return bool(call.args) and _numbers(call.args[0])
     if name.startswith("full"):
         fill = call.args[1] if len(call.args) > 1 else None
         fill = fill.operand if isinstance(fill, ast.UnaryOp) else fill
@@ -114,6 +116,20 @@ def numeric_array(call: ast.Call, qualified: str) -> bool:
             and numeric_array(prototype, f"numpy.{prototype.func.attr}")
         )
     return True
+
+
+def _numbers(node: ast.expr) -> bool:
+    """A list or tuple of number literals (nested, or repeated: `[0.0] * n`)."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float, bool)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        sides = (node.left, node.right)
+        return any(isinstance(s, ast.List | ast.Tuple) and _numbers(s) for s in sides)
+    if not isinstance(node, ast.List | ast.Tuple):
+        return False
+    return bool(node.elts) and all(_numbers(e) for e in node.elts)
 
 
 # list methods that move entries: afterwards no position is known to hold what it held
@@ -527,7 +543,7 @@ class CallsMixin:
             return metric
         if qualified == "itertools.chain":
             return ("chain",)
-        if qualified in NUMPY_ARRAYS and numeric_array(call, qualified):
+        if qualified in NUMPY_ARRAYS | {"numpy.array"} and numeric_array(call, qualified):
             return ("graph_free", shapes.NUMPY_ARRAY)  # an item stored into it is a number
         if not isinstance(func, ast.Attribute):
             return ("unknown",)
