@@ -33,7 +33,7 @@ def test_results_come_in_item_order_each_computed_once(jobs, count):
 def test_contiguous_items_stay_in_one_worker():
     """Items of one range (one project's files) go to one worker: along 400 equal items, the
     worker changes only where a range starts or a steal cut one (a few times; handing out
-    chunks of 8 to whichever worker is free changed it about 50 times)."""
+    chunks of 8 to alternate workers would change it at each of the 50 chunks)."""
     owners = list(mapped_in_parallel(pid_of, list(range(400)), 2))
     changes = sum(a != b for a, b in zip(owners, owners[1:], strict=False))
     assert len(set(owners)) == 2 and changes <= 20

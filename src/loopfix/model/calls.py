@@ -102,11 +102,8 @@ def numeric_array(call: ast.Call, qualified: str) -> bool:
         return isinstance(named, str) and named.rpartition(".")[2] in NUMERIC_DTYPES
     if name == "array":  # `np.array([0.0] * n)`: from numbers written out
         return bool(call.args) and _numbers(call.args[0])
-    if name.startswith("full"):
-        fill = call.args[1] if len(call.args) > 1 else None
-        fill = fill.operand if isinstance(fill, ast.UnaryOp) else fill
-        if not (isinstance(fill, ast.Constant) and type(fill.value) in (int, float, bool)):
-            return False
+    if name.startswith("full") and not (len(call.args) > 1 and _numbers(call.args[1])):
+        return False  # `np.full(n, None)`: the fill value decides the dtype
     if name.endswith("_like"):
         prototype = call.args[0] if call.args else None
         return (
@@ -119,7 +116,7 @@ def numeric_array(call: ast.Call, qualified: str) -> bool:
 
 
 def _numbers(node: ast.expr) -> bool:
-    """A list or tuple of number literals (nested, or repeated: `[0.0] * n`)."""
+    """A number literal, or a list or tuple of them (nested, or repeated: `[0.0] * n`)."""
     if isinstance(node, ast.UnaryOp):
         node = node.operand
     if isinstance(node, ast.Constant):

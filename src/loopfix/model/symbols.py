@@ -112,10 +112,11 @@ class Symbols:
         if mangled != attribute and home.stores_attribute(mangled) != 0:
             return NOT_CONSTANT  # `agent._Agent__reset = False`
         for statement in init.body:
-            target = statement.targets[0] if isinstance(statement, ast.Assign) else None
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target = statement.targets[0]
             if (
-                len(getattr(statement, "targets", ())) == 1
-                and isinstance(target, ast.Attribute)
+                isinstance(target, ast.Attribute)
                 and target.attr == attribute
                 and isinstance(target.value, ast.Name)
                 and target.value.id == "self"
