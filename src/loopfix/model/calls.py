@@ -10,7 +10,7 @@ from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
 from loopfix.model.index import walk
-from loopfix.model.instances import self_shape
+from loopfix.model.instances import self_shape, stored_parameters
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
     MODULE_PLUMBING,
@@ -454,6 +454,7 @@ class CallsMixin:
             if init is not None:
                 bound = _bound(init, positional, keywords, method=True)
                 self.call_sites.record(init, bound, None, self._modules_of)
+                self._note_stored_modules(info, init, bound)
             return EMPTY.with_shape(self_shape(info))
         if kind == "wrapper":
             wrapped = positional[0][0] if positional else next(iter(keywords.values()))[0]
@@ -707,9 +708,12 @@ class CallsMixin:
         site = (*self.frame.site_prefix, self._id("site", node))
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
-        self.obs.site_modules.setdefault(site, set()).add(path)
+        paths = {path}
+        if (origin := self._stored_module(func)) is not None:
+            paths.add(origin)  # the same module, as the scope's optimizers name it
+        self.obs.site_modules.setdefault(site, set()).update(paths)
         if self.top_statement is not None:
-            self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
+            self.obs.statement_modules.setdefault(id(self.top_statement), set()).update(paths)
         info = self.module_class(shape)
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
@@ -737,6 +741,42 @@ class CallsMixin:
         # the forward was followed: each returned item holds the graphs it was built from
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
+
+    def _note_stored_modules(self, info, init: FunctionNode, bound: dict) -> None:
+        """`agent = Agent(critic)` in the scope being run, whose `__init__` keeps `net` as
+        `self.net`: the module `agent.net` calls is `critic`, which an optimizer over
+        `critic.parameters()` steps (`stored_modules`). An attribute given something other
+        than a named module at one of the scope's constructor calls has no single origin."""
+        if not self.frame.is_top:
+            return  # a callee's names are not the scope's
+        for parameter, attribute in stored_parameters(init).items():
+            value, key = bound.get(parameter, (None, None))
+            entry = (id(info.node), attribute.removeprefix("self."))
+            named = key if value is not None and shapes.is_module(value.shape) else None
+            if entry in self.stored_modules and self.stored_modules[entry] != named:
+                named = None
+            self.stored_modules[entry] = named
+
+    def _stored_module(self, func: ast.expr) -> str | None:
+        """The scope's name of the module a method reaches as `self.<attribute>` when every
+        constructor call of its class in the scope gave that attribute one named module, a
+        name the scope binds once, and the class's module stores the attribute nowhere else
+        (`_note_stored_modules`)."""
+        target = func.value if _calls_forward(func) else func
+        cls = self.frame.cls
+        if not (
+            cls is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            return None
+        named = self.stored_modules.get((id(cls.node), target.attr))
+        if named is None or "." in named:
+            return None
+        if self.symbols.home(cls.node).stores_attribute(target.attr) != 1:
+            return None
+        return named if self.scope_bindings().get(named, 0) == 1 else None
 
     def _holds_weights(self, info, settings: frozenset[str]) -> bool:
         """Whether one of the `settings` of the module's instances holds a tensor, a

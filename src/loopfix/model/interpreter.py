@@ -11,6 +11,7 @@ The interpreter only records observations (`Observations`); rules turn them into
 from __future__ import annotations
 
 import ast
+import collections
 import itertools
 
 from loopfix.model import shapes
@@ -93,6 +94,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_containers: list[frozenset[str]] = []
         # lists built from named objects (`optimizers = [opt_a, opt_b]`): their items' paths
         self.listed: dict[str, tuple[str | None, ...]] = {}
+        # (class node id, attribute) -> the scope's name of the module every constructor call
+        # of the class in the scope being run kept there, or None (`_note_stored_modules`)
+        self.stored_modules: dict[tuple[int, str], str | None] = {}
+        self._scope_body: list[ast.stmt] = []
+        self._bindings: dict[str, int] | None = None  # `scope_bindings`, once per scope
         # list key -> the index variable of the loop whose backwards and steps the list's
         # peer view records (reads with that index are the iteration's own element)
         self.peer_index: dict[str, str | None] = {}
@@ -132,6 +138,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.frame = frame
         self.scope_number += 1
         self.top_loops = set()
+        self.stored_modules, self._scope_body, self._bindings = {}, body, None
         flow = self.exec_block(body, env)
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see.
@@ -141,6 +148,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for value in kept:
             self.obs.escaping |= {c for g in value.graphs if g.retained for c in g.consumers}
         return join_envs(flow.normal, flow.returns) or {}
+
+    def scope_bindings(self) -> dict[str, int]:
+        """How many times the scope being run binds each name (functions nested in it
+        counted too: a name bound once in all of them is bound once)."""
+        if self._bindings is None:
+            self._bindings = collections.Counter(
+                node.id
+                for statement in self._scope_body
+                for node in walk(statement)
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+            )
+        return self._bindings
 
     # ---------------------------------------------------------------- identities
     def _id(self, kind: str, node: ast.AST) -> int:

@@ -1,0 +1,131 @@
+"""A network handed to an object's constructor, which keeps it (`self.critic = critic`) and
+calls it from a method, is the network the scope named: an optimizer built over
+`critic.parameters()` changes the weights `agent.value(x)` saved. That holds only while the
+name and the attribute each hold one module: two objects given different networks, a name
+bound again after the construction, or an attribute the class's module stores elsewhere leave
+the object's network apart from the scope's. Each program is run for the truth."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import rules_reported, run_script
+
+PROGRAM = """\
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, critic):
+        self.critic = critic
+
+    def value(self, x):
+        return self.critic(x)
+
+    def {method}(self):
+        self.{stored} = copy.deepcopy(self.critic)
+
+
+def make_critic():
+    return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+
+
+torch.manual_seed(0)
+critic = make_critic()
+agent = Agent(critic)
+{setup}
+optimizer = torch.optim.Adam(critic.parameters(), lr=1e-2)
+for step in range(3):
+    x = torch.randn(8, 4)
+    v = agent.value(x)
+    first = v.pow(2).mean()
+    second = (v - 1).abs().mean()
+    optimizer.zero_grad()
+    first.backward(retain_graph=True)
+    optimizer.step()
+    second.backward()
+"""
+
+# name -> (the method's name and the attribute it stores, what runs after the construction,
+# whether the program raises, whether LF002 is reported)
+PROGRAMS = {
+    "the object keeps the scope's network": ("unused", "copy", "", True, True),
+    "the method is called, but stores another attribute": (
+        "keep_copy",
+        "copy",
+        "agent.keep_copy()",
+        True,
+        True,
+    ),
+    "the name is bound to a new network after the construction": (
+        "unused",
+        "copy",
+        "critic = make_critic()",
+        False,
+        False,
+    ),
+    "the object's network is replaced by a copy in a method": (
+        "detach_from_training",
+        "critic",
+        "agent.detach_from_training()",
+        False,
+        False,
+    ),
+    # a known miss, on purpose: the class's attribute is not one network across the scope's
+    # constructor calls, so none of the objects is taken to hold the scope's
+    "a second object is given another network": (
+        "unused",
+        "copy",
+        "other = Agent(make_critic())",
+        True,
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_a_network_kept_by_an_object_is_the_one_its_optimizer_steps(name, tmp_path):
+    method, stored, setup, raises, reported = PROGRAMS[name]
+    source = PROGRAM.format(method=method, stored=stored, setup=setup)
+    run = run_script(source, tmp_path)
+    assert ("modified by an inplace operation" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF002"] if reported else [])
+
+
+TWO_OBJECTS = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, critic):
+        self.critic = critic
+
+    def value(self, x):
+        return self.critic(x)
+
+
+torch.manual_seed(0)
+first_critic = nn.Linear(4, 1)
+second_critic = nn.Linear(4, 1)
+first, second = Agent(first_critic), Agent(second_critic)
+optimizer = torch.optim.SGD(first_critic.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(8, 4)
+    kept = second.value(x).pow(2).mean()
+    loss = first.value(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    kept.backward()
+"""
+
+
+def test_objects_of_one_class_given_different_networks_stay_apart(tmp_path):
+    """The class's attribute has no single origin: the step of the first object's network
+    leaves the second object's graph intact, and nothing is reported."""
+    run = run_script(TWO_OBJECTS, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(TWO_OBJECTS) == []
