@@ -129,3 +129,97 @@ def test_objects_of_one_class_given_different_networks_stay_apart(tmp_path):
     run = run_script(TWO_OBJECTS, tmp_path)
     assert run.returncode == 0, run.stderr
     assert rules_reported(TWO_OBJECTS) == []
+
+
+TRAINER = """\
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, critic):
+        self.critic = critic
+
+    def value(self, x):
+        return self.critic(x)
+
+
+class Trainer:
+    def __init__(self, {held}, optimizer):
+        self.{held} = {held}
+        self.optimizer = optimizer
+
+    def fit(self, steps=3):
+{prologue}
+        for step in range(steps):
+            x = torch.randn(8, 4)
+            v = {call}
+            first = v.pow(2).mean()
+            second = (v - 1).abs().mean()
+            optimizer.zero_grad()
+            first.backward(retain_graph=True)
+            optimizer.step()
+            second.backward()
+
+
+def main():
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+    optimizer = torch.optim.Adam(critic.parameters(), lr=1e-2)
+    Trainer({built}, optimizer).fit()
+
+
+main()
+"""
+
+# name -> (what the trainer keeps, how `fit` names it, the call, what `main` builds,
+# whether the program raises)
+TRAINERS = {
+    "a local name for the kept network": (
+        "model",
+        "        model, optimizer = self.model, self.optimizer",
+        "model(x)",
+        "critic",
+        True,
+    ),
+    "a local name for the kept network, bound alone": (
+        "model",
+        "        model = self.model\n        optimizer = self.optimizer",
+        "model(x)",
+        "critic",
+        True,
+    ),
+    "a local name for an agent that keeps the network": (
+        "agent",
+        "        agent, optimizer = self.agent, self.optimizer",
+        "agent.value(x)",
+        "Agent(critic)",
+        True,
+    ),
+    "the agent called through the trainer's attribute": (
+        "agent",
+        "        optimizer = self.optimizer",
+        "self.agent.value(x)",
+        "Agent(critic)",
+        True,
+    ),
+    "the local name bound again to a copy of the network": (
+        "model",
+        "        model, optimizer = self.model, self.optimizer\n"
+        "        model = copy.deepcopy(model)",
+        "model(x)",
+        "critic",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TRAINERS))
+def test_a_trainer_steps_the_network_it_reaches_through_its_attributes(name, tmp_path):
+    held, prologue, call, built, raises = TRAINERS[name]
+    source = TRAINER.format(held=held, prologue=prologue, call=call, built=built)
+    run = run_script(source, tmp_path)
+    assert ("modified by an inplace operation" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF002"] if raises else [])

@@ -10,7 +10,7 @@ from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
 from loopfix.model.index import walk
-from loopfix.model.instances import self_shape, stored_parameters
+from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
     MODULE_PLUMBING,
@@ -453,8 +453,10 @@ class CallsMixin:
             init = self.symbols.method(info, "__init__")
             if init is not None:
                 bound = _bound(init, positional, keywords, method=True)
-                self.call_sites.record(init, bound, None, self._modules_of)
-                self._note_stored_modules(info, init, bound)
+                renames = self._held_renames(bound)
+                self.call_sites.record(init, bound, None, self._modules_of, renames=renames)
+                function = self.call_stack[-1] if self.call_stack else None
+                self.held.note(info, init, bound, self.frame.prefix, function)
             return EMPTY.with_shape(self_shape(info))
         if kind == "wrapper":
             wrapped = positional[0][0] if positional else next(iter(keywords.values()))[0]
@@ -709,7 +711,7 @@ class CallsMixin:
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
         paths = {path}
-        if (origin := self._stored_module(func)) is not None:
+        if (origin := self._kept_module(func)) is not None:
             paths.add(origin)  # the same module, as the scope's optimizers name it
         self.obs.site_modules.setdefault(site, set()).update(paths)
         if self.top_statement is not None:
@@ -742,26 +744,9 @@ class CallsMixin:
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
 
-    def _note_stored_modules(self, info, init: FunctionNode, bound: dict) -> None:
-        """`agent = Agent(critic)` in the scope being run, whose `__init__` keeps `net` as
-        `self.net`: the module `agent.net` calls is `critic`, which an optimizer over
-        `critic.parameters()` steps (`stored_modules`). An attribute given something other
-        than a named module at one of the scope's constructor calls has no single origin."""
-        if not self.frame.is_top:
-            return  # a callee's names are not the scope's
-        for parameter, attribute in stored_parameters(init).items():
-            value, key = bound.get(parameter, (None, None))
-            entry = (id(info.node), attribute.removeprefix("self."))
-            named = key if value is not None and shapes.is_module(value.shape) else None
-            if entry in self.stored_modules and self.stored_modules[entry] != named:
-                named = None
-            self.stored_modules[entry] = named
-
-    def _stored_module(self, func: ast.expr) -> str | None:
-        """The scope's name of the module a method reaches as `self.<attribute>` when every
-        constructor call of its class in the scope gave that attribute one named module, a
-        name the scope binds once, and the class's module stores the attribute nowhere else
-        (`_note_stored_modules`)."""
+    def _kept_module(self, func: ast.expr) -> str | None:
+        """The key of the module a method reaches as `self.<attribute>`, as the frame that
+        built the object named it (`HeldModules.module_of`)."""
         target = func.value if _calls_forward(func) else func
         cls = self.frame.cls
         if not (
@@ -771,12 +756,12 @@ class CallsMixin:
             and target.value.id == "self"
         ):
             return None
-        named = self.stored_modules.get((id(cls.node), target.attr))
-        if named is None or "." in named:
-            return None
-        if self.symbols.home(cls.node).stores_attribute(target.attr) != 1:
-            return None
-        return named if self.scope_bindings().get(named, 0) == 1 else None
+        return self.held.module_of(cls, target.attr, self.instances.symbols)
+
+    def _held_renames(self, bound: dict[str, tuple[Value, str | None]]) -> dict[str, str]:
+        """The caller's modules as the callee knows them through the objects it is given
+        (`HeldModules.renames`)."""
+        return self.held.renames(bound, self.class_of, self.instances.symbols)
 
     def _holds_weights(self, info, settings: frozenset[str]) -> bool:
         """Whether one of the `settings` of the module's instances holds a tensor, a
@@ -894,7 +879,10 @@ class CallsMixin:
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
         receiver = call.receiver_key if call.cls is not None else None
-        self.call_sites.record(call.function, bound, self.listed, self._modules_of, receiver)
+        renames = self._held_renames(bound)
+        self.call_sites.record(
+            call.function, bound, self.listed, self._modules_of, receiver, renames
+        )
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:

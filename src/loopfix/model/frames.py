@@ -137,6 +137,8 @@ class Frame:
     # the function's `**kwargs` parameter and the keywords its call site gave it
     var_keywords: str | None = None
     passed: dict[str, ast.expr] = field(default_factory=dict)
+    # names `aliases` holds because they were bound to an attribute (`model = self.model`)
+    attribute_aliases: set[str] = field(default_factory=set)
 
     @property
     def is_top(self) -> bool:

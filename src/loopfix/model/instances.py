@@ -50,18 +50,22 @@ class CallSites:
         listed: dict[str, tuple[str | None, ...]] | None = None,
         modules_of: Callable[[Value], frozenset[str | None]] | None = None,
         receiver: str | None = None,
+        renames: dict[str, str] | None = None,
     ) -> None:
         """`bound`: parameter -> (argument value, the caller's key for it, if any). `listed`:
         the caller's lists built from names (key -> the items' paths): a callee that unpacks
         such a list into names at its top (`[generator, discriminator] = models`) calls the
         items by those names. `modules_of`: the caller's module paths whose calls built a
         value's graphs (None in a path: a call of unknown receiver). `receiver`: the caller's
-        path of the object a method is called on (its `self`)."""
-        renames = {
-            key: name
+        path of the object a method is called on (its `self`). `renames`: further caller
+        paths as the callee knows them (`critic` as `agent.critic` when an object it is
+        given keeps it)."""
+        renames = dict(renames or {})
+        renames.update(
+            (key, name)
             for name, (value, key) in bound.items()
-            if key is not None and _identifies(value.shape)
-        }
+            if key is not None and identifies(value.shape)
+        )
         for name, (_, key) in bound.items():
             items = (listed or {}).get(key) if key is not None else None
             for item, local in _unpacked_names(function, name, items):
@@ -319,7 +323,7 @@ def _unpacked_names(function: ast.AST, parameter: str, items) -> list[tuple[str,
     return []
 
 
-def _identifies(shape: Shape) -> bool:
+def identifies(shape: Shape) -> bool:
     """Values whose caller path names what the callee's parameter names: modules, objects."""
     return isinstance(shape, tuple) and shape[0] in ("module", "modules", "object")
 

@@ -11,7 +11,6 @@ The interpreter only records observations (`Observations`); rules turn them into
 from __future__ import annotations
 
 import ast
-import collections
 import itertools
 
 from loopfix.model import shapes
@@ -30,8 +29,9 @@ from loopfix.model.graphs import (
     join_envs,
     union,
 )
+from loopfix.model.holders import HeldModules
 from loopfix.model.index import keep, kept_fact, walk
-from loopfix.model.instances import CallSites, Instances
+from loopfix.model.instances import CallSites, Instances, identifies
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
@@ -94,11 +94,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_containers: list[frozenset[str]] = []
         # lists built from named objects (`optimizers = [opt_a, opt_b]`): their items' paths
         self.listed: dict[str, tuple[str | None, ...]] = {}
-        # (class node id, attribute) -> the scope's name of the module every constructor call
-        # of the class in the scope being run kept there, or None (`_note_stored_modules`)
-        self.stored_modules: dict[tuple[int, str], str | None] = {}
-        self._scope_body: list[ast.stmt] = []
-        self._bindings: dict[str, int] | None = None  # `scope_bindings`, once per scope
+        self.held = HeldModules()  # the modules the objects built in the scope keep
         # list key -> the index variable of the loop whose backwards and steps the list's
         # peer view records (reads with that index are the iteration's own element)
         self.peer_index: dict[str, str | None] = {}
@@ -138,7 +134,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.frame = frame
         self.scope_number += 1
         self.top_loops = set()
-        self.stored_modules, self._scope_body, self._bindings = {}, body, None
+        module_body = self.symbols.tree.body if self.symbols.tree is not None else None
+        self.held = HeldModules(body, body is module_body)
         flow = self.exec_block(body, env)
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see.
@@ -148,18 +145,6 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for value in kept:
             self.obs.escaping |= {c for g in value.graphs if g.retained for c in g.consumers}
         return join_envs(flow.normal, flow.returns) or {}
-
-    def scope_bindings(self) -> dict[str, int]:
-        """How many times the scope being run binds each name (functions nested in it
-        counted too: a name bound once in all of them is bound once)."""
-        if self._bindings is None:
-            self._bindings = collections.Counter(
-                node.id
-                for statement in self._scope_body
-                for node in walk(statement)
-                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-            )
-        return self._bindings
 
     # ---------------------------------------------------------------- identities
     def _id(self, kind: str, node: ast.AST) -> int:
@@ -179,7 +164,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         frame = self.frame
         if root == "self" and frame.self_path is not None:
             base = frame.self_path
-        elif rest and root in frame.aliases:
+        elif (rest or root in frame.attribute_aliases) and root in frame.aliases:
+            # `model = self.model` makes `model` itself the attribute (`_alias_attribute`)
             base = frame.aliases[root]
         elif frame.locals is not None and root not in frame.locals:
             base = root
@@ -376,8 +362,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             and not any(isinstance(e, ast.Starred) for e in [*target.elts, *source.elts])
         ):  # `a, b = f(x), g(y)`: each name gets its own value
             values = [self.eval(e, env) for e in source.elts]
-            for element, value in zip(target.elts, values, strict=True):
+            for element, value, given in zip(target.elts, values, source.elts, strict=True):
                 self.bind(element, value, env)
+                self._alias_attribute(element, given, value)
             return Flow(normal=env)
         value = self.eval(node.value, env)
         self._note_listed(node, target, source)
@@ -390,8 +377,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.note_accumulation(source.right, self.eval(source.right, env), target)
         for target in node.targets:
             self.bind(target, value, env)
+            self._alias_attribute(target, source, value)
         self._unpack_listed(node, target, source)
         return Flow(normal=env)
+
+    def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value) -> None:
+        """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`: the name
+        is the attribute's module or object, so the paths of what is called through it are
+        the attribute's, as the optimizer kept beside it names them (`self.model`). Bound
+        to anything else, the name is its own again (`bind`)."""
+        if not (
+            isinstance(target, ast.Name)
+            and isinstance(source, ast.Attribute)
+            and identifies(value.shape)
+        ):
+            return
+        path = self.module_path(source)
+        if path is not None and path.partition(".")[0] != self.key_for(target):
+            self.frame.aliases[target.id] = path
+            self.frame.attribute_aliases.add(target.id)
 
     def _note_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
         """`models = [encoder, regressor]`: the list's items are those names' objects."""
@@ -1054,6 +1058,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         else:
             if isinstance(target, ast.Name) and target.id in self.element_names:
                 self.element_names.discard(target.id)  # no longer a container's element
+                self.frame.aliases.pop(target.id, None)
+            if isinstance(target, ast.Name) and target.id in self.frame.attribute_aliases:
+                self.frame.attribute_aliases.discard(target.id)  # `_alias_attribute`
                 self.frame.aliases.pop(target.id, None)
             key = self.key_for(target)
             if key is None:
