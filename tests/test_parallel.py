@@ -5,6 +5,8 @@ raised in the parent."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -102,3 +104,60 @@ def dies_at_five(item: int) -> int:
 def test_a_worker_that_dies_is_reported_not_waited_for():
     with pytest.raises(WorkerDied, match="exit code 3"):
         list(mapped_in_parallel(dies_at_five, list(range(10)), 2))
+
+
+STOPPED_EARLY = """\
+import signal, sys, time
+from loopfix.parallel import mapped_in_parallel
+
+
+def stop(signum, frame):  # what `loopfix.cli.main` installs: SIGTERM exits like Ctrl-C
+    raise SystemExit(128 + signum)
+
+
+def big(item):
+    if item == 0:
+        return b""
+    time.sleep(0.5)  # the others' results pile up in the pipe, which nobody reads any more
+    return b"x" * 1_000_000
+
+
+signal.signal(signal.SIGTERM, stop)
+results = mapped_in_parallel(big, list(range(40)), 2)
+next(results)
+time.sleep(2)  # the second worker has sent a result the pipe cannot hold, and works on
+results.close()  # the workers are stopped with results still unsent
+print("closed")
+"""
+
+
+def test_workers_stop_at_once_when_the_parent_stops_early(tmp_path):
+    """A worker stopped with results still in its queue's buffer ends at once: it does not
+    run the parent's SIGTERM handler (inherited by a forked worker), whose exit would wait
+    for those results to reach a pipe that nobody reads, and the parent's join with it."""
+    script = tmp_path / "stopped_early.py"
+    script.write_text(STOPPED_EARLY)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "closed", run.stderr
+
+
+def test_an_error_while_the_workers_stop_reaches_the_scan(tmp_path, monkeypatch):
+    """The scan closes the workers' results itself once it has them all, so an error raised
+    while they stop (SIGTERM reaching loopfix then) ends the scan; left to the garbage
+    collector it would be printed as ignored and the run would end with a clean summary."""
+    from loopfix import scan as scan_module
+    from loopfix.config import Config
+
+    def stopping(work, items, jobs):
+        try:
+            yield from (work(item) for item in items)
+        finally:
+            raise SystemExit(143)
+
+    monkeypatch.setattr(scan_module, "mapped_in_parallel", stopping)
+    for n in range(scan_module.SEQUENTIAL_BELOW):
+        (tmp_path / f"train_{n}.py").write_text("import torch\nloss = torch.ones(1)\n")
+    paths = sorted(tmp_path.glob("*.py"))
+    settings = scan_module.ScanSettings(Config(), None)
+    with pytest.raises(SystemExit):
+        list(scan_module.scan(paths, settings, 2))

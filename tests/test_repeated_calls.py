@@ -9,7 +9,8 @@ analysed; what loopfix reports must be what the run shows:
 - a result that adds the one before it: the second backward goes through a freed graph
   (LF003);
 - an optimizer step between two backwards: the next backward's graph saved the weights the
-  step changed (LF002).
+  step changed (LF002), also when the network is called through an object that keeps it
+  (`Agent(critic)`, `self.net(x)`).
 """
 
 from __future__ import annotations
@@ -123,20 +124,7 @@ def runs() -> dict[tuple, str]:
     return dict(zip(GRID, json.loads(done.stdout), strict=True))
 
 
-# a module handed to an object's constructor (`Agent(critic)`) and called through it
-# (`self.net(x)`) is not known to be the one the optimizer built over `critic` steps: the
-# version error after the step is missed (see limits)
-KNOWN_MISS = pytest.mark.xfail(strict=True, reason="a module called through an object")
-
-
-def _marked(case: tuple):
-    through_object = case[0] in ("method", "tuple_items") and case[2] == "step"
-    return pytest.param(case, marks=[KNOWN_MISS] if through_object else [])
-
-
-@pytest.mark.parametrize(
-    "case", [_marked(case) for case in GRID], ids=["-".join(map(str, case)) for case in GRID]
-)
+@pytest.mark.parametrize("case", GRID, ids=["-".join(map(str, case)) for case in GRID])
 def test_what_is_reported_is_what_the_run_raises(case, runs):
     raised = [rule for rule, error in ERRORS.items() if error in runs[case]]
     expected = {"each": [], "through": ["LF003"], "step": ["LF002"]}[case[2]]

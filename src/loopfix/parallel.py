@@ -17,6 +17,7 @@ import gc
 import multiprocessing
 import pickle
 import queue
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
@@ -95,6 +96,13 @@ def _take(k: int, ranges, lock) -> int | None:
 
 
 def _worker(k, work, items, ranges, lock, results, thresholds) -> None:
+    # Stopped by the parent (`terminate`, SIGTERM), a worker ends at once. A forked worker
+    # inherits the parent's handlers, and `loopfix.cli` makes SIGTERM raise SystemExit; the
+    # exit that follows waits until the queue's buffer has reached the pipe, which the
+    # parent no longer reads while it joins the worker: both would wait for good. Ctrl-C
+    # reaches the whole process group: the parent handles it and stops the workers.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*thresholds)  # a spawned worker starts with Python's defaults
     while (index := _take(k, ranges, lock)) is not None:
         try:

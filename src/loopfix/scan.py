@@ -423,11 +423,13 @@ def _scanned(paths, settings: ScanSettings, jobs: int, progress) -> Iterator[Fil
         return
     known = [known_report(path, settings) for path in paths]
     missing = [path for path, report in zip(paths, known, strict=True) if report is None]
-    fresh = iter(_analysed(missing, settings, jobs))
-    for report in known:
-        yield report if report is not None else next(fresh)
-        if progress:
-            progress(1)
+    # closed here, not when collected: an error while the workers stop (a SIGTERM that
+    # reaches loopfix then) is raised, not printed as ignored before a clean summary
+    with contextlib.closing(_analysed(missing, settings, jobs)) as fresh:
+        for report in known:
+            yield report if report is not None else next(fresh)
+            if progress:
+                progress(1)
 
 
 def _analysed(paths: list[Path], settings: ScanSettings, jobs: int) -> Iterator[FileReport]:
