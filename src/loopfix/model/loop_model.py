@@ -16,7 +16,7 @@ from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUERIES
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
-from loopfix.model.index import TreeIndex, index_tree, kept_fact, walk
+from loopfix.model.index import TreeIndex, index_tree, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
@@ -325,6 +325,32 @@ class LoopModel:
                 seen.add(id(call))
                 found.append((call, statement, optimizer, given))
         return found
+
+    def existence_guard(self, statement: ast.stmt) -> ast.If | None:
+        """The `if scheduler is not None:` (or `if scheduler:`), without `else`, whose only
+        statement is `statement`, a call on the object it tests (`scheduler.step()`): the
+        call runs whenever the object exists, and moves with its test."""
+        owner, block = self.block_of(statement)
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (
+            isinstance(owner, ast.If)
+            and block is owner.body
+            and len(block) == 1
+            and not owner.orelse
+            and isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+        ):
+            return None
+        test = owner.test
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            test = test.left
+        return owner if syntax_key(test) == syntax_key(call.func.value) else None
 
     def changes_condition(self, test: ast.expr, statements: list[ast.stmt]) -> ast.stmt | None:
         """The first of `statements` that may change what `test` evaluates to: it binds,

@@ -62,12 +62,14 @@ uses a later value.
 
 ## Fix safety
 Safe by the criterion above: the schedule becomes the documented one, and nothing else moves.
-Not reported: a scheduler stepped with arguments (`ReduceLROnPlateau.step(val_loss)`), one
-stepped under a condition (`if epoch > 0: scheduler.step()`, which does follow an optimizer
-step), and one whose optimizer is not known from how it was built. A called function counts
-only when it steps the scheduler on every call (a statement of its own body, after nothing
-that may return) and runs no backward or optimizer step itself; a method that loops over its
-schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
+A step under a test that the scheduler exists (`if self.lr_scheduler is not None:`, the
+trainers' optional schedule) is a step whenever there is a schedule; the fix moves the `if`
+with it. Not reported: a scheduler stepped with arguments (`ReduceLROnPlateau.step(val_loss)`),
+one stepped under any other condition (`if epoch > 0: scheduler.step()`, which does follow an
+optimizer step), and one whose optimizer is not known from how it was built. A called
+function counts only when it steps the scheduler on every call (a statement of its own body,
+after nothing that may return) and runs no backward or optimizer step itself; a method that
+loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
 
 ## References
 - PyTorch docs, "How to adjust learning rate" (`torch.optim.lr_scheduler`): the order of
@@ -88,6 +90,8 @@ class SchedulerBeforeStep(Rule):
     def detect(self, context: FileContext) -> list[Finding]:
         model, findings = context.model, []
         for site, statement, optimizer in self._scheduler_steps(context):
+            # `if scheduler is not None: scheduler.step()` steps whenever there is a schedule
+            statement = model.existence_guard(statement) or statement
             owner, block = model.block_of(statement)
             if not isinstance(owner, LOOPS | ast.FunctionDef | ast.AsyncFunctionDef):
                 continue  # guarded, or at module level outside a loop: it may follow a step

@@ -1,0 +1,71 @@
+"""A scheduler stepped under a test that it exists (`if self.lr_scheduler is not None:`, a
+trainer's optional schedule) steps whenever there is a schedule: at the start of an epoch it
+runs one step ahead, as an unguarded one does. Any other test, an `else`, or more in the `if`
+leaves the step alone. Each program is run for the truth (PyTorch's warning made an error)."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import rules_reported, run_script
+
+PROGRAM = """\
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+def train(model, optimizer, scheduler, batches, epochs):
+    for epoch in range(epochs):
+{guarded}
+        for data, target in batches:
+            optimizer.zero_grad()
+            nn.functional.mse_loss(model(data), target).backward()
+            optimizer.step()
+
+
+warnings.simplefilter("error")  # "Detected call of `lr_scheduler.step()` before ..."
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(2)]
+train(model, optimizer, scheduler, batches, 3)
+"""
+
+# the epoch's first statements -> whether the schedule runs ahead (PyTorch warns), whether
+# LF005 is reported
+GUARDS = {
+    "is not None": (
+        "        if scheduler is not None:\n            scheduler.step()",
+        True,
+        True,
+    ),
+    "truthiness": ("        if scheduler:\n            scheduler.step()", True, True),
+    "unguarded (control)": ("        scheduler.step()", True, True),
+    "another test: after the first epoch": (
+        "        if epoch > 0:\n            scheduler.step()",
+        False,
+        False,
+    ),
+    "the test that it exists and another": (
+        "        if scheduler is not None and epoch > 0:\n            scheduler.step()",
+        False,
+        False,
+    ),
+    "an else that steps too (not followed)": (
+        "        if scheduler is not None:\n            scheduler.step()\n"
+        "        else:\n            pass",
+        True,
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GUARDS))
+def test_a_step_guarded_by_the_schedulers_existence_is_a_step(name, tmp_path):
+    guarded, ahead, reported = GUARDS[name]
+    source = PROGRAM.format(guarded=guarded)
+    run = run_script(source, tmp_path)
+    assert ("before `optimizer.step()`" in run.stderr) is ahead, run.stderr
+    assert rules_reported(source) == (["LF005"] if reported else [])
