@@ -455,6 +455,7 @@ class CallsMixin:
                 bound = _bound(init, positional, keywords, method=True)
                 renames = self._held_renames(bound)
                 self.call_sites.record(init, bound, None, self._modules_of, renames=renames)
+                self._note_object_classes(bound)
                 function = self.call_stack[-1] if self.call_stack else None
                 self.held.note(info, init, bound, self.frame.prefix, function)
             return EMPTY.with_shape(self_shape(info))
@@ -758,6 +759,15 @@ class CallsMixin:
             return None
         return self.held.module_of(cls, target.attr, self.instances.symbols)
 
+    def _note_object_classes(self, bound: dict[str, tuple[Value, str | None]]) -> None:
+        """The classes of the objects a call passes (`Trainer(agent, ...)`), for a callee's
+        module that does not import them (`Symbols.adopt`)."""
+        for value, _ in bound.values():
+            shape = value.shape
+            info = self.class_of(shape) if shapes.class_name(shape) else None
+            if info is not None and shape[0] == "object":
+                self.call_sites.note_class(info, self.home_of(info.node))
+
     def _held_renames(self, bound: dict[str, tuple[Value, str | None]]) -> dict[str, str]:
         """The caller's modules as the callee knows them through the objects it is given
         (`HeldModules.renames`)."""
@@ -883,6 +893,7 @@ class CallsMixin:
         self.call_sites.record(
             call.function, bound, self.listed, self._modules_of, receiver, renames
         )
+        self._note_object_classes(bound)
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:

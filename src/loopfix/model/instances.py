@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from loopfix.model import shapes
 from loopfix.model.graphs import EMPTY, OPAQUE, PLACEHOLDER, Graph, Value
@@ -42,6 +43,15 @@ class CallSites:
     _sites_of: dict[tuple[int, str], tuple[int, ...]] = field(default_factory=dict)
     # parameters some call site passed data of unknown origin in, beside the modules' graphs
     partly_opaque: set[tuple[int, str]] = field(default_factory=set)
+    # class name -> (the class, its module's symbols) of the objects the call sites passed,
+    # or None when two classes of that name were (`Symbols.adopt`)
+    classes: dict[str, tuple[Any, Any] | None] = field(default_factory=dict)
+
+    def note_class(self, info, home) -> None:
+        """An object of `info`'s class (defined in `home`) was passed at a call site."""
+        name = info.node.name
+        known = self.classes.get(name, (info, home))
+        self.classes[name] = (info, home) if known is not None and known[0] is info else None
 
     def record(
         self,

@@ -650,6 +650,9 @@ def build_model(
         statements_run += record_calls_into(
             caller_tree, caller_symbols, call_sites, budget, towards
         )
+    for adopted in call_sites.classes.values():
+        if adopted is not None:
+            symbols.adopt(*adopted)
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances, kept=kept)
     _run_scopes(interpreter, tree, index, relevant)

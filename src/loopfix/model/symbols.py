@@ -213,6 +213,19 @@ class Symbols:
     def class_named(self, name: str) -> ClassInfo | None:
         return self.classes.get(name) or self.module_classes.get(name)
 
+    def adopt(self, info: ClassInfo, home: Symbols) -> None:
+        """A class of another project module whose objects the modules calling into this one
+        pass it (`Trainer(agent, ...)` in `main.py`, `Agent` from `agent.py`, which this
+        module does not import): its methods are followed where those objects are used. A
+        name this module binds keeps its own meaning."""
+        name = info.node.name
+        if self.class_named(name) is not None or name in self.globals:
+            return
+        self.module_classes[name] = info
+        self.homes.setdefault(id(info.node), home.home(info.node))
+        for method in info.methods.values():
+            self.homes.setdefault(id(method), home.home(method))
+
     def file_bases(self, info: ClassInfo) -> list[ClassInfo]:
         """The class's bases defined in the project: in its module, imported by name, or
         named through an imported module (`base.Trainer`)."""
