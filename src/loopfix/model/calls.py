@@ -332,6 +332,11 @@ class CallsMixin:
         optimizer over a list of named tensors steps; each tensor as `shapes.TENSOR_PATH`
         plus its path (no module's call site is one, so its step changes no module's
         weights). None unless every item is a named tensor or a module's parameters."""
+        if isinstance(given, ast.Name) and self.leaves:  # `params = [W, U]`, then `SGD(params)`
+            listed = self.listed.get(self.key_for(given) or "")
+            leaves = [p for p in listed or () if p in self.leaves]
+            if listed and len(leaves) == len(listed):
+                return frozenset(shapes.TENSOR_PATH + p for p in leaves)
         if not isinstance(given, ast.List | ast.Tuple):
             return None
         paths: set[str] = set()
@@ -347,7 +352,10 @@ class CallsMixin:
                 paths.add(path)
                 continue
             path = self.module_path(item) if isinstance(item, ast.Name | ast.Attribute) else None
-            if path is None or self._peek(item, env).shape not in (shapes.TENSOR, UNKNOWN, None):
+            shape = self._peek(item, env).shape
+            if path is None or (
+                shape not in (shapes.TENSOR, UNKNOWN, None) and path not in self.leaves
+            ):
                 return None
             paths.add(shapes.TENSOR_PATH + path)
         return frozenset(paths) or None

@@ -34,7 +34,11 @@ class ExpressionsMixin:
         key = self.key_for(node)
         if key in env:
             peers = self.peer_view(key, node, env) if key is not None else None
-            return env[key] if peers is None else peers
+            value = env[key] if peers is None else peers
+            if key in self.leaves and not self.no_grad:
+                # each use of a tensor that requires grad starts a graph that saves it
+                return Value(value.graphs | {self.leaf_graph(node, key)}, value.shape)
+            return value
         if node.id == "self" and self.frame.cls is not None:
             return EMPTY.with_shape(self_shape(self.frame.cls))
         if node.id in self.symbols.globals:

@@ -25,6 +25,7 @@ from loopfix.model.graphs import (
     PEERS,
     Env,
     Flow,
+    Graph,
     Value,
     join_envs,
     union,
@@ -95,6 +96,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # lists built from named objects (`optimizers = [opt_a, opt_b]`): their items' paths
         self.listed: dict[str, tuple[str | None, ...]] = {}
         self.held = HeldModules()  # the modules the objects built in the scope keep
+        # keys of the scope's names bound to a tensor that requires grad, made there
+        # (`W = nn.Parameter(...)`, `torch.randn(..., requires_grad=True)`): `_note_leaf`
+        self.leaves: set[str] = set()
         # list key -> the index variable of the loop whose backwards and steps the list's
         # peer view records (reads with that index are the iteration's own element)
         self.peer_index: dict[str, str | None] = {}
@@ -136,6 +140,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.top_loops = set()
         module_body = self.symbols.tree.body if self.symbols.tree is not None else None
         self.held = HeldModules(body, body is module_body)
+        self.leaves = set()
         flow = self.exec_block(body, env)
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see.
@@ -378,8 +383,49 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for target in node.targets:
             self.bind(target, value, env)
             self._alias_attribute(target, source, value)
+            self._note_leaf(target, source)
         self._unpack_listed(node, target, source)
         return Flow(normal=env)
+
+    def _note_leaf(self, target: ast.expr, source: ast.expr) -> None:
+        """`W = nn.Parameter(torch.randn(8, 8))`, `w = torch.zeros(4, requires_grad=True)`,
+        `b = torch.zeros(4).requires_grad_()` in the scope being run: a weight written by
+        hand, which each expression using it saves (`leaf_graph`). Bound again to anything
+        else, the name is not one (`bind`)."""
+        if not (isinstance(target, ast.Name) and self.frame.is_top):
+            return
+        if isinstance(source, ast.Call) and self._makes_leaf(source):
+            key = self.key_for(target)
+            if key is not None:
+                self.leaves.add(key)
+
+    def _makes_leaf(self, call: ast.Call) -> bool:
+        qualified = self.symbols.qualify(call.func) or ""
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return True
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_":
+            flag = (
+                call.args[0]
+                if call.args
+                else next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
+            )
+            return flag is None or (isinstance(flag, ast.Constant) and flag.value is True)
+        return qualified.startswith("torch.") and any(
+            k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+
+    def leaf_graph(self, node: ast.Name, key: str) -> Graph:
+        """The graph a use of a hand-made weight starts: a piece of its own at that use, which
+        saves the weight (`shapes.TENSOR_PATH` + its key, as an optimizer over `[W, U]`
+        names it), so a step over it makes the piece stale."""
+        site = (*self.frame.site_prefix, self._id("site", node))
+        path = shapes.TENSOR_PATH + key
+        self.obs.site_modules.setdefault(site, set()).add(path)
+        if self.top_statement is not None:
+            self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
+        return Graph(site)
 
     def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value) -> None:
         """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`: the name
@@ -1059,6 +1105,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if isinstance(target, ast.Name) and target.id in self.element_names:
                 self.element_names.discard(target.id)  # no longer a container's element
                 self.frame.aliases.pop(target.id, None)
+            if isinstance(target, ast.Name) and self.leaves:
+                self.leaves.discard(self.key_for(target))  # `_note_leaf`
             if isinstance(target, ast.Name) and target.id in self.frame.attribute_aliases:
                 self.frame.attribute_aliases.discard(target.id)  # `_alias_attribute`
                 self.frame.aliases.pop(target.id, None)

@@ -421,7 +421,9 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
             if i <= s or position[i] > position[s]:
                 continue  # it ran before the step, or still runs after it
             called = context.model.modules_called_by(unit.statement)
-            if any(path is None or _owner(path, step.update.modules) for path in called):
+            # a use of a stepped tensor (`log_alpha.exp()`) is named below, as what it reads
+            forwards = [p for p in called if p is None or p[:1] != shapes.TENSOR_PATH]
+            if any(path is None or _owner(path, step.update.modules) for path in forwards):
                 raise NotReorderable(
                     f"line {unit.statement.lineno} runs a forward of weights that "
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
