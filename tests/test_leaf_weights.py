@@ -1,10 +1,12 @@
 """Weights written by hand (`W = nn.Parameter(...)`, `torch.randn(..., requires_grad=True)`,
-`.requires_grad_()`) build a graph wherever an expression uses them, as a layer's call does:
-a recurrent state computed from them and carried into the next batch without a detach goes
-back through the freed graph (LF001), and an optimizer over them (`SGD([W, U])`, or over a
-list of them) changes what those graphs saved. Under `torch.no_grad()` they build nothing,
-and a name bound again (`w -= lr * w.grad` by hand) is no longer taken for one. Each program
-is run for the truth."""
+`.requires_grad_()`) build a graph where an operation keeps a tensor to give them their
+gradient (`x @ W`, `h * W`, `torch.mm(h, W)`), as a layer's call does: a recurrent state
+computed that way and carried into the next batch without a detach goes back through the
+freed graph (LF001). Whether such an operation keeps the weight itself depends on the other
+operand, so a step over the weight is not taken to change what those graphs saved: a weight
+reached only through `exp()` (SAC's temperature) or an addition, stepped before a backward,
+is correct code. Under `torch.no_grad()` they build nothing, and a name bound again (`w -=
+lr * w.grad` by hand) is no longer taken for one. Each program is run for the truth."""
 
 from __future__ import annotations
 
@@ -111,3 +113,39 @@ def test_a_value_built_once_from_a_weight_is_one_graph_for_every_iteration(tmp_p
     run = run_script(BUILT_ONCE, tmp_path)
     assert "backward through the graph a second time" in run.stderr, run.stderr
     assert rules_reported(BUILT_ONCE) == ["LF003"]
+
+
+TEMPERATURE = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+net = nn.Linear(3, 1)
+log_alpha = torch.zeros(1, requires_grad=True)
+alpha_optimizer = torch.optim.Adam([log_alpha], lr=1e-2)
+net_optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+for step in range(3):
+    out = net(torch.randn(5, 3))
+    {scaled}
+    alpha_optimizer.zero_grad()
+    (-scaled).backward(retain_graph=True)
+    alpha_optimizer.step()
+    net_loss = (out ** 2).mean() + scaled
+    net_optimizer.zero_grad()
+    net_loss.backward()
+    net_optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "scaled",
+    [
+        "scaled = log_alpha.exp() * (out.mean() - 1.0)",  # exp keeps its result
+        "scaled = (out + log_alpha).mean()",  # an addition keeps nothing
+    ],
+)
+def test_a_step_of_a_weight_its_graph_did_not_keep_is_not_reported(scaled, tmp_path):
+    source = TEMPERATURE.format(scaled=scaled)
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(source) == []

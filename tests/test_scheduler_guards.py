@@ -8,6 +8,9 @@ from __future__ import annotations
 import pytest
 from scripts import rules_reported, run_script
 
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+
 PROGRAM = """\
 import warnings
 
@@ -69,3 +72,72 @@ def test_a_step_guarded_by_the_schedulers_existence_is_a_step(name, tmp_path):
     run = run_script(source, tmp_path)
     assert ("before `optimizer.step()`" in run.stderr) is ahead, run.stderr
     assert rules_reported(source) == (["LF005"] if reported else [])
+
+
+RESUMED = """\
+import warnings
+
+import torch
+import torch.nn as nn
+
+warnings.simplefilter("error")
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(2)]
+start_epoch = 0  # a resumed run sets it, and the schedule is fast-forwarded to it
+for epoch in range(3):
+    scheduler.step()
+    if epoch < start_epoch:
+        continue
+    for data, target in batches:
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(data), target).backward()
+        optimizer.step()
+"""
+
+
+def test_a_step_that_would_move_past_a_continue_has_no_fix(tmp_path):
+    """The schedule runs ahead (PyTorch warns), but moved after the batch loop the step
+    would no longer fast-forward the epochs `continue` skips: reported without a fix."""
+    run = run_script(RESUMED, tmp_path)
+    assert "before `optimizer.step()`" in run.stderr, run.stderr
+    result = analyse_source(SourceFile.from_bytes("train.py", RESUMED.encode()))
+    assert [(f.rule, f.fix) for f in result.findings] == [("LF005", None)]
+    assert "line 15 may leave the iteration" in result.findings[0].fix_unavailable
+    assert result.fixed_text == RESUMED
+
+
+WARMED_UP = """\
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+def run_epoch(model, optimizer, batches):
+    for data, target in batches:
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(data), target).backward()
+        optimizer.step()
+
+
+warnings.simplefilter("error")
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(2)]
+run_epoch(model, optimizer, batches)  # a first epoch at the base rate
+for epoch in range(1, 3):
+    if scheduler is not None:
+        scheduler.step()
+    run_epoch(model, optimizer, batches)
+"""
+
+
+def test_a_step_at_the_start_of_epochs_after_a_warm_up_epoch_is_not_reported(tmp_path):
+    run = run_script(WARMED_UP, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(WARMED_UP) == []

@@ -10,6 +10,9 @@ from __future__ import annotations
 import pytest
 from scripts import rules_reported, run_script
 
+from loopfix.analysis import analyse_source
+from loopfix.source import SourceFile
+
 PROGRAM = """\
 import copy
 
@@ -223,3 +226,157 @@ def test_a_trainer_steps_the_network_it_reaches_through_its_attributes(name, tmp
     run = run_script(source, tmp_path)
     assert ("modified by an inplace operation" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == (["LF002"] if raises else [])
+
+
+# correct programs whose objects do not keep the network the stepped optimizer was built
+# over, though a name or a class would say so: each object is another network
+SEPARATE_OBJECTS = {
+    "built by one helper called twice": """\
+def build(seed):
+    torch.manual_seed(seed)
+    critic = make_critic()
+    agent = Agent(critic)
+    return agent, torch.optim.Adam(critic.parameters(), lr=1e-3)
+
+
+first, first_optimizer = build(0)
+second, second_optimizer = build(1)
+""",
+    "built in a loop": """\
+agents, optimizers = [], []
+for seed in range(2):
+    critic = make_critic()
+    agents.append(Agent(critic))
+    optimizers.append(torch.optim.Adam(critic.parameters(), lr=1e-3))
+first, second = agents
+first_optimizer, second_optimizer = optimizers
+""",
+}
+SEPARATE = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, critic):
+        self.critic = critic
+
+    def value(self, x):
+        return self.critic(x)
+
+
+def make_critic():
+    return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+
+
+{built}
+for step in range(3):
+    x = torch.randn(8, 4)
+    first_loss = first.value(x).pow(2).mean()
+    second_loss = second.value(x).pow(2).mean()
+    first_optimizer.zero_grad()
+    first_loss.backward()
+    first_optimizer.step()
+    second_optimizer.zero_grad()
+    second_loss.backward()
+    second_optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("name", list(SEPARATE_OBJECTS))
+def test_objects_built_more_than_once_keep_networks_of_their_own(name, tmp_path):
+    source = SEPARATE.format(built=SEPARATE_OBJECTS[name])
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(source) == []
+
+
+BRANCHES = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, critic, lagged, optimizer):
+        self.critic, self.lagged, self.optimizer = critic, lagged, optimizer
+
+    def fit(self, use_lagged, steps=3):
+        if use_lagged:
+            critic = self.lagged
+        else:
+            critic = self.critic
+        for step in range(steps):
+            x = torch.randn(8, 4)
+            v = critic(x)
+            first = self.critic(x).pow(2).mean()
+            self.optimizer.zero_grad()
+            first.backward()
+            self.optimizer.step()
+            v.pow(2).mean().backward()
+
+
+torch.manual_seed(0)
+critic, lagged = nn.Linear(4, 1), nn.Linear(4, 1)
+Trainer(critic, lagged, torch.optim.SGD(critic.parameters(), lr=0.1)).fit(True)
+"""
+
+
+def test_a_name_bound_to_attributes_in_two_branches_is_neither(tmp_path):
+    """Which attribute `critic` is depends on the run (here the lagged copy, which the step
+    leaves alone): the name is taken for neither, and nothing is reported."""
+    run = run_script(BRANCHES, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(BRANCHES) == []
+
+
+GAN_OBJECT = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class GAN:
+    def __init__(self, generator, discriminator):
+        self.generator = generator
+        self.discriminator = discriminator
+
+    def sample(self, n):
+        return self.generator(torch.randn(n, 8))
+
+    def score(self, x):
+        return self.discriminator(x)
+
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 16))
+D = nn.Sequential(nn.Linear(16, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1))
+gan = GAN(G, D)
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+for it in range(3):
+    fake = gan.sample(8)
+    d_real, d_fake = gan.score(torch.randn(8, 16)), gan.score(fake)
+    ones, zeros = torch.ones_like(d_real), torch.zeros_like(d_real)
+    d_loss = F.binary_cross_entropy_with_logits(
+        d_real, ones
+    ) + F.binary_cross_entropy_with_logits(d_fake, zeros)
+    g_loss = F.binary_cross_entropy_with_logits(d_fake, ones)
+    opt_d.zero_grad()
+    d_loss.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+"""
+
+
+def test_a_method_named_like_a_tensor_method_is_followed(tmp_path):
+    """`gan.sample(n)` is the class's own method (not `Distribution.sample()`, which draws
+    without a graph): the generator's graph reaches the discriminator's loss, so the fix
+    keeps that loss out of the generator's gradients too."""
+    run = run_script(GAN_OBJECT, tmp_path)
+    assert "modified by an inplace operation" in run.stderr, run.stderr
+    result = analyse_source(SourceFile.from_bytes("train.py", GAN_OBJECT.encode()))
+    assert [f.rule for f in result.findings] == ["LF002"]
+    assert "d_loss.backward(retain_graph=True, inputs=list(D.parameters()))" in result.fixed_text
+    assert "g_loss.backward(inputs=list(G.parameters()))" in result.fixed_text

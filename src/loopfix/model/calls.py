@@ -247,8 +247,13 @@ class CallsMixin:
             self._args(node, env)
             self.backward(node, loss, self._retain(node), env)
             return EMPTY
-        if attr in GRAPH_FREE_METHODS and self.symbols.member(func) is None:
-            # (not `utils.detach(h)`: a function of a project module, followed as written)
+        if (
+            attr in GRAPH_FREE_METHODS
+            and self.symbols.member(func) is None
+            and not self._own_method(func, env)
+        ):
+            # (not `utils.detach(h)`, a function of a project module, nor `gan.sample(n)`, a
+            # method of a class of the project: followed as written)
             base = self.eval(func.value, env)
             self._args(node, env)
             return EMPTY.with_shape(base.shape if attr == "detach" else OTHER)
@@ -464,8 +469,9 @@ class CallsMixin:
                 renames = self._held_renames(bound)
                 self.call_sites.record(init, bound, None, self._modules_of, renames=renames)
                 self._note_object_classes(bound)
-                function = self.call_stack[-1] if self.call_stack else None
-                self.held.note(info, init, bound, self.frame.prefix, function)
+                function, entry = self.followed[-1][:2] if self.followed else (None, None)
+                in_loop = bool(self.loop_stack)
+                self.held.note(info, init, bound, self.frame.prefix, function, entry, in_loop)
             return EMPTY.with_shape(self_shape(info))
         if kind == "wrapper":
             wrapped = positional[0][0] if positional else next(iter(keywords.values()))[0]
@@ -501,6 +507,9 @@ class CallsMixin:
             return EMPTY.with_shape(UNKNOWN)
         shape = TENSOR if kind == "torch" else UNKNOWN
         graphs = union(arguments) | receiver.graphs
+        if self.leaves and _saving_call(func, self.symbols):  # `torch.mm(x, W)`, `x.mm(W)`
+            operands = [func.value] if isinstance(func, ast.Attribute) else []
+            graphs |= self.leaf_graphs(operands + list(node.args))
         if kind == "unknown":
             graphs |= OPAQUE.graphs  # a function loopfix cannot see may return any graph
         return Value(graphs, shape)
@@ -765,7 +774,7 @@ class CallsMixin:
             and target.value.id == "self"
         ):
             return None
-        return self.held.module_of(cls, target.attr, self.instances.symbols)
+        return self.held.module_of(cls, target.attr, self.instances.symbols, self._modules_seen())
 
     def _note_object_classes(self, bound: dict[str, tuple[Value, str | None]]) -> None:
         """The classes of the objects a call passes (`Trainer(agent, ...)`), for a callee's
@@ -779,7 +788,9 @@ class CallsMixin:
     def _held_renames(self, bound: dict[str, tuple[Value, str | None]]) -> dict[str, str]:
         """The caller's modules as the callee knows them through the objects it is given
         (`HeldModules.renames`)."""
-        return self.held.renames(bound, self.class_of, self.instances.symbols)
+        if not self.held.given:
+            return {}
+        return self.held.renames(bound, self.class_of, self.instances.symbols, self._modules_seen())
 
     def _holds_weights(self, info, settings: frozenset[str]) -> bool:
         """Whether one of the `settings` of the module's instances holds a tensor, a
@@ -963,6 +974,19 @@ def _bound(
     bound = dict(zip(params, positional, strict=False))
     bound.update((name, value) for name, value in keywords.items() if name is not None)
     return bound
+
+
+# calls whose backward keeps one operand to give the other its gradient (`SAVING_OPERATORS`)
+SAVING_FUNCTIONS = frozenset(
+    {"torch.mm", "torch.matmul", "torch.bmm", "torch.mv", "torch.nn.functional.linear"}
+)
+SAVING_METHODS = frozenset({"mm", "matmul", "bmm", "mv"})
+
+
+def _saving_call(func: ast.expr, symbols) -> bool:
+    if isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS:
+        return True
+    return symbols.qualify(func) in SAVING_FUNCTIONS
 
 
 def _calls_forward(func: ast.expr) -> bool:

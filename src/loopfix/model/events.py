@@ -212,8 +212,12 @@ class EventsMixin:
                 )
 
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
+        """Whether the graph piece at `site` saved weights of `modules` (a module's call
+        does; the use of a hand-made weight, `leaf_graphs`, is not known to)."""
         return any(
-            path is not None and any(shapes.within(path, m) for m in modules)
+            path is not None
+            and path[:1] != shapes.TENSOR_PATH
+            and any(shapes.within(path, m) for m in modules)
             for path in self.obs.site_modules.get(site, ())
         )
 

@@ -12,6 +12,10 @@ from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import dotted_name
 
+# operators whose backward keeps the other operand to give an operand its gradient: a weight
+# written by hand used in one builds a graph with a saved tensor, which a backward frees
+SAVING_OPERATORS = (ast.MatMult, ast.Mult, ast.Div)
+
 
 class ExpressionsMixin:
     """Expressions, for `Interpreter`."""
@@ -34,11 +38,7 @@ class ExpressionsMixin:
         key = self.key_for(node)
         if key in env:
             peers = self.peer_view(key, node, env) if key is not None else None
-            value = env[key] if peers is None else peers
-            if key in self.leaves and not self.no_grad:
-                # each use of a tensor that requires grad starts a graph that saves it
-                return Value(value.graphs | {self.leaf_graph(node, key)}, value.shape)
-            return value
+            return env[key] if peers is None else peers
         if node.id == "self" and self.frame.cls is not None:
             return EMPTY.with_shape(self_shape(self.frame.cls))
         if node.id in self.symbols.globals:
@@ -187,7 +187,10 @@ class ExpressionsMixin:
         paths = (shapes.param_paths(left.shape), shapes.param_paths(right.shape))
         if isinstance(node.op, ast.Add) and None not in paths:
             shape = ("params", paths[0] | paths[1])  # list(a.parameters()) + list(b...)
-        return Value(left.graphs | right.graphs, shape)
+        graphs = left.graphs | right.graphs
+        if isinstance(node.op, SAVING_OPERATORS):  # `x @ W`, `h * gate`
+            graphs |= self.leaf_graphs([node.left, node.right])
+        return Value(graphs, shape)
 
     def expr_UnaryOp(self, node: ast.UnaryOp, env: Env) -> Value:
         operand = self.eval(node.operand, env)

@@ -27,6 +27,7 @@ class Holding:
     key: str  # the name's key in the frame that called the constructor (`#1main:critic`)
     bare: str  # the name as that frame's code spells it (`critic`)
     function: ast.AST | None  # the function whose frame it was (None: the scope being run)
+    entry: int | None = None  # id of the call that entered that function
 
 
 @dataclass
@@ -40,35 +41,44 @@ class HeldModules:
     given: dict[tuple[int, str], Holding | None] = field(default_factory=dict)
     _bindings: dict[int, collections.Counter] = field(default_factory=dict)
 
-    def note(self, info, init: ast.AST, bound: dict, prefix: str, function) -> None:
+    def note(
+        self, info, init: ast.AST, bound: dict, prefix: str, function, entry, in_loop: bool
+    ) -> None:
         """A constructor call of `info`'s class, its `__init__` given `bound` (parameter ->
         (value, the caller's key)) by a frame whose locals have keys `prefix` + name, in
-        `function` (None: the scope being run)."""
+        `function` (None: the scope being run) entered by the call `entry`. In a loop, or
+        in a function the scope may call more than once (`build()` twice: a second call
+        may not even run, its summary standing for it), each pass builds another object: no
+        holding is sure."""
+        sure = not in_loop and (function is None or self._called_once(function))
         for parameter, attribute in stored_parameters(init).items():
             value, key = bound.get(parameter, (None, None))
-            entry = (id(info.node), attribute.removeprefix("self."))
+            slot = (id(info.node), attribute.removeprefix("self."))
             holding = None
-            if key is not None and value is not None and shapes.is_module(value.shape):
+            if key is not None and sure and value is not None and shapes.is_module(value.shape):
                 bare = key.removeprefix(prefix) if function is not None else key
-                holding = Holding(key, bare, function)
-            if entry in self.given and self.given[entry] != holding:
+                holding = Holding(key, bare, function, id(entry) if entry is not None else None)
+            if slot in self.given and self.given[slot] != holding:
                 holding = None  # objects of the class keep different networks
-            self.given[entry] = holding
+            self.given[slot] = holding
 
-    def module_of(self, info, attribute: str, symbols) -> str | None:
+    def module_of(self, info, attribute: str, symbols, seen) -> str | None:
         """The key of the module the objects of `info`'s class keep as `attribute`, in the
         terms of the frame that built them; None unless it is sure (see the module's
-        docstring). `symbols`: the analysed module's."""
+        docstring). `symbols`: the analysed module's; `seen`: every module the analysis
+        looked into, none of which may store the attribute again (a helper that replaces
+        it with a copy, a base class that does)."""
         holding = self.given.get((id(info.node), attribute))
         if holding is None or "." in holding.bare:
             return None
         if holding.function is None and not self.module_scope and holding.bare in symbols.globals:
             return None  # a function's own name and the module's too: which one is unclear
-        if symbols.home(info.node).stores_attribute(attribute) != 1:
+        stores = [module.stores_attribute(attribute) for module in seen]
+        if None in stores or sum(stores) != 1:
             return None
-        return holding.key if self._bound_once(holding) else None
+        return holding.key if self.bound_once(holding.bare, holding.function) else None
 
-    def renames(self, bound: dict, class_of, symbols) -> dict[str, str]:
+    def renames(self, bound: dict, class_of, symbols, seen) -> dict[str, str]:
         """`Trainer(agent, optimizer)` with `agent` keeping `critic` (`module_of`): the
         callee knows the caller's `critic` as `agent.critic` (caller key -> the callee's
         path). `class_of`: the class of a value's shape."""
@@ -76,23 +86,45 @@ class HeldModules:
         for parameter, (value, _) in bound.items():
             info = class_of(value.shape) if self.given else None
             for class_id, attribute in list(self.given) if info is not None else ():
-                module = (
-                    self.module_of(info, attribute, symbols) if class_id == id(info.node) else None
-                )
+                if class_id != id(info.node):
+                    continue
+                module = self.module_of(info, attribute, symbols, seen)
                 if module is not None:
                     renames.setdefault(module, f"{parameter}.{attribute}")
         return renames
 
-    def _bound_once(self, holding: Holding) -> bool:
-        """The function that named the module (or the scope) binds that name once, nested
-        functions included."""
-        key = id(holding.function)
+    def _called_once(self, function) -> bool:
+        """The scope's body names `function` in one call, outside every loop, and no other
+        code does (`main()` under `if __name__ == "__main__":`)."""
+        name = function.name
+        calls = loops = 0
+        for statement in self.body:
+            for node in walk(statement):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                    calls += called == name
+                elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
+                    loops += any(
+                        isinstance(inner, ast.Call) and getattr(inner.func, "id", None) == name
+                        for inner in walk(node)
+                    )
+        return calls == 1 and not loops
+
+    def bound_once(self, name: str, function: ast.AST | None) -> bool:
+        """`function` (None: the scope being run) binds `name` once, nested functions
+        included, and not inside a loop (where each pass binds it anew)."""
+        key = id(function)
         if key not in self._bindings:
-            body = self.body if holding.function is None else holding.function.body
-            self._bindings[key] = collections.Counter(
-                node.id
-                for statement in body
-                for node in walk(statement)
-                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-            )
-        return self._bindings[key].get(holding.bare, 0) == 1
+            body = self.body if function is None else function.body
+            counts: collections.Counter = collections.Counter()
+            for statement in body:
+                for node in walk(statement):
+                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        counts[node.id] += 1
+                    elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
+                        for inner in walk(node):
+                            if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+                                counts[inner.id] += 2  # bound in a loop: never once
+            self._bindings[key] = counts
+        return self._bindings[key].get(name, 0) == 1

@@ -416,28 +416,43 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             for k in call.keywords
         )
 
-    def leaf_graph(self, node: ast.Name, key: str) -> Graph:
-        """The graph a use of a hand-made weight starts: a piece of its own at that use, which
-        saves the weight (`shapes.TENSOR_PATH` + its key, as an optimizer over `[W, U]`
-        names it), so a step over it makes the piece stale."""
-        site = (*self.frame.site_prefix, self._id("site", node))
-        path = shapes.TENSOR_PATH + key
-        self.obs.site_modules.setdefault(site, set()).add(path)
-        if self.top_statement is not None:
-            self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
-        return Graph(site)
+    def leaf_graphs(self, operands: list[ast.expr]) -> frozenset[Graph]:
+        """The graph an operation that keeps a tensor for a hand-made weight's gradient
+        (`x @ W`, `torch.mm(h, W)`) starts where one of `operands` names such a weight
+        (`_note_leaf`): a piece of its own at that use, known by the weight's key after
+        `shapes.TENSOR_PATH` (how an optimizer over `[W, U]` names it). Whether the weight
+        itself is kept depends on whether the other operand requires grad, so a step over
+        it makes no such piece stale (`EventsMixin._owned`). None under `no_grad`."""
+        if self.no_grad:
+            return frozenset()
+        pieces = set()
+        for operand in operands:
+            key = self.key_for(operand) if isinstance(operand, ast.Name) else None
+            if key is None or key not in self.leaves:
+                continue
+            site = (*self.frame.site_prefix, self._id("site", operand))
+            path = shapes.TENSOR_PATH + key
+            self.obs.site_modules.setdefault(site, set()).add(path)
+            if self.top_statement is not None:
+                self.obs.statement_modules.setdefault(id(self.top_statement), set()).add(path)
+            pieces.add(Graph(site))
+        return frozenset(pieces)
 
     def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value) -> None:
         """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`: the name
         is the attribute's module or object, so the paths of what is called through it are
-        the attribute's, as the optimizer kept beside it names them (`self.model`). Bound
-        to anything else, the name is its own again (`bind`)."""
+        the attribute's, as the optimizer kept beside it names them (`self.model`): when the
+        function binds the name only there (`HeldModules.bound_once`). Bound to anything
+        else, the name is its own again (`bind`)."""
         if not (
             isinstance(target, ast.Name)
             and isinstance(source, ast.Attribute)
             and identifies(value.shape)
         ):
             return
+        function = self.followed[-1][0] if self.followed and not self.frame.is_top else None
+        if not self.held.bound_once(target.id, function):
+            return  # bound in two branches, or again later: which binding holds is not known
         path = self.module_path(source)
         if path is not None and path.partition(".")[0] != self.key_for(target):
             self.frame.aliases[target.id] = path

@@ -64,12 +64,17 @@ uses a later value.
 Safe by the criterion above: the schedule becomes the documented one, and nothing else moves.
 A step under a test that the scheduler exists (`if self.lr_scheduler is not None:`, the
 trainers' optional schedule) is a step whenever there is a schedule; the fix moves the `if`
-with it. Not reported: a scheduler stepped with arguments (`ReduceLROnPlateau.step(val_loss)`),
-one stepped under any other condition (`if epoch > 0: scheduler.step()`, which does follow an
-optimizer step), and one whose optimizer is not known from how it was built. A called
-function counts only when it steps the scheduler on every call (a statement of its own body,
-after nothing that may return) and runs no backward or optimizer step itself; a method that
-loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
+with it. No fix is offered when a statement it would move past may leave the iteration (`if
+epoch < start_epoch: continue`, which fast-forwards a resumed schedule; a batch skipped with
+`continue`): the step would no longer run on those paths. Not reported: a scheduler stepped
+with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other condition
+(`if epoch > 0: scheduler.step()`, which does follow an optimizer step), and one whose
+optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
+after which the optimizer has already stepped (a warm-up epoch run before it). A called
+function counts only when it steps the
+scheduler on every call (a statement of its own body, after nothing that may return) and runs
+no backward or optimizer step itself; a method that loops over its schedulers (`for s in
+self.schedulers: s.step()`) is not followed that far.
 
 ## References
 - PyTorch docs, "How to adjust learning rate" (`torch.optim.lr_scheduler`): the order of
@@ -78,6 +83,7 @@ loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed
 
 WARNING = "Detected call of `lr_scheduler.step()` before `optimizer.step()`"
 LOOPS = ast.For | ast.While | ast.AsyncFor
+DEFINITIONS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 class SchedulerBeforeStep(Rule):
@@ -98,6 +104,8 @@ class SchedulerBeforeStep(Rule):
             anchor = self._stepping_statement(context, block, statement, optimizer)
             if anchor is None or not _movable(context, block, statement, anchor):
                 continue
+            if isinstance(owner, LOOPS) and self._stepped_before(context, owner, optimizer):
+                continue  # a warm-up epoch before the loop: the first step follows its step
             if isinstance(anchor, LOOPS):
                 where = (
                     f"at the start of each epoch, before the batch loop on line "
@@ -114,7 +122,7 @@ class SchedulerBeforeStep(Rule):
                 "its first value and runs one step ahead"
             )
             start, end = context.layout.node_range(site)
-            detail = (statement, anchor)
+            detail = (statement, anchor, _leaving(context, block, statement, anchor))
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
         return findings
 
@@ -159,8 +167,34 @@ class SchedulerBeforeStep(Rule):
                 return later
         return None
 
+    @staticmethod
+    def _stepped_before(context: FileContext, loop: ast.stmt, optimizer: str) -> bool:
+        """The optimizer steps in a statement before `loop` in the block that holds it
+        (`run_epoch(model, optimizer, loader)` as a warm-up epoch), or in one around it."""
+        model = context.model
+        steps = [
+            u.statement
+            for u in model.updates()
+            if u.kind == "step" and u.target == optimizer and u.statement is not None
+        ]
+        steps += [e.statement for e in model.called_effects("step") if e.target == optimizer]
+        for enclosing in model.enclosing_statements(loop):
+            if id(enclosing) not in model.parents or isinstance(enclosing, DEFINITIONS):
+                break  # what runs before, in the function (or module body) that holds it
+            _, block = model.block_of(enclosing)
+            earlier = [s for s in block[: block.index(enclosing)] if not isinstance(s, DEFINITIONS)]
+            if any(e in earlier for s in steps for e in model.enclosing_statements(s)):
+                return True
+        return False
+
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        statement, anchor = finding.detail
+        statement, anchor, leaving = finding.detail
+        if leaving is not None:
+            finding.fix_unavailable = (
+                f"line {leaving.lineno} may leave the iteration before its optimizer steps, "
+                "so a step moved after it would no longer run on that path"
+            )
+            return None
         layout = context.layout
         if not (layout.stands_alone(statement) and layout.stands_alone(anchor)):
             return None
@@ -257,13 +291,21 @@ def _distinct(values: list) -> list:
     return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
 
 
+def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt):
+    """The first statement the move would pass that may leave the iteration (`if epoch <
+    start_epoch: continue` fast-forwarding a resumed schedule, a batch skipped with
+    `continue`): moved after it, the step would no longer run on those paths."""
+    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
+    return next((s for s in passed if context.model.may_leave_iteration(s)), None)
+
+
 def _movable(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt) -> bool:
     """A statement moved after `anchor` must not bind a name the statements it moves past
     read (`lr = trainer.update_learning_rate()` before a `trainer.update(x, y, lr)`)."""
+    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     if not isinstance(statement, ast.Assign):
         return True
     targets = statement.targets
     if not all(isinstance(t, ast.Name) for t in targets):
         return False
-    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     return not any(context.model.reads(s, t.id) for s in passed for t in targets)
