@@ -380,3 +380,53 @@ def test_a_method_named_like_a_tensor_method_is_followed(tmp_path):
     assert [f.rule for f in result.findings] == ["LF002"]
     assert "d_loss.backward(retain_graph=True, inputs=list(D.parameters()))" in result.fixed_text
     assert "g_loss.backward(inputs=list(G.parameters()))" in result.fixed_text
+
+
+GAN_TRAINER = """\
+import torch
+import torch.nn as nn
+
+
+class GANTrainer:
+    def __init__(self, G, D):
+        self.G, self.D = G, D
+        self.opt_G = torch.optim.Adam(G.parameters(), lr=1e-3)
+        self.opt_D = torch.optim.Adam(D.parameters(), lr=1e-3)
+
+    def update_G(self, fake):
+        g_loss = -self.D(fake).mean()
+        self.opt_G.zero_grad()
+        g_loss.backward(retain_graph=True)
+        self.opt_G.step()
+
+    def update_D(self, real, fake):
+        d_loss = self.D({fake}).mean() - self.D(real).mean()
+        self.opt_D.zero_grad()
+        d_loss.backward()
+        self.opt_D.step()
+
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 3))
+D = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+trainer = GANTrainer(G, D)
+for step in range(3):
+    fake = G(torch.randn(5, 2))
+    trainer.update_G(fake)
+    trainer.update_D(torch.randn(5, 3), fake)
+"""
+
+
+@pytest.mark.parametrize(
+    ("fake", "raises", "reported"),
+    [("fake", True, ["LF002"]), ("fake.detach()", False, ["LF004"])],
+)
+def test_a_trainer_steps_the_network_the_script_calls(fake, raises, reported, tmp_path):
+    """The trainer's optimizer over `self.G` (built in its `__init__`) steps the `G` the
+    script calls to make `fake`: the discriminator's loss on that `fake`, after the
+    generator's step, goes back through weights the step changed. On `fake.detach()` it
+    does not, and the generator's `retain_graph=True` is needless (LF004)."""
+    source = GAN_TRAINER.format(fake=fake)
+    run = run_script(source, tmp_path)
+    assert ("modified by an inplace operation" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == reported

@@ -154,11 +154,30 @@ class EventsMixin:
             update.statement, update.loops = self.top_statement, tuple(self.loop_stack)
             update.target, update.modules = self.module_path(target), modules
         if func.attr == "step" and modules:
-            self._go_stale(update_id, modules, env, self._other_elements(modules, env))
+            stepped = modules | self._held_paths(modules, env)
+            self._go_stale(update_id, stepped, env, self._other_elements(modules, env))
         self._note_within(("update", update_id, modules))
         if func.attr == "step" and not self.frame.is_top and self.top_statement is not None:
             self.note_effect(Effect("step", self.top_statement, node, self.module_path(target)))
         return EMPTY
+
+    def _held_paths(self, modules: frozenset[str], env: Env) -> frozenset[str]:
+        """The names the scope's builder gave the networks an object keeps, for an optimizer
+        over them (`tr.G`, the `self.G` of `GANTrainer(G, D)`, is `G`): a step of it makes
+        stale what `G(z)` built in the scope (`HeldModules.module_of`)."""
+        if not self.held.given:
+            return frozenset()
+        found = set()
+        for path in modules:
+            owner, _, attribute = path.rpartition(".")
+            value = env.get(owner) if owner and "." not in attribute else None
+            info = self.class_of(value.shape) if value is not None else None
+            if info is not None:
+                seen = self._modules_seen()
+                key = self.held.module_of(info, attribute, self.instances.symbols, seen)
+                if key is not None:
+                    found.add(key)
+        return frozenset(found)
 
     def _note_scheduler_step(self, node: ast.Call, optimizer: str | None) -> None:
         """`scheduler.step()` in the scope being run, or in a function it calls that steps

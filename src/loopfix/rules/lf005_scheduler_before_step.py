@@ -170,7 +170,9 @@ class SchedulerBeforeStep(Rule):
     @staticmethod
     def _stepped_before(context: FileContext, loop: ast.stmt, optimizer: str) -> bool:
         """The optimizer steps in a statement before `loop` in the block that holds it
-        (`run_epoch(model, optimizer, loader)` as a warm-up epoch), or in one around it."""
+        (`run_epoch(model, optimizer, loader)` as a warm-up epoch), or in one around it: a
+        statement of that block itself, not one inside a loop or a branch there, which may
+        not run (`for x, y in batches[:warmup]: train_step(x, y)`: verification tells)."""
         model = context.model
         steps = [
             u.statement
@@ -183,7 +185,7 @@ class SchedulerBeforeStep(Rule):
                 break  # what runs before, in the function (or module body) that holds it
             _, block = model.block_of(enclosing)
             earlier = [s for s in block[: block.index(enclosing)] if not isinstance(s, DEFINITIONS)]
-            if any(e in earlier for s in steps for e in model.enclosing_statements(s)):
+            if any(step in earlier for step in steps):
                 return True
         return False
 
