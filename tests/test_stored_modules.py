@@ -430,3 +430,50 @@ def test_a_trainer_steps_the_network_the_script_calls(fake, raises, reported, tm
     run = run_script(source, tmp_path)
     assert ("modified by an inplace operation" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == reported
+
+
+UNWRAPPED_IN_INIT = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU())
+        self.a = nn.Linear(32, 3)
+        self.b = nn.Linear(32, 1)
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.DataParallel(Net())
+        m = self.model.module
+        self.opt_a = torch.optim.Adam(list(m.enc.parameters()) + list(m.a.parameters()))
+        self.opt_b = torch.optim.Adam(list(m.enc.parameters()) + list(m.b.parameters()))
+
+    def step(self, x, ya, yb):
+        h = self.model.module.enc(x)
+        loss_a = nn.functional.cross_entropy(self.model.module.a(h), ya)
+        loss_b = nn.functional.mse_loss(self.model.module.b(h).squeeze(-1), yb)
+        self.opt_a.zero_grad()
+        loss_a.backward(retain_graph=True)
+        self.opt_a.step()
+        self.opt_b.zero_grad()
+        loss_b.backward()
+        self.opt_b.step()
+
+
+torch.manual_seed(0)
+trainer = Trainer()
+for it in range(3):
+    trainer.step(torch.randn(8, 8), torch.randint(0, 3, (8,)), torch.randn(8))
+"""
+
+
+def test_a_name_an_init_binds_to_an_attribute_is_that_attribute(tmp_path):
+    """`m = self.model.module` in `__init__`: the optimizers built over `m.enc` step
+    `self.model.module.enc`, which both heads' losses go through."""
+    run = run_script(UNWRAPPED_IN_INIT, tmp_path)
+    assert "modified by an inplace operation" in run.stderr, run.stderr
+    assert rules_reported(UNWRAPPED_IN_INIT) == ["LF002"]

@@ -200,6 +200,7 @@ class Instances:
 
     def _build(self, info) -> dict[str, Value]:
         from loopfix.model.frames import Frame, Observations
+        from loopfix.model.holders import HeldModules
         from loopfix.model.interpreter import Interpreter
 
         attributes: dict[str, Value] = {}
@@ -219,6 +220,8 @@ class Instances:
         frame = Frame(self_path="self", cls=info, aliases=stored)
         interpreter = Interpreter(symbols, Observations(), self)
         interpreter.frame = frame
+        # `m = self.model.module` binds the attribute once: `m.enc` is `self.model.module.enc`
+        interpreter.held = HeldModules(init.body)
         flow = interpreter.exec_block(init.body, env)
         for key, value in (flow.normal or env).items():
             attribute = key.removeprefix("self.")
