@@ -167,16 +167,13 @@ class EventsMixin:
         stale what `G(z)` built in the scope (`HeldModules.module_of`)."""
         if not self.held.given:
             return frozenset()
-        found = set()
+        seen, found = self._modules_seen(), set()
         for path in modules:
             owner, _, attribute = path.rpartition(".")
-            value = env.get(owner) if owner and "." not in attribute else None
-            info = self.class_of(value.shape) if value is not None else None
+            info = self.class_of(env[owner].shape) if owner in env else None
             if info is not None:
-                seen = self._modules_seen()
                 key = self.held.module_of(info, attribute, self.instances.symbols, seen)
-                if key is not None:
-                    found.add(key)
+                found |= {key} if key is not None else set()
         return frozenset(found)
 
     def _note_scheduler_step(self, node: ast.Call, optimizer: str | None) -> None:

@@ -96,20 +96,13 @@ class HeldModules:
     def _called_once(self, function) -> bool:
         """The scope's body names `function` in one call, outside every loop, and no other
         code does (`main()` under `if __name__ == "__main__":`)."""
-        name = function.name
-        calls = loops = 0
-        for statement in self.body:
-            for node in walk(statement):
-                if isinstance(node, ast.Call):
-                    func = node.func
-                    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-                    calls += called == name
-                elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
-                    loops += any(
-                        isinstance(inner, ast.Call) and getattr(inner.func, "id", None) == name
-                        for inner in walk(node)
-                    )
-        return calls == 1 and not loops
+        calls = [
+            node
+            for statement in self.body
+            for node in walk(statement)
+            if isinstance(node, ast.Call) and _called_name(node.func) == function.name
+        ]
+        return len(calls) == 1 and id(calls[0]) not in _in_loops(self.body)
 
     def bound_once(self, name: str, function: ast.AST | None) -> bool:
         """`function` (None: the scope being run) binds `name` once, nested functions
@@ -117,14 +110,28 @@ class HeldModules:
         key = id(function)
         if key not in self._bindings:
             body = self.body if function is None else function.body
+            looped = _in_loops(body)
             counts: collections.Counter = collections.Counter()
             for statement in body:
                 for node in walk(statement):
                     if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                        counts[node.id] += 1
-                    elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
-                        for inner in walk(node):
-                            if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
-                                counts[inner.id] += 2  # bound in a loop: never once
+                        counts[node.id] += 2 if id(node) in looped else 1  # looped: never once
             self._bindings[key] = counts
         return self._bindings[key].get(name, 0) == 1
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """`build` of `build()` and of `self.build()`."""
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _in_loops(body: list[ast.stmt]) -> set[int]:
+    """Ids of the nodes of `body` inside a `for` or `while` loop."""
+    return {
+        id(inner)
+        for statement in body
+        for node in walk(statement)
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While)
+        for inner in walk(node)
+        if inner is not node
+    }

@@ -390,8 +390,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _note_leaf(self, target: ast.expr, source: ast.expr) -> None:
         """`W = nn.Parameter(torch.randn(8, 8))`, `w = torch.zeros(4, requires_grad=True)`,
         `b = torch.zeros(4).requires_grad_()` in the scope being run: a weight written by
-        hand, which each expression using it saves (`leaf_graph`). Bound again to anything
-        else, the name is not one (`bind`)."""
+        hand, whose uses in operations that keep a tensor for its gradient start a graph
+        (`leaf_graphs`). Bound again to anything else, the name is not one (`bind`)."""
         if not (isinstance(target, ast.Name) and self.frame.is_top):
             return
         if isinstance(source, ast.Call) and self._makes_leaf(source):

@@ -71,10 +71,9 @@ with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other
 (`if epoch > 0: scheduler.step()`, which does follow an optimizer step), and one whose
 optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
 after which the optimizer has already stepped (a warm-up epoch run before it). A called
-function counts only when it steps the
-scheduler on every call (a statement of its own body, after nothing that may return) and runs
-no backward or optimizer step itself; a method that loops over its schedulers (`for s in
-self.schedulers: s.step()`) is not followed that far.
+function counts only when it steps the scheduler on every call (a statement of its own body,
+after nothing that may return) and runs no backward or optimizer step itself; a method that
+loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
 
 ## References
 - PyTorch docs, "How to adjust learning rate" (`torch.optim.lr_scheduler`): the order of
@@ -156,12 +155,7 @@ class SchedulerBeforeStep(Rule):
         """The first later statement of `block` that steps `optimizer` (itself or inside),
         or calls a function of the file that does (`train_epoch(model, optimizer)`)."""
         model = context.model
-        steps = [
-            u.statement
-            for u in model.updates()
-            if u.kind == "step" and u.target == optimizer and u.statement is not None
-        ]
-        steps += [e.statement for e in model.called_effects("step") if e.target == optimizer]
+        steps = _step_statements(context, optimizer)
         for later in block[block.index(statement) + 1 :]:
             if any(later in model.enclosing_statements(s) for s in steps):
                 return later
@@ -174,12 +168,7 @@ class SchedulerBeforeStep(Rule):
         statement of that block itself, not one inside a loop or a branch there, which may
         not run (`for x, y in batches[:warmup]: train_step(x, y)`: verification tells)."""
         model = context.model
-        steps = [
-            u.statement
-            for u in model.updates()
-            if u.kind == "step" and u.target == optimizer and u.statement is not None
-        ]
-        steps += [e.statement for e in model.called_effects("step") if e.target == optimizer]
+        steps = _step_statements(context, optimizer)
         for enclosing in model.enclosing_statements(loop):
             if id(enclosing) not in model.parents or isinstance(enclosing, DEFINITIONS):
                 break  # what runs before, in the function (or module body) that holds it
@@ -293,6 +282,17 @@ def _distinct(values: list) -> list:
     return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
 
 
+def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
+    """The statements of the scope that step `optimizer`, themselves or by a call."""
+    model = context.model
+    steps = [
+        u.statement
+        for u in model.updates()
+        if u.kind == "step" and u.target == optimizer and u.statement is not None
+    ]
+    return steps + [e.statement for e in model.called_effects("step") if e.target == optimizer]
+
+
 def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt):
     """The first statement the move would pass that may leave the iteration (`if epoch <
     start_epoch: continue` fast-forwarding a resumed schedule, a batch skipped with
@@ -304,10 +304,10 @@ def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt)
 def _movable(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt) -> bool:
     """A statement moved after `anchor` must not bind a name the statements it moves past
     read (`lr = trainer.update_learning_rate()` before a `trainer.update(x, y, lr)`)."""
-    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     if not isinstance(statement, ast.Assign):
         return True
     targets = statement.targets
     if not all(isinstance(t, ast.Name) for t in targets):
         return False
+    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     return not any(context.model.reads(s, t.id) for s in passed for t in targets)
