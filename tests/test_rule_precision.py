@@ -88,3 +88,57 @@ def test_the_same_loss_built_in_view_is_reported():
     )
     result = analyse_source(SourceFile.from_bytes("snippet.py", text.encode()))
     assert [f.rule for f in result.findings] == ["LF004"]
+
+
+TWO_RECURRENT_LOOPS = """
+    import torch
+    import torch.nn as nn
+
+
+    def train_gru():
+        gru, readout = nn.GRU(4, 6), nn.Linear(6, 1)
+        opt = torch.optim.SGD([*gru.parameters(), *readout.parameters()], lr=0.1)
+        h = torch.zeros(1, 2, 6)
+        for step in range(3):
+            out, h = gru(torch.randn(5, 2, 4), h)
+            loss = readout(out).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+    def train_lstm():
+        lstm, readout = nn.LSTM(4, 6), nn.Linear(6, 1)
+        opt = torch.optim.SGD([*lstm.parameters(), *readout.parameters()], lr=0.1)
+        hidden = (torch.zeros(1, 2, 6), torch.zeros(1, 2, 6))
+        for step in range(3):
+            out, hidden = lstm(torch.randn(5, 2, 4), hidden)
+            loss = readout(out).pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+
+
+    train_gru()
+    train_lstm()
+"""
+
+
+def test_each_carried_state_has_its_own_backwards(tmp_path):
+    """Two recurrent loops in one file, and only the second keeps its graph with
+    retain_graph=True: only its finding says so, and only its fix drops the keyword (each
+    state's backwards are its own, not the last state's of the file). Both fixes verify."""
+    from loopfix.verify.harness import RunSettings
+    from loopfix.verify.verifier import verify_file
+
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(TWO_RECURRENT_LOOPS))
+    result = analyse_source(SourceFile.read(script), project=None)
+    gru, lstm = result.findings
+    assert "retain_graph=True" not in gru.message and "retain_graph" not in gru.fix.title
+    assert "retain_graph=True only delays the failure" in lstm.message
+    assert lstm.fix.title.endswith("and drop the retain_graph=True it needed")
+    assert result.fixed_text.count("retain_graph=True") == 0
+    assert result.fixed_text.count(".detach()") == 2
+    verdicts = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
+    assert [(v.rule, v.outcome) for v in verdicts] == [("LF001", "equivalent")] * 2

@@ -177,11 +177,11 @@ class HiddenStateNotDetached(Rule):
                 state.loop_id = record.loop_id  # the innermost loop is the batch boundary
             if record.var not in state.variables:
                 state.variables.append(record.var)
+            state.consumers |= record.consumers
+            state.retained |= record.retained
         for state in states.values():
             order = _stored_names(state.producer)
             state.variables.sort(key=lambda v: order.index(v) if v in order else len(order))
-            state.consumers |= record.consumers
-            state.retained |= record.retained
             state.reattached = _written_after_backward(model, state)
         return list(states.values())
 
