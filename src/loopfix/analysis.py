@@ -108,17 +108,11 @@ def analyse_source(
     for rule in rules:
         try:
             findings = rule.detect(context)
-            for finding in findings:
-                if plan_fixes:
-                    finding.fix = _respelled(rule.fix(context, finding), spellings)
-                    finding.alternatives = tuple(
-                        _respelled(f, spellings) for f in finding.alternatives
-                    )
-                finding.message = respell(finding.message, spellings)
         except Exception as error:  # a broken rule must not take the other rules down
             result.errors.append(f"{source.path}: internal error in {rule.code}: {error!r}")
             continue
         for finding in findings:
+            finding.message = respell(finding.message, spellings)
             first, last = source.position(finding.start)[0], source.position(finding.end)[0]
             if suppressed(finding.rule, first, last, silenced):
                 result.suppressed += 1
@@ -126,11 +120,83 @@ def analyse_source(
                 result.findings.append(finding)
     result.findings.sort(key=lambda f: (f.start, f.rule))
     if plan_fixes:
-        result.fixed_text = _combine_fixes(context, result.findings, rules, result.errors)
+        result.fixed_text = _plan_fixes(context, result, rules, spellings)
         for finding in result.findings:
             _explain_missing_fix(finding, rules)
     result.models_built = context.models_built()
     return result
+
+
+def _plan_fixes(
+    context: FileContext, result: FileResult, rules: list[Rule], spellings: dict[str, str]
+) -> str:
+    """Each finding's fix and the fixed text: all fixes proven at once when they can be
+    (`_planned_together`), else each fix proven on its own while it is planned, then
+    combined (`_combine_fixes`). A rule whose planning fails loses its findings, and the
+    failure is reported in `result.errors`."""
+    together = _planned_together(context, result.findings, rules, spellings)
+    if together is not None:
+        return together
+    failed: set[str] = set()
+    by_code = {rule.code: rule for rule in rules}
+    for finding in result.findings:
+        if finding.rule in failed:
+            continue
+        try:
+            _plan_one(context, by_code[finding.rule], finding, spellings)
+        except Exception as error:
+            failed.add(finding.rule)
+            result.errors.append(f"{context.filename}: internal error in {finding.rule}: {error!r}")
+    result.findings = [f for f in result.findings if f.rule not in failed]
+    return _combine_fixes(context, result.findings, rules, result.errors)
+
+
+def _plan_one(context: FileContext, rule: Rule, finding: Finding, spellings) -> None:
+    finding.fix = _respelled(rule.fix(context, finding), spellings)
+    finding.alternatives = tuple(_respelled(f, spellings) for f in finding.alternatives)
+
+
+def _planned_together(
+    context: FileContext, findings: list[Finding], rules: list[Rule], spellings
+) -> str | None:
+    """The fixed text when every finding's fix can be proven on one analysis: each rule
+    plans its fix with its proof assumed (`FileContext.assume_proven`: no re-analysis per
+    candidate edit), then the text with all the fixes is analysed once and each rule must
+    accept its part of it, the test `_combine_fixes` makes of a combination. What is
+    applied is proven as it is written. None, and nothing planned, for one finding (its own
+    proof is that analysis), for the editor's further fixes (each is offered on its own),
+    and when some fix is not safe, not found, needs the patched model to be planned
+    (`NeedsAnalysis`) or is not accepted: then each fix is proven on its own."""
+    if len(findings) < 2 or context.options.alternatives:
+        return None
+    by_code = {rule.code: rule for rule in rules}
+    said = [(f.fix, f.alternatives, f.fix_unavailable) for f in findings]
+    planned: list[Fix] = []
+    context.assume_proven = True
+    try:
+        for finding in findings:
+            fix = by_code[finding.rule].fix(context, finding)
+            if fix is None or not fix.safe or finding.alternatives:
+                break
+            planned.append(_respelled(fix, spellings))
+    except Exception:  # NeedsAnalysis, or a rule's failure: reported when planned again
+        pass
+    finally:
+        context.assume_proven = False
+        for finding, before in zip(findings, said, strict=True):  # planned again if need be
+            finding.fix, finding.alternatives, finding.fix_unavailable = before
+    if len(planned) < len(findings):
+        return None
+    for finding, fix in zip(findings, planned, strict=True):
+        finding.fix = fix
+    patched = _accepted(context, findings, by_code, None)
+    if patched is None:
+        for finding, before in zip(findings, said, strict=True):
+            finding.fix = before[0]
+        return None
+    for finding in findings:
+        finding.applied = True
+    return patched.text
 
 
 def _explain_missing_fix(finding: Finding, rules: list[Rule]) -> None:

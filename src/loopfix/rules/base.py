@@ -72,6 +72,9 @@ class FileContext:
     # parses the patched texts; a `ChunkParser` reuses the statements an edit did not touch
     parser: Callable[[str, str], ast.Module] = field(default=parse, repr=False, compare=False)
     _patched: dict[str, FileContext | None] = field(default_factory=dict, repr=False, compare=False)
+    # while fixes are planned together (`analysis._planned_together`): a proof passes
+    # unanalysed, the combination of every fix is proven instead
+    assume_proven: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def parse(
@@ -100,7 +103,12 @@ class FileContext:
     def with_edits(self, edits) -> FileContext | None:
         """The context of the text after `edits`, or None if they clash or do not parse.
         Remembered per text: a rule's fix and the combination of fixes often build the
-        same patched text, and each build is a full re-analysis."""
+        same patched text, and each build is a full re-analysis.
+
+        Raises `NeedsAnalysis` while `assume_proven`: a fix planned then may only ask
+        `proven` (yes or no), not look at the patched model."""
+        if self.assume_proven:
+            raise NeedsAnalysis
         try:
             patched = apply_edits(self.text, edits)
         except EditConflict:
@@ -115,6 +123,25 @@ class FileContext:
             self._patched[patched] = context
         return self._patched[patched]
 
+    def proven(self, edits, holds: Callable[[FileContext], bool]) -> bool:
+        """Whether the text after `edits` parses and `holds` of its context (a fix's proof:
+        a full re-analysis). While `assume_proven`, only whether the edits apply: the fixes
+        of the file are then proven together, on one analysis of the text with all of them
+        (`analysis._planned_together`), and planned again one by one if that fails."""
+        if self.assume_proven:
+            try:
+                apply_edits(self.text, edits)
+            except EditConflict:
+                return False
+            return True
+        patched = self.with_edits(edits)
+        return patched is not None and holds(patched)
+
+
+class NeedsAnalysis(Exception):
+    """A fix planned while proofs are assumed (`FileContext.assume_proven`) needed the
+    patched text's model itself: the file's fixes are planned one by one instead."""
+
 
 class Rule(ABC):
     code: ClassVar[str]
@@ -125,6 +152,11 @@ class Rule(ABC):
     @abstractmethod
     def detect(self, context: FileContext) -> list[Finding]:
         """Findings for this file, from questions to the loop model."""
+
+    def removes(self, before: FileContext, after: FileContext, count: int = 1) -> bool:
+        """Whether `after` has at least `count` fewer of this rule's findings than `before`
+        (the proof of a fix whose rule counts what is left)."""
+        return len(self.detect(after)) <= len(self.detect(before)) - count
 
     # said of a finding without a fix when the rule gives no more precise reason
     no_fix_reason: ClassVar[str] = "no edit could be proven to keep every backward's graph"

@@ -292,8 +292,7 @@ class HiddenStateNotDetached(Rule):
             edits = placement(context, state)
             if edits is None or not self._bound_at(context, state, placement):
                 continue
-            patched = context.with_edits(edits)
-            if patched is None or not self._is_safe(context, patched, [state]):
+            if not context.proven(edits, lambda p: self._is_safe(context, p, [state])):
                 continue
             removals = self._needless_retains(context, state, edits)
             title = f"Detach {state.names} {where}"

@@ -86,8 +86,7 @@ class NeedlessRetainGraph(Rule):
         removal = context.layout.remove_keyword(site.call, site.retain_keyword)
         if removal is None:
             return None
-        patched = context.with_edits([removal])
-        if patched is None or not self._is_safe(context, patched):
+        if not context.proven([removal], lambda patched: self._is_safe(context, patched)):
             return None
         return Fix("Remove retain_graph=True", (removal,))
 

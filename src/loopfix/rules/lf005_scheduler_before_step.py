@@ -194,13 +194,12 @@ class SchedulerBeforeStep(Rule):
         indent = layout.indent(statement)
         lines = [line[len(indent) :] if line.startswith(indent) else line for line in moved]
         edits = [Edit(start, end, ""), layout.insert_after(anchor, lines)]
-        patched = context.with_edits(edits)
-        if patched is None or self.detect(patched):
+        if not context.proven(edits, lambda patched: not self.detect(patched)):
             return None
         return Fix("Step the scheduler after its optimizer", tuple(edits))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return len(self.detect(after)) < len(self.detect(before))
+        return self.removes(before, after, len(fixed))
 
     compares = (
         "the learning rate of every step of the first optimizer, and each optimizer's first "

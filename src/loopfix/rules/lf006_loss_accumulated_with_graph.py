@@ -142,13 +142,12 @@ class LossAccumulatedWithGraph(Rule):
         simple = isinstance(added, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
         text = context.text[start:end]
         edit = Edit(end, end, ".detach()") if simple else Edit(start, end, f"({text}).detach()")
-        patched = context.with_edits([edit])
-        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+        if not context.proven([edit], lambda patched: self.removes(context, patched)):
             return None
         return Fix(f"Add `{text}` detached", (edit,))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+        return self.removes(before, after, len(fixed))
 
     compares = "every loss, gradient and optimizer step, and peak memory"
 

@@ -228,13 +228,12 @@ class ZeroGradMisplaced(Rule):
                 moved = layout.insert_after(found.anchor, lines)
                 title = "Clear the gradients after the accumulated step"
             edits = [Edit(start, end, ""), moved]
-        patched = context.with_edits(edits)
-        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+        if not context.proven(edits, lambda patched: self.removes(context, patched)):
             return None
         return Fix(title, tuple(edits))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+        return self.removes(before, after, len(fixed))
 
     compares = (
         "the gradients every optimizer step used (those accumulated since the previous step, "

@@ -143,13 +143,12 @@ class InplaceOnSavedTensor(Rule):
                 )
             return None
         title, edits = made
-        patched = context.with_edits(edits)
-        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+        if not context.proven(edits, lambda patched: self.removes(context, patched)):
             return None
         return Fix(title, tuple(edits))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+        return self.removes(before, after, len(fixed))
 
     def needs_runs(self, finding: Finding) -> frozenset[str]:
         return frozenset({"cloned"})

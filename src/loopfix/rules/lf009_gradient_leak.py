@@ -120,13 +120,12 @@ class GradientLeak(Rule):
         optimizer = leak.owner_expression
         inputs = f'[p for group in {optimizer}.param_groups for p in group["params"]]'
         edit = append_keywords(context.layout, leak.backward.call, [f"inputs={inputs}"])
-        patched = context.with_edits([edit])
-        if patched is None or len(self.detect(patched)) >= len(self.detect(context)):
+        if not context.proven([edit], lambda patched: self.removes(context, patched)):
             return None
         return Fix(f"Restrict the backward to `{optimizer}`'s parameters (`inputs=`)", (edit,))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
-        return len(self.detect(after)) <= len(self.detect(before)) - len(fixed)
+        return self.removes(before, after, len(fixed))
 
     compares = (
         "which backwards each optimizer step's gradients came from, the first iteration's "

@@ -190,9 +190,8 @@ def reorder_is_safe(
 ) -> bool:
     """After the reorder no backward goes through a freed or stale graph, nothing new is
     carried across iterations, and every backward reaches the graph it reached before."""
-    after = after if after is not None else before.with_edits(edits or [])
     if after is None:
-        return False
+        return before.proven(edits or [], lambda patched: reorder_is_safe(before, None, patched))
     model = after.model
     for site in model.backwards():
         if model.freed_graph_reused_by(site.id) or model.stale_steps_before(site.id):
