@@ -477,3 +477,65 @@ def test_a_name_an_init_binds_to_an_attribute_is_that_attribute(tmp_path):
     run = run_script(UNWRAPPED_IN_INIT, tmp_path)
     assert "modified by an inplace operation" in run.stderr, run.stderr
     assert rules_reported(UNWRAPPED_IN_INIT) == ["LF002"]
+
+
+ALIASED = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+netG = {wrap}(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4)))
+netD = {wrap}(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)))
+optG = torch.optim.Adam(netG{optimized}.parameters(), lr=1e-3)
+optD = torch.optim.Adam(netD{optimized}.parameters(), lr=1e-3)
+G, D = netG{called}, netD{called}
+for step in range(3):
+    fake = G(torch.randn(16, 4))
+    {scores}
+    lossD = {d_loss}
+    optD.zero_grad()
+    lossD.backward({retain})
+    optD.step()
+    lossG = -{g_scores}.mean()
+    optG.zero_grad()
+    lossG.backward()
+    optG.step()
+"""
+STALE = {"scores": "scores = D(fake)", "d_loss": "scores.mean()", "retain": "retain_graph=True"}
+RECOMPUTED = {
+    "scores": "pass",
+    "d_loss": "D(fake.detach()).mean()",
+    "retain": "",
+    "g_scores": "D(fake)",
+}
+ALIASES = {  # name: (wrapper, optimizer over, alias of, the loop's parts, raises and reported)
+    "a name for the network": ("", "", "", STALE, True),
+    "a name for what DataParallel wraps": ("nn.DataParallel", ".module", ".module", STALE, True),
+    "the wrapped network stepped through its wrapper": (
+        "nn.DataParallel",
+        "",
+        ".module",
+        STALE,
+        True,
+    ),
+    "a name for the network, D recomputed after its step": ("", "", "", RECOMPUTED, False),
+    "a name for what DataParallel wraps, D recomputed": (
+        "nn.DataParallel",
+        ".module",
+        ".module",
+        RECOMPUTED,
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ALIASES))
+def test_a_name_bound_once_to_a_network_is_that_network(name, tmp_path):
+    """`D = netD` and `D = netD.module` (what nn.DataParallel wraps) at a script's top: what
+    is called through the name is the network its optimizer was built over."""
+    wrap, optimized, called, loop, stale = ALIASES[name]
+    parts = {"g_scores": "scores", **loop}
+    source = ALIASED.format(wrap=wrap, optimized=optimized, called=called, **parts)
+    run = run_script(source, tmp_path)
+    assert ("modified by an inplace operation" in run.stderr) is stale, run.stderr
+    assert rules_reported(source) == (["LF002"] if stale else [])

@@ -369,7 +369,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             values = [self.eval(e, env) for e in source.elts]
             for element, value, given in zip(target.elts, values, source.elts, strict=True):
                 self.bind(element, value, env)
-                self._alias_attribute(element, given, value)
+                self._alias_attribute(element, given, value, env)
             return Flow(normal=env)
         value = self.eval(node.value, env)
         self._note_listed(node, target, source)
@@ -382,7 +382,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.note_accumulation(source.right, self.eval(source.right, env), target)
         for target in node.targets:
             self.bind(target, value, env)
-            self._alias_attribute(target, source, value)
+            self._alias_attribute(target, source, value, env)
             self._note_leaf(target, source)
         self._unpack_listed(node, target, source)
         return Flow(normal=env)
@@ -438,15 +438,17 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             pieces.add(Graph(site))
         return frozenset(pieces)
 
-    def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value) -> None:
-        """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`: the name
-        is the attribute's module or object, so the paths of what is called through it are
-        the attribute's, as the optimizer kept beside it names them (`self.model`): when the
-        function binds the name only there (`HeldModules.bound_once`). Bound to anything
-        else, the name is its own again (`bind`)."""
+    def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value, env: Env) -> None:
+        """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`, `D =
+        netD.module`, `D = netD`: the name is that module or object, so the paths of what is
+        called through it are the source's, as the optimizer built over it names them
+        (`self.model`, `netD.module`): when the function binds the name only there
+        (`HeldModules.bound_once`). Bound to anything else, the name is its own again
+        (`bind`). A path no statement bound (`netD.module`, which is `netD` itself in the
+        model: what DataParallel / DDP wrap) holds the value from then on."""
         if not (
             isinstance(target, ast.Name)
-            and isinstance(source, ast.Attribute)
+            and isinstance(source, ast.Attribute | ast.Name)
             and identifies(value.shape)
         ):
             return
@@ -457,6 +459,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if path is not None and path.partition(".")[0] != self.key_for(target):
             self.frame.aliases[target.id] = path
             self.frame.attribute_aliases.add(target.id)
+            env.setdefault(path, value)
 
     def _note_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
         """`models = [encoder, regressor]`: the list's items are those names' objects."""
