@@ -995,8 +995,12 @@ def _recomputed(
     needed = _read_before_bound(model, later, names)
     chosen: list[ast.stmt] = []
     for statement in reversed(tainted):
-        if needed & set(_targets(statement)):
+        targets = set(_targets(statement))
+        if needed & targets:
             chosen.insert(0, statement)
+            # what it binds is rebuilt by it: an earlier assignment of those names is not
+            # needed again (`G_ = G(z_)` written twice in the iteration runs once more)
+            needed -= targets
             needed |= {n for n in names if model.reads(statement.value, n)}
     for statement in chosen:
         guarded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
