@@ -125,3 +125,44 @@ def test_the_editor_plans_each_fix_on_its_own():
     text = loops(TWO_GANS)
     result = planned(text, options=Options(alternatives=True))
     assert not any(f.applied for f in result.findings)
+
+
+LEAK_AND_STALE = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+generator = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 6))
+discriminator = nn.Sequential(nn.Linear(6, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+optimizer_G = torch.optim.Adam(generator.parameters(), lr=1e-2)
+optimizer_D = torch.optim.Adam(discriminator.parameters(), lr=1e-2)
+
+for step in range(3):
+    real = torch.randn(5, 6)
+    optimizer_G.zero_grad()
+    optimizer_D.zero_grad()
+    fake = generator(torch.randn(5, 4))
+    d_real, d_fake = discriminator(real), discriminator(fake)
+    Z = torch.sum(torch.exp(-d_real)) + torch.sum(torch.exp(-d_fake))
+    d_loss = torch.sum(d_real) / 5 + torch.log(Z)
+    d_loss.backward(retain_graph=True)
+    optimizer_D.step()
+    g_loss = (torch.sum(d_real) + torch.sum(d_fake)) / 10 + torch.log(Z)
+    g_loss.backward()
+    optimizer_G.step()
+"""
+
+
+def test_of_two_clashing_fixes_the_crashs_is_kept_and_verifies(tmp_path):
+    """Softmax GAN (PyTorch-GAN's shape): the discriminator's loss leaks into the
+    generator's gradients (LF009) and the generator's loss reuses the discriminator's output
+    after its step (LF002). The two fixes rewrite the same backward and cannot be combined;
+    the leak's fix could never verify, since the original raises the stale-graph error, so
+    the crash's fix is the one kept: it verifies, and the leak's waits for the next run."""
+    script = tmp_path / "train.py"
+    script.write_text(LEAK_AND_STALE)
+    result = analyse_source(SourceFile.read(script), project=None)
+    assert [(f.rule, f.applied) for f in result.findings] == [("LF009", False), ("LF002", True)]
+    assert "once that one is written" in result.findings[0].fix_unavailable
+    verdicts = verify_file(result, VERIFY)
+    assert [(v.rule, v.outcome, v.level) for v in verdicts] == [("LF002", "equivalent", "live")]
