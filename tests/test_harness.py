@@ -181,3 +181,66 @@ def test_a_tracer_folder_left_by_a_killed_process_is_removed_by_the_next(tmp_pat
     next_process, _ = _tracer_process(tmp_path, "exit")
     assert next_process.wait(timeout=60) == 0
     assert _tracers(tmp_path) == [other]
+
+
+CUDA_CALLS = """\
+import torch
+x = torch.ones(2, 3).cuda()
+model = torch.nn.Linear(3, 1).cuda()
+model(x).sum().backward()
+"""
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidia0"), reason="this machine has a GPU")
+def test_cuda_calls_run_on_the_cpu_where_torch_has_no_cuda(run, tmp_path):
+    """Code written for one GPU calls `.cuda()` unconditionally: on a machine without CUDA
+    the tensor and the module stay on the CPU, and the trace says so."""
+    result = run(CUDA_CALLS, tmp_path)
+    assert result.error is None and result.trace["cuda_on_cpu"] is True
+    assert run("import torch\nx = torch.ones(2)\n", tmp_path).trace["cuda_on_cpu"] is False
+    moved = run("import torch\nx = torch.ones(2).to('cuda')\n", tmp_path)
+    assert "CUDA" in moved.error  # other ways to name a GPU still raise
+
+
+GAN_ON_ONE_GPU = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+netG = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8)).cuda()
+netD = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1)).cuda()
+optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+optimizerG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+criterion = nn.BCEWithLogitsLoss()
+ones, zeros = torch.ones(8, 1).cuda(), torch.zeros(8, 1).cuda()
+
+for i in range(3):
+    real = torch.randn(8, 8).cuda()
+    fake = netG(torch.randn(8, 4).cuda())
+    output = netD(fake)
+    errD = criterion(netD(real), ones) + criterion(output, zeros)
+    optimizerD.zero_grad()
+    errD.backward(retain_graph=True)
+    optimizerD.step()
+    errG = criterion(output, ones)
+    optimizerG.zero_grad()
+    errG.backward()
+    optimizerG.step()
+"""
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidia0"), reason="this machine has a GPU")
+def test_a_fix_of_code_written_for_one_gpu_verifies_on_the_cpu(tmp_path):
+    from loopfix.analysis import analyse_source
+    from loopfix.source import SourceFile
+    from loopfix.verify.verifier import verify_file
+
+    script = tmp_path / "train.py"
+    script.write_text(GAN_ON_ONE_GPU)
+    result = analyse_source(SourceFile.read(script), project=None)
+    (verdict,) = verify_file(result, RunSettings(device="auto", iterations=3, timeout=180))
+    assert (verdict.outcome, verdict.level, verdict.device) == (
+        "equivalent",
+        "live (.cuda() on the CPU)",
+        "cpu",
+    )

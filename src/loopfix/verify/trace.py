@@ -30,7 +30,10 @@ is not on this machine.
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
 to step for the (N+1)th time, or at the (N+1)th backward when nothing steps (the (8N+1)th when an
 optimizer exists that has not stepped yet: gradient accumulation). `--device auto`
-picks CUDA, then MPS, then CPU, and makes it torch's default device for the script.
+picks CUDA, then MPS, then CPU, and makes it torch's default device for the script. On a
+machine whose torch has no CUDA, a run on the CPU makes `.cuda()` of a tensor or a module leave
+it on the CPU (code written for one GPU calls it unconditionally; the original and the patched
+run both do, so they stay comparable), and the trace says so (`cuda_on_cpu`).
 
 With `--defer-steps` the run is instrumented, not changed: every optimizer step records the
 gradients it would step with and then leaves the parameters alone, and every backward keeps its
@@ -398,6 +401,27 @@ def _caller_lines(limit: int = 8) -> list[int]:
     return lines
 
 
+class CudaOnCpu:
+    """`Tensor.cuda()` and `Module.cuda()` return the tensor or module as it is, on the CPU,
+    when torch has no CUDA (where they raise "Torch not compiled with CUDA enabled");
+    `used` says whether the script called one. Other ways to name a GPU (`.to("cuda")`,
+    `device="cuda"`) still raise."""
+
+    def __init__(self) -> None:
+        self.used = False
+
+    def install(self) -> None:
+        if torch.cuda.is_available():
+            return
+
+        def stay(value, *args, **kwargs):
+            self.used = True
+            return value
+
+        torch.Tensor.cuda = stay
+        torch.nn.Module.cuda = stay
+
+
 def pick_device(requested: str) -> str:
     if requested != "auto":
         return requested
@@ -498,6 +522,9 @@ def main(argv: list[str]) -> int:
     weights = synthetic.SyntheticWeights()
     weights.install()
     synthetic.install_made_up_arguments()
+    cuda_calls = CudaOnCpu()
+    if device == "cpu":
+        cuda_calls.install()
     recorder = Recorder(
         options["defer_steps"], options["iterations"], options["retain_graphs"], options["graphs"]
     )
@@ -533,6 +560,7 @@ def main(argv: list[str]) -> int:
     trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
     trace |= {"iterations": _iterations(recorder), "sandbox": network}
     trace |= {"synthetic_weights": weights.used, "missing_package": _missing_package(error)}
+    trace["cuda_on_cpu"] = cuda_calls.used
     portable.save(trace, Path(trace_file))
     return 1 if error else 0
 

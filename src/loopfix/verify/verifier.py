@@ -479,6 +479,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
         for kind, fact in (
             ("synthetic data", "synthetic"),
             ("synthetic weights", "synthetic_weights"),
+            (".cuda() on the CPU", "cuda_on_cpu"),
         )
         if trace.get(fact)
     ]
