@@ -166,9 +166,16 @@ CELL_LINES = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(CELL_LINES, st.booleans()), max_size=4), st.booleans())
+@given(
+    st.lists(st.tuples(CELL_LINES, st.booleans(), st.sampled_from(["", " ", "\t"])), max_size=4),
+    st.booleans(),
+)
 def test_reading_and_writing_back_unchanged_gives_the_same_bytes(cells, as_string):
-    codes = ["\n".join(lines) + ("\n" if newline else "") for lines, newline in cells]
+    """Also for cells indented as a whole, which IPython runs without that indentation."""
+    codes = [
+        "\n".join(indent + line for line in lines) + ("\n" if newline else "")
+        for lines, newline, indent in cells
+    ]
     document = json.loads(notebook(*codes))
     if as_string:  # nbformat also allows a cell's source as one string
         for cell in document["cells"]:
@@ -195,3 +202,42 @@ def test_a_notebook_source_maps_offsets_to_cells(tmp_path):
     source = SourceFile.read(path)
     assert source.cell_position(source.text.index("b = 2")) == (2, 2, 1)
     assert source.cell_position(source.text.index("c = 3")) == (3, 1, 1)
+
+
+def test_a_cell_indented_as_a_whole_is_checked_and_fixed_keeping_its_indentation(
+    tmp_path, monkeypatch
+):
+    """IPython runs a cell whose first line is indented without that indentation (its
+    `leading_indent` transform); loopfix reads it so, reports columns in the cell's own
+    lines, and writes the fix back with the indentation on every line."""
+    monkeypatch.chdir(tmp_path)
+    loop = "".join(" " + line for line in ("for i in range(3):\n" + LOOP).splitlines(True))
+    path = tmp_path / "gan.ipynb"
+    path.write_bytes(notebook(HEAD, loop))
+    (row,) = json.loads(invoke("check", "--no-cache", "--format", "json", ".").stdout)
+    assert (row["cell"], row["line"], row["column"], row["rule"]) == (3, 15, 6, "LF002")
+    assert loop.splitlines()[14][5:].startswith("errG.backward()")
+    result = invoke("apply", "--device", "cpu", ".")
+    assert "wrote gan.ipynb: LF002 cell 3 line 15: equivalent" in result.stderr, result.output
+    cell = "".join(json.loads(path.read_bytes())["cells"][2]["source"])
+    assert cell != loop and all(line.startswith(" ") for line in cell.splitlines() if line)
+    code = HEAD + "".join(line[1:] for line in cell.splitlines(True))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert invoke("check", "--no-cache", ".").stdout == "All checks passed!\n"
+
+
+def test_a_cell_indented_unevenly_is_checked_but_not_rewritten(tmp_path, monkeypatch):
+    """A cell whose first line is indented but not every line: IPython removes the
+    indentation where it is; a fix could not put it back line for line, so the notebook is
+    reported and left as it was."""
+    monkeypatch.chdir(tmp_path)
+    lines = [" " + line for line in ("for i in range(3):\n" + LOOP).splitlines(True)]
+    loop = "".join([lines[0], "# a note at the margin\n", *lines[1:]])
+    path = tmp_path / "gan.ipynb"
+    data = notebook(HEAD, loop)
+    path.write_bytes(data)
+    assert "gan.ipynb:cell 3:16:6: LF002 [*]" in invoke("check", "--no-cache", ".").stdout
+    result = invoke("apply", "--no-verify", ".")
+    assert "cell 3 is indented as a whole but not each of its lines" in result.stderr
+    assert path.read_bytes() == data

@@ -23,14 +23,15 @@ def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
     return f"diff --git a/{path} b/{path}\n" + _diff(old, new, f"a/{path}", f"b/{path}", context)
 
 
-def notebook_diff(path: str, old: str, new: str, context: int = 3) -> str:
+def notebook_diff(path: str, old: str, new: str, context: int = 3, notebook=None) -> str:
     """The cells that differ between two `to_python` texts of the notebook at `path`, each
     as a unified diff of the cell's source under `a/PATH:cell N` and `b/PATH:cell N`, its
     lines numbered within the cell as findings are (`lesson.ipynb:cell 7:17:5`). It is not a
-    patch of the `.ipynb` file, so it has no `diff --git` line."""
+    patch of the `.ipynb` file, so it has no `diff --git` line. `notebook` (the `Notebook`
+    read) puts back the indentation of a cell indented as a whole."""
     from loopfix.notebook import cell_codes
 
-    before, after = cell_codes(old), cell_codes(new)
+    before, after = cell_codes(old, notebook), cell_codes(new, notebook)
     return "".join(
         _diff(
             before.get(cell, ""),
@@ -46,8 +47,9 @@ def notebook_diff(path: str, old: str, new: str, context: int = 3) -> str:
 
 def source_diff(path: str, source, new: str, context: int = 3) -> str:
     """`unified_diff`, or `notebook_diff` when `source` (a `SourceFile`) is a notebook."""
-    diff = notebook_diff if source.notebook is not None else unified_diff
-    return diff(path, source.text, new, context)
+    if source.notebook is not None:
+        return notebook_diff(path, source.text, new, context, source.notebook)
+    return unified_diff(path, source.text, new, context)
 
 
 def _diff(old: str, new: str, before: str, after: str, context: int) -> str:

@@ -47,6 +47,16 @@ class Notebook:
     ends_with_newline: dict[int, bool] = field(default_factory=dict)  # per code cell
     layout: dict | None = None  # json.dumps arguments that give back the bytes read
     trailing: str = ""  # what follows the JSON in the file (nbformat: a newline)
+    # code cell index -> the indentation of its first line, which IPython removes from every
+    # line that starts with it (`leading_indent`); whether putting it back on every non-blank
+    # line gives the cell's source again (else an edited cell is not written); and the cell
+    # as the text holds it (what `cell_codes` reads back while the cell is not edited)
+    indents: dict[int, tuple[str, bool, str]] = field(default_factory=dict)
+
+    def indent_of(self, cell: int) -> str:
+        """The indentation removed from cell number `cell` (from 1), or ""."""
+        found = self.indents.get(cell - 1)
+        return found[0] if found is not None else ""
 
     def cell_of(self, text: str, line: int) -> tuple[int, int]:
         """(cell number from 1, line within the cell from 1) of a 1-based line of the Python
@@ -80,6 +90,10 @@ def to_python(data: bytes) -> tuple[str, Notebook]:
         code = "".join(source) if isinstance(source, list) else str(source)
         notebook.code_cells.append(index)
         notebook.ends_with_newline[index] = code.endswith("\n")
+        original, (code, indent) = code, _leading_indent(code)
+        if indent:
+            read = code if code.endswith("\n") else code + "\n"
+            notebook.indents[index] = (indent, _indented(code, indent) == original, read)
         parts.append(MARKER.format(index + 1) + "\n" + _comment_magics(code))
         if not code.endswith("\n"):
             parts.append("\n")
@@ -103,6 +117,8 @@ def from_python(notebook: Notebook, text: str) -> bytes:
     codes = {}
     for number, code in cell_codes(text).items():
         index = number - 1
+        if index in notebook.indents:
+            code = _put_back_indent(notebook, index, code)
         if not notebook.ends_with_newline[index] and code.endswith("\n"):
             code = code[:-1]
         codes[index] = code
@@ -117,17 +133,57 @@ def from_python(notebook: Notebook, text: str) -> bytes:
     )
 
 
-def cell_codes(text: str) -> dict[int, str]:
+def cell_codes(text: str, notebook: Notebook | None = None) -> dict[int, str]:
     """Cell number (from 1, as Jupyter and Ruff count) -> that code cell's source as Jupyter
-    shows it (magics restored), read from a `to_python` text or an edited one."""
+    shows it (magics restored, and with `notebook` the indentation of a cell indented as a
+    whole), read from a `to_python` text or an edited one."""
     markers = list(_MARKER_LINE.finditer(text))
     followers = [*markers[1:], None] if markers else []
-    return {
+    codes = {
         int(marker.group(1)): _MAGIC_LINE.sub(
             r"\1\2", text[marker.end() : following.start() if following else len(text)]
         )
         for marker, following in zip(markers, followers, strict=True)
     }
+    if notebook is not None:
+        codes = {n: _indented(code, notebook.indent_of(n)) for n, code in codes.items()}
+    return codes
+
+
+def _leading_indent(code: str) -> tuple[str, str]:
+    """(the cell without it, the indentation) of a cell whose first line is indented, as
+    IPython runs it: that indentation is removed from every line that starts with it
+    (IPython's `leading_indent` cleanup transform, `IPython/core/inputtransformer2.py`)."""
+    indent = re.match(r"[ \t]+", code)
+    if indent is None:
+        return code, ""
+    prefix = indent.group(0)
+    lines = code.splitlines(keepends=True)
+    dedented = (line[len(prefix) :] if line.startswith(prefix) else line for line in lines)
+    return "".join(dedented), prefix
+
+
+def _put_back_indent(notebook: Notebook, index: int, code: str) -> str:
+    """The source of a cell indented as a whole, from its code in the text: the source read
+    while the code is as read, else the code with the indentation put back (a
+    `NotebookError` when that would not give the lines the cell had)."""
+    indent, restorable, read = notebook.indents[index]
+    if code == read:
+        return _joined(notebook.document["cells"][index].get("source", ""))
+    if not restorable:
+        raise NotebookError(
+            f"cell {index + 1} is indented as a whole but not each of its lines: a fix "
+            "cannot put its indentation back"
+        )
+    return _indented(code, indent)
+
+
+def _indented(code: str, indent: str) -> str:
+    """`code` with `indent` put back on every line that is not blank."""
+    if not indent:
+        return code
+    lines = code.splitlines(keepends=True)
+    return "".join(indent + line if line.strip() else line for line in lines)
 
 
 def _refuse_moves(notebook: Notebook, codes: dict[int, str]) -> None:

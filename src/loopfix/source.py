@@ -128,6 +128,8 @@ class SourceFile:
         if self.notebook is None:
             return None, line, column
         cell, line_in_cell = self.notebook.cell_of(self.text, line)
+        if line_in_cell > 0:  # a cell indented as a whole is run without its indentation
+            column += len(self.notebook.indent_of(cell))
         return cell, line_in_cell, column
 
     @property
