@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
 from loopfix.project import Project, project_for
-from loopfix.rules import ALL_RULES, CRASHING_RULES, FileContext, Finding, Rule
+from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.rules.base import Fix
 from loopfix.source import SourceError, SourceFile, respell, source_spellings
 from loopfix.suppression import noqa_lines, suppressed
@@ -227,9 +227,8 @@ def _combine_fixes(
 ) -> str:
     """Apply fixes (unsafe ones only with `options.unsafe_fixes`), keeping each only if every
     rule still accepts the result: all of them at once first (one analysis of the patched
-    file), else one by one, the fixes of bugs that raise (`CRASHING_RULES`) before the
-    others, each kept only if it combines with those kept before it; a rule that fails
-    while checking drops the fix and is reported in `errors`."""
+    file), else one by one, each kept only if it combines with those kept before it; a rule
+    that fails while checking drops the fix and is reported in `errors`."""
     by_code = {rule.code: rule for rule in rules}
     candidates = [
         f for f in findings if f.fix is not None and (f.fix.safe or context.options.unsafe_fixes)
@@ -242,9 +241,7 @@ def _combine_fixes(
             return patched.text
     accepted: list[Finding] = []
     text = context.text
-    # the fixes of bugs that raise first: a fix is written once it verifies, and a silent
-    # bug's fix cannot verify while another bug makes the original raise
-    for finding in sorted(candidates, key=lambda f: f.rule not in CRASHING_RULES):
+    for finding in candidates:
         patched = _accepted(context, accepted + [finding], by_code, errors)
         if patched is None:
             finding.fix = None
