@@ -7,6 +7,8 @@ the object's network apart from the scope's. Each program is run for the truth."
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from scripts import rules_reported, run_script
 
@@ -539,3 +541,64 @@ def test_a_name_bound_once_to_a_network_is_that_network(name, tmp_path):
     run = run_script(source, tmp_path)
     assert ("modified by an inplace operation" in run.stderr) is stale, run.stderr
     assert rules_reported(source) == (["LF002"] if stale else [])
+
+
+REBOUND_TEMPLATE = """\
+import copy
+
+import torch
+import torch.nn as nn
+
+
+def make(last):
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, last))
+
+
+{body}
+"""
+LOOP = """\
+    for step in range(3):
+        fake = netG(torch.randn(8, 4))
+        score = frozen(fake)
+        lossD = netD(fake.detach()).mean() - netD(torch.randn(8, 4)).mean()
+        optD.zero_grad()
+        lossD.backward()
+        optD.step()
+        lossG = -score.mean()
+        optG.zero_grad()
+        lossG.backward()
+        optG.step()
+"""
+OPTIMIZERS = """\
+    optD = torch.optim.Adam(netD.parameters(), lr=1e-3)
+    optG = torch.optim.Adam(netG.parameters(), lr=1e-3)
+"""
+REBOUND = {  # the alias keeps the network the name held; the name is then another network
+    "a copy trained in the name's place": "    frozen = netD\n    netD = copy.deepcopy(netD)\n",
+    "a new network in the name's place": "    frozen = netD\n    netD = make(1)\n",
+    "both in one statement": "    netD, frozen = make(1), netD\n",
+    "what DataParallel wraps, then a copy": (
+        "    netD = nn.DataParallel(netD)\n    frozen = netD.module\n"
+        "    netD = copy.deepcopy(netD)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(REBOUND))
+@pytest.mark.parametrize("where", ["a function given the networks", "the script's top"])
+def test_an_alias_of_a_name_bound_again_is_not_that_name(name, where, tmp_path):
+    """`frozen = netD`, then `netD = copy.deepcopy(netD)`: the alias is the network netD
+    held, and the optimizer built afterwards steps the copy; the generator's loss through
+    `frozen` goes through weights no step changed (runs clean, nothing reported)."""
+    body = REBOUND[name] + OPTIMIZERS + LOOP
+    if where == "the script's top":
+        setup = "torch.manual_seed(0)\nnetG, netD = make(4), make(1)\n"
+        body = setup + textwrap.dedent(body)
+    else:
+        body = (
+            "def train(netG, netD):\n" + body + "\n\ntorch.manual_seed(0)\ntrain(make(4), make(1))"
+        )
+    source = REBOUND_TEMPLATE.format(body=body)
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(source) == []

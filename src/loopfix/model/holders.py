@@ -104,6 +104,21 @@ class HeldModules:
         ]
         return len(calls) == 1 and id(calls[0]) not in _in_loops(self.body)
 
+    def keeps(self, name: str, function: ast.AST | None, line: int) -> bool:
+        """`function` (None: the scope being run) binds `name` nowhere, or once, outside
+        every loop, on a line before `line`: from `line` on, the name holds what it held
+        there (`D = netD` is netD's network while no later `netD = copy.deepcopy(netD)`
+        makes netD another one)."""
+        body = self.body if function is None else function.body
+        looped = _in_loops(body)
+        lines = [
+            2**31 if id(node) in looped else node.lineno
+            for statement in body
+            for node in walk(statement)
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id == name
+        ]
+        return not lines or (len(lines) == 1 and lines[0] < line)
+
     def bound_once(self, name: str, function: ast.AST | None) -> bool:
         """`function` (None: the scope being run) binds `name` once, nested functions
         included, and not inside a loop (where each pass binds it anew)."""

@@ -444,8 +444,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         called through it are the source's, as the optimizer built over it names them
         (`self.model`, `netD.module`): when the function binds the name only there
         (`HeldModules.bound_once`). Bound to anything else, the name is its own again
-        (`bind`). A path no statement bound (`netD.module`, which is `netD` itself in the
-        model: what DataParallel / DDP wrap) holds the value from then on."""
+        (`bind`), and so is a name whose source is bound again in the function (`D = netD`,
+        then `netD = copy.deepcopy(netD)`: `HeldModules.keeps`). A path no statement bound
+        (`netD.module`, which is `netD` itself in the model: what DataParallel / DDP wrap)
+        holds the value from then on."""
         if not (
             isinstance(target, ast.Name)
             and isinstance(source, ast.Attribute | ast.Name)
@@ -455,6 +457,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         function = self.followed[-1][0] if self.followed and not self.frame.is_top else None
         if not self.held.bound_once(target.id, function):
             return  # bound in two branches, or again later: which binding holds is not known
+        root = dotted_name(source)
+        root = root.partition(".")[0] if root is not None else None
+        if root != "self" and not self.held.keeps(root, function, target.lineno):
+            return  # the source's name is bound again (`netD = copy.deepcopy(netD)`)
         path = self.module_path(source)
         if path is not None and path.partition(".")[0] != self.key_for(target):
             self.frame.aliases[target.id] = path
