@@ -386,3 +386,42 @@ def test_why_a_step_cleared_after_it_gets_no_reorder(tmp_path, clear, reason):
     assert finding.fix is None or not finding.fix.safe
     assert reason in finding.fix_unavailable
     assert ("accumulate" in finding.fix_unavailable) == (clear == "pass")
+
+
+COUNTING_HELPER = """\
+import torch
+import torch.nn as nn
+
+
+def count_params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+torch.manual_seed(0)
+stream = torch.randint(0, 50, (41, 4))
+emb, dec = nn.Embedding(50, 16), nn.Linear(32, 50)
+rnn = getattr(nn, "LSTM")(16, 32)  # the cell's kind chosen by a setting
+print("parameters:", count_params(rnn))
+optimizer = torch.optim.SGD([*emb.parameters(), *rnn.parameters(), *dec.parameters()], lr=0.5)
+hidden = None
+for i in range(0, stream.size(0) - 1, 5):
+    data, targets = stream[i : i + 5], stream[i + 1 : i + 6]
+    output, hidden = rnn(emb(data), hidden)
+    loss = nn.functional.cross_entropy(dec(output).view(-1, 50), targets.reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_helper_that_returns_a_number_is_not_taken_for_a_detach(tmp_path):
+    """`count_params(model)` leaves no graph in what it returns, but it does not hand its
+    argument back detached: LF001's fix must not call it on the state (the patched run then
+    raised AttributeError: 'tuple' object has no attribute 'parameters')."""
+    script = tmp_path / "train.py"
+    script.write_text(COUNTING_HELPER)
+    result = analyse_source(SourceFile.read(script), project=None)
+    (finding,) = result.findings
+    assert finding.rule == "LF001" and "count_params(hidden)" not in result.fixed_text
+    verdicts = verify_file(result, VERIFY)
+    assert [(v.rule, v.outcome) for v in verdicts] == [("LF001", "equivalent")]

@@ -963,12 +963,22 @@ def _parameter_value(argument: ast.arg):
     return OPAQUE
 
 
+# what a function that hands its argument back detached says (`h.detach()`, `h.data`)
+DETACHING_WORDS = frozenset({"detach", "detach_", "data"})
+
+
 def _returns_detached(function, symbols: Symbols) -> bool:
-    """Run the function on a graph-carrying argument and see whether the graph survives."""
+    """Run the function on a graph-carrying argument and see whether the graph survives;
+    only a function that detaches something (`h.detach()`, `h.data`) is tried: one that
+    returns a number made from its argument (`count_params(model)`) also leaves no graph."""
     from loopfix.model.graphs import Graph, Value
 
     params = _parameters(function)
     if len(params) != 1 or function.args.vararg or function.args.kwarg:
+        return False
+    if not any(
+        isinstance(node, ast.Attribute) and node.attr in DETACHING_WORDS for node in walk(function)
+    ):
         return False
     observations = Observations()
     interpreter = Interpreter(symbols, observations)
