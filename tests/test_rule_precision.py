@@ -142,3 +142,42 @@ def test_each_carried_state_has_its_own_backwards(tmp_path):
     assert result.fixed_text.count(".detach()") == 2
     verdicts = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
     assert [(v.rule, v.outcome) for v in verdicts] == [("LF001", "equivalent")] * 2
+
+
+KEPT_FOR_AFTER_THE_LOOP = """\
+import torch
+
+torch.manual_seed(0)
+z = torch.randn(8, requires_grad=True)  # a latent, given its own gradient after the loop
+w = torch.randn(8, requires_grad=True)
+optimizer = torch.optim.SGD([w], lr=0.1)
+for step in range(3):
+    features = z.exp()
+    loss = (features * w).sum()
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "reported"),
+    [("z.grad = None\nfeatures.sum().backward()", []), ("print(loss.item())", ["LF004"])],
+    ids=["a backward after the loop", "none after it"],
+)
+def test_a_retained_graph_a_later_backward_may_use_is_not_needless(after, reported, tmp_path):
+    """The loop's last `retain_graph=True` keeps `features`' graph, which the backward after
+    the loop goes through (without the keyword it raises "backward through the graph a
+    second time"); loopfix does not see that graph (`z.exp()` of a hand-made tensor), so a
+    later backward it cannot see keeps the keyword. With nothing after the loop, the keyword
+    is needless."""
+    from scripts import run_script
+
+    source = KEPT_FOR_AFTER_THE_LOOP.format(after=after)
+    assert run_script(source, tmp_path).returncode == 0
+    removed = source.replace("retain_graph=True", "")
+    second_time = "Trying to backward through the graph a second time"
+    assert (second_time in run_script(removed, tmp_path).stderr) is (not reported)
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported

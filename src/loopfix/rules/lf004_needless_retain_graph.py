@@ -13,7 +13,10 @@ it) whose graph no later backward goes through: not later in the iteration, not 
 carried into the next iteration, and not by code outside the analysed scope (the graph is not
 returned or kept on `self`). The loss must be built only from module calls loopfix can see:
 a loss that involves a function parameter, a closure variable or the result of a function
-defined elsewhere may share its graph with code that backpropagates through it again.
+defined elsewhere may share its graph with code that backpropagates through it again. For the
+same reason it is not reported while a backward that may run after it (below it, or in a
+loop around both) has a loss loopfix cannot see whole (`features.sum().backward()` after the
+loop, on a graph built from a hand-made tensor).
 
 ## Why is this bad?
 `retain_graph=True` keeps every intermediate tensor the graph saved alive until the graph
@@ -74,6 +77,11 @@ class NeedlessRetainGraph(Rule):
                 continue
             if not model.loss_fully_visible(site.id):
                 continue  # part of the graph comes from code loopfix cannot see
+            if any(
+                _may_follow(b, site) and not model.loss_fully_visible(b.id)
+                for b in model.backwards()
+            ):
+                continue  # a later backward whose graph loopfix cannot see may go through it
             if site.id in model.observations.reached_consumers.get(site.id, set()):
                 continue  # the same backward goes through it again next iteration (LF001)
             start, end = context.layout.node_range(keyword)
@@ -148,3 +156,13 @@ def _creates_graph(call: ast.Call) -> bool:
         k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
         for k in call.keywords
     )
+
+
+def _may_follow(other, site) -> bool:
+    """Whether the backward `other` may run after `site`: below it in the file, or in a loop
+    around both (the next pass). `feat.sum().backward()` after the loop goes through the
+    graph the loop's last `retain_graph=True` kept."""
+    if other.id == site.id:
+        return False
+    below = other.call.lineno > site.call.lineno
+    return below or bool(set(other.loops or ()) & set(site.loops or ()))
