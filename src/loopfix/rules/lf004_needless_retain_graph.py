@@ -14,9 +14,9 @@ carried into the next iteration, and not by code outside the analysed scope (the
 returned or kept on `self`). The loss must be built only from module calls loopfix can see:
 a loss that involves a function parameter, a closure variable or the result of a function
 defined elsewhere may share its graph with code that backpropagates through it again. For the
-same reason it is not reported while a backward that may run after it (below it, or in a
-loop around both) has a loss loopfix cannot see whole (`features.sum().backward()` after the
-loop, on a graph built from a hand-made tensor).
+same reason it is not reported while a backward of the same function (or of the module's
+body) that may run after it, below it or in a loop around both, has a loss loopfix cannot see
+whole (`features.sum().backward()` after the loop, on a graph built from a hand-made tensor).
 
 ## Why is this bad?
 `retain_graph=True` keeps every intermediate tensor the graph saved alive until the graph
@@ -78,7 +78,7 @@ class NeedlessRetainGraph(Rule):
             if not model.loss_fully_visible(site.id):
                 continue  # part of the graph comes from code loopfix cannot see
             if any(
-                _may_follow(b, site) and not model.loss_fully_visible(b.id)
+                _may_follow(model, b, site) and not model.loss_fully_visible(b.id)
                 for b in model.backwards()
             ):
                 continue  # a later backward whose graph loopfix cannot see may go through it
@@ -158,11 +158,24 @@ def _creates_graph(call: ast.Call) -> bool:
     )
 
 
-def _may_follow(other, site) -> bool:
-    """Whether the backward `other` may run after `site`: below it in the file, or in a loop
-    around both (the next pass). `feat.sum().backward()` after the loop goes through the
-    graph the loop's last `retain_graph=True` kept."""
-    if other.id == site.id:
+def _may_follow(model, other, site) -> bool:
+    """Whether the backward `other`, in the same function (or both in the module's body),
+    may run after `site`: below it, or in a loop around both (the next pass).
+    `feat.sum().backward()` after the loop goes through the graph the loop's last
+    `retain_graph=True` kept; a backward in another method sees the graph only through
+    what the calls pass, which the model follows."""
+    if other.id == site.id or _function_of(model, other) is not _function_of(model, site):
         return False
     below = other.call.lineno > site.call.lineno
     return below or bool(set(other.loops or ()) & set(site.loops or ()))
+
+
+def _function_of(model, site) -> ast.AST | None:
+    """The function whose body holds the backward's statement (None: the module's body, or
+    not known)."""
+    node = site.statement
+    while node is not None and id(node) in model.parents:
+        node = model.parents[id(node)][0]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node
+    return None
