@@ -220,6 +220,7 @@ def test_a_cell_indented_as_a_whole_is_checked_and_fixed_keeping_its_indentation
     result = invoke("apply", "--device", "cpu", ".")
     assert "wrote gan.ipynb: LF002 cell 3 line 15: equivalent" in result.stderr, result.output
     cell = "".join(json.loads(path.read_bytes())["cells"][2]["source"])
+    assert _edited(loop, row["fix_edits"]) == cell  # the JSON's edits are in the cell's lines
     assert cell != loop and all(line.startswith(" ") for line in cell.splitlines() if line)
     code = HEAD + "".join(line[1:] for line in cell.splitlines(True))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -241,3 +242,15 @@ def test_a_cell_indented_unevenly_is_checked_but_not_rewritten(tmp_path, monkeyp
     result = invoke("apply", "--no-verify", ".")
     assert "cell 3 is indented as a whole but not each of its lines" in result.stderr
     assert path.read_bytes() == data
+
+
+def _edited(cell: str, edits: list[dict]) -> str:
+    """`cell` with JSON `fix_edits` (1-based lines and columns within it) applied."""
+    starts = [0] + [i + 1 for i, char in enumerate(cell) if char == "\n"]
+    offsets = [
+        (starts[e["line"] - 1] + e["column"] - 1, starts[e["end_line"] - 1] + e["end_column"] - 1)
+        for e in edits
+    ]
+    for (start, end), edit in sorted(zip(offsets, edits, strict=True), key=lambda p: p[0])[::-1]:
+        cell = cell[:start] + edit["text"] + cell[end:]
+    return cell

@@ -38,6 +38,8 @@ from pathlib import Path
 from loopfix import __version__, relevance
 from loopfix.analysis import analyse_source, syntax_error_message
 from loopfix.config import Config
+from loopfix.edits import apply_edits
+from loopfix.notebook import cell_codes
 from loopfix.parallel import mapped_in_parallel
 from loopfix.project import (
     forget_roots,
@@ -131,6 +133,9 @@ def finding_rows(result) -> list[dict]:
 
 def _edits(result, finding) -> list[dict]:
     """The applied fix's edits as 1-based (line, column) ranges and their new text."""
+    notebook = result.source.notebook
+    if notebook is not None and notebook.indents:
+        return _cell_edits(result, finding)
     edits = []
     for edit in finding.fix.edits:
         cell, line, column = result.source.cell_position(edit.start)
@@ -146,6 +151,42 @@ def _edits(result, finding) -> list[dict]:
             }
         )
     return edits
+
+
+def _cell_edits(result, finding) -> list[dict]:
+    """A notebook's fix as one edit per cell it changes, in the cell's own lines: the
+    smallest range where the cell's source and the source `apply` writes differ. (A cell
+    indented as a whole is analysed without its indentation; the text a fix inserts there is
+    indented again only where it lands on a line, so its edits cannot be shifted one by one.)"""
+    notebook = result.source.notebook
+    before = cell_codes(result.source.text, notebook)
+    after = cell_codes(apply_edits(result.source.text, finding.fix.edits), notebook)
+    edits = []
+    for cell in sorted(set(before) | set(after)):
+        old, new = before.get(cell, ""), after.get(cell, "")
+        if old == new:
+            continue
+        start = len(os.path.commonprefix([old, new]))
+        shared = len(os.path.commonprefix([old[start:][::-1], new[start:][::-1]]))
+        line, column = _line_column(old, start)
+        end_line, end_column = _line_column(old, len(old) - shared)
+        edits.append(
+            {
+                "cell": cell,
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "text": new[start : len(new) - shared],
+            }
+        )
+    return edits
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and character column of `offset` in `text`."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
 @functools.cache
