@@ -244,3 +244,24 @@ def test_a_fix_of_code_written_for_one_gpu_verifies_on_the_cpu(tmp_path):
         "live (.cuda() on the CPU)",
         "cpu",
     )
+
+
+def test_a_module_with_relative_imports_runs_in_its_package(tmp_path):
+    """A package's module that imports from its siblings relatively (`from ..settings
+    import BATCH`) runs only as part of its package (`python -m pkg.agent.train`): the
+    original and the patched copy run so, and the fix verifies."""
+    from loopfix.analysis import analyse_source
+    from loopfix.source import SourceFile
+    from loopfix.verify.verifier import verify_file
+
+    agent = tmp_path / "pkg" / "agent"
+    agent.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (agent / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "settings.py").write_text("BATCH = 8\n")
+    script = agent / "train.py"
+    loop = GAN_ON_ONE_GPU.replace(".cuda()", "").replace("(8, ", "(BATCH, ")
+    script.write_text("from ..settings import BATCH\n" + loop)
+    result = analyse_source(SourceFile.read(script), project=None)
+    (verdict,) = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
+    assert verdict.outcome == "equivalent", verdict

@@ -86,13 +86,15 @@ def run_script(
     fixture: Path | None = None,
     synthetic_loop: int | None = None,
     overlay: dict[str, bytes] | None = None,
+    package: tuple[str, Path] | None = None,
 ) -> ChildRun:
     """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
     `call`, call that function of it with the `fixture`'s arguments or, without one, with
     arguments the harness builds. `overlay`: modules of the project (paths relative to
     `home`) that the run imports in another version (an entry script run to verify a
     change to a module it imports). `graphs`: record which earlier backwards' graphs each
-    backward goes through again (see `trace.py`)."""
+    backward goes through again (see `trace.py`). `package`: (the package the script is a
+    module of, the folder that holds that package's top level), for relative imports."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
@@ -109,6 +111,8 @@ def run_script(
             argv += ["--fixture", str(fixture)]
         if synthetic_loop is not None:
             argv += ["--synthetic-loop", str(synthetic_loop)]
+        if package is not None:
+            argv += ["--package", package[0], str(package[1])]
         argv += [str(trace_file), str(script)]
         if settings.warm and _fork_is_safe(settings):
             run = _WORKER.run(argv, Path(workdir), home, settings)
@@ -269,3 +273,17 @@ class _Worker:
 
 
 _WORKER = _Worker()
+
+
+def package_of(path: Path, text: str) -> tuple[str, Path] | None:
+    """(dotted package, the folder holding its top level) of a module with a relative
+    import (`from .utils import x`), found by the folders with an `__init__.py` above it;
+    None for a module without one or outside a package. Python resolves such an import
+    only in a module run as part of its package (`python -m package.module`)."""
+    if not re.search(r"^\s*from\s+\.", text, re.MULTILINE):
+        return None
+    parts, folder = [], path.resolve().parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return (".".join(parts), folder) if parts else None

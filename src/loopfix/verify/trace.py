@@ -439,6 +439,7 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
     options["graphs"] = False
     options["fixture"] = None
     options["synthetic_loop"] = None
+    options["package"] = None
     while argv and argv[0].startswith("--"):
         flag = argv.pop(0)
         if flag == "--defer-steps":
@@ -457,6 +458,8 @@ def _options(argv: list[str]) -> tuple[dict, list[str]]:
             options[flag[2:]] = argv.pop(0)
         elif flag == "--synthetic-loop":
             options["synthetic_loop"] = int(argv.pop(0))
+        elif flag == "--package":  # NAME FOLDER: the script's package and where it is found
+            options["package"] = (argv.pop(0), argv.pop(0))
     return options, argv
 
 
@@ -467,13 +470,16 @@ def run_unit(
     synthetic_loop: int | None = None,
     device: str = "cpu",
     facts: dict | None = None,
+    package: str | None = None,
 ) -> None:
     """Run the script as `__main__`, or call one of its functions with a fixture's arguments
     or with arguments the harness builds (with synthetic data for one loop if asked). Notes in
     `facts["replica"]` whether stand-ins (`replica.py`) took the place of the author's models,
-    before the call (which may end by reaching its iteration cap)."""
+    before the call (which may end by reaching its iteration cap). `package`: the package
+    the script is a module of, for its relative imports (as `python -m` runs it)."""
     facts = {} if facts is None else facts
-    namespace = _execute(script, "__main__" if call is None else "loopfix_unit", synthetic_loop)
+    run_name = "__main__" if call is None else "loopfix_unit"
+    namespace = _execute(script, run_name, synthetic_loop, package)
     if call is None:
         return
     torch.manual_seed(0)
@@ -489,14 +495,22 @@ def run_unit(
     target(*args, **kwargs)
 
 
-def _execute(script: str, run_name: str, synthetic_loop: int | None) -> dict:
-    """The script's namespace after running it under `run_name`."""
-    if synthetic_loop is None:
+def _execute(
+    script: str, run_name: str, synthetic_loop: int | None, package: str | None = None
+) -> dict:
+    """The script's namespace after running it under `run_name` (in `package`, whose
+    relative imports then resolve, as `python -m package.module` runs it)."""
+    if synthetic_loop is None and package is None:
         return runpy.run_path(script, run_name=run_name)
     with open(script, "rb") as stream:
         source = stream.read().decode("utf-8-sig")
-    code = synthetic.instrument(source, synthetic_loop, script)
+    if synthetic_loop is None:
+        code = compile(source, script, "exec")
+    else:
+        code = synthetic.instrument(source, synthetic_loop, script)
     namespace = {"__name__": run_name, "__file__": script, "__loopfix_synthetic__": synthetic}
+    if package is not None:
+        namespace["__package__"] = package
     exec(code, namespace)  # noqa: S102 - this child process exists to run user code
     return namespace
 
@@ -534,10 +548,14 @@ def main(argv: list[str]) -> int:
         torch.autograd.graph.saved_tensors_hooks(_copy_saved, _unpack_saved).__enter__()
     torch.manual_seed(0)
     sys.argv = [script, *script_args]
+    package = None
+    if options["package"] is not None:
+        package, folder = options["package"]
+        sys.path.insert(0, folder)
     error, capped, data_error, facts = None, False, False, {"replica": False}
     try:
         unit = options["call"], options["fixture"], options["synthetic_loop"]
-        run_unit(script, *unit, device=device, facts=facts)
+        run_unit(script, *unit, device=device, facts=facts, package=package)
     except IterationCap:
         capped = True
     except SystemExit as exit_:

@@ -39,7 +39,7 @@ from loopfix.rules import Finding, rule_by_code
 from loopfix.rules.compare import WRITTEN, Outcome, outcome_of, said
 from loopfix.scan import in_cells
 from loopfix.verify import interpreter
-from loopfix.verify.harness import ChildRun, RunSettings, run_script
+from loopfix.verify.harness import ChildRun, RunSettings, package_of, run_script
 from loopfix.verify.units import (
     enclosing_function,
     is_runnable,
@@ -290,6 +290,7 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     if result.source.notebook is not None:
         name = path.stem + ".py"  # its cells, joined, run as a script
     run: dict = dict(call=None if unit == SCRIPT else unit, graphs=_records_graphs(result))
+    run["package"] = package_of(path, result.source.text)
     if unit == SCRIPT and not is_runnable(result.source.text):
         entry = entry_script(result)
         if entry is None:
