@@ -564,6 +564,7 @@ class _Scope:
         self.values: dict[int, Binding] = {}  # the current statement's expressions
         # names the function binds once to a constructor call (`act = nn.ReLU(True)`)
         self._local_modules: dict[str, ast.Call] | None = None
+        self._layers: dict[tuple[str, str], tuple | None] = {}  # `_layer`'s answers
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
@@ -1000,13 +1001,24 @@ class _Scope:
     def _layer(self, func: ast.expr):
         """(torch.nn class name, its constructor call, the project class or None) for
         `self.<attr>` / a local name the scope builds a module into."""
-        built = None
         if _self_attribute(func):
-            built = self.modules.get(func.attr)
+            key = ("self", func.attr)
         elif isinstance(func, ast.Name):
+            key = ("name", func.id)
+        else:
+            return None
+        if key not in self._layers:  # asked again for every call of the layer
+            self._layers[key] = self._find_layer(key)
+        return self._layers[key]
+
+    def _find_layer(self, key: tuple[str, str]):
+        kind, name = key
+        if kind == "self":
+            built = self.modules.get(name)
+        else:
             if self._local_modules is None:  # walked only when a name is called
                 self._local_modules = _local_constructors(self.function)
-            built = self._local_modules.get(func.id)
+            built = self._local_modules.get(name)
         if built is None:
             return None
         kind = _kind(built, self.symbols)
