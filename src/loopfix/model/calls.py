@@ -8,7 +8,17 @@ import zlib
 
 from loopfix.model import shapes
 from loopfix.model.frames import Call, Frame
-from loopfix.model.graphs import EMPTY, OPAQUE, Env, Graph, Value, join_envs, join_values, union
+from loopfix.model.graphs import (
+    EMPTY,
+    OPAQUE,
+    UNSEEN_FORWARD,
+    Env,
+    Graph,
+    Value,
+    join_envs,
+    join_values,
+    union,
+)
 from loopfix.model.index import walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
@@ -588,7 +598,7 @@ class CallsMixin:
         if shapes.is_module(receiver.shape):
             return self._module_method(func, receiver.shape)
         if unknown and func.attr in self.symbols.module_evidence:
-            return ("module", shapes.module("custom"), key)  # `self.model(x)`
+            return ("module", shapes.module("custom"), key, UNSEEN)  # `self.model(x)`
         if (
             unknown
             and func.attr == "parameters"
@@ -677,7 +687,7 @@ class CallsMixin:
         if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
             return ("builtin",)
         if unknown and func.id in self.symbols.module_evidence:
-            return ("module", shapes.module("custom"), key)
+            return ("module", shapes.module("custom"), key, UNSEEN)
         return ("unknown",)
 
     def _resolve_torch(self, call: ast.Call, qualified: str) -> tuple:
@@ -720,12 +730,16 @@ class CallsMixin:
         return EMPTY
 
     def _module_call(self, node: ast.Call, callee: tuple, positional, keywords, env) -> Value:
-        shape, receiver_key = callee
+        shape, receiver_key, *unseen = callee  # UNSEEN: known a module only by its use
         kind = shape[1]
         graphs = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
         if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
             return Value(graphs, TENSOR)
+        info = self.module_class(shape)
+        forward = info.methods.get("forward") if info is not None else None
         site = (*self.frame.site_prefix, self._id("site", node))
+        if unseen:  # no class at all: its output's items may hold parts of their own
+            site = (*site, UNSEEN_FORWARD)
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
         paths = {path}
@@ -734,11 +748,9 @@ class CallsMixin:
         self.obs.site_modules.setdefault(site, set()).update(paths)
         if self.top_statement is not None:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).update(paths)
-        info = self.module_class(shape)
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )
-        forward = info.methods.get("forward") if info is not None else None
         # the call's own graph stands for what the module holds; a forward that reads
         # nothing of `self` but settings its constructor was given as plain values holds
         # nothing
@@ -917,6 +929,10 @@ class CallsMixin:
             env[frame.prefix + name] = value
             if key is not None:
                 frame.aliases[name] = key
+
+
+# a module call's callee known a module only by how the code uses the name (`.parameters()`)
+UNSEEN = "unseen"
 
 
 def local_names(function: FunctionNode) -> frozenset[str]:

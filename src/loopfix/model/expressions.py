@@ -6,7 +6,17 @@ import ast
 
 from loopfix.model import shapes
 from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES
-from loopfix.model.graphs import EMPTY, OPAQUE, Env, Value, join_values, union
+from loopfix.model.graphs import (
+    EMPTY,
+    OPAQUE,
+    UNSEEN_FORWARD,
+    Env,
+    Graph,
+    Value,
+    item_graph,
+    join_values,
+    union,
+)
 from loopfix.model.index import walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
@@ -124,7 +134,22 @@ class ExpressionsMixin:
                 return base.with_shape(UNKNOWN)
             position = keys.index(index.value)
             return Value(base.part(position, len(keys)), shape[1][position][1])
+        if isinstance(index, ast.Constant) and base.parts is None:
+            return Value(self.item_graphs(base.graphs, index.value), shapes.item_shape(shape))
         return base.with_shape(shapes.item_shape(shape))
+
+    def item_graphs(self, graphs: frozenset[Graph], key: object) -> frozenset[Graph]:
+        """`graphs` as item `key` of a value holds them: the output of a module whose
+        forward loopfix cannot see gives each item a piece of its own (`item_graph`),
+        known by the module's paths."""
+        if not any(g.site and g.site[-1] == UNSEEN_FORWARD for g in graphs):
+            return graphs
+        items = frozenset(item_graph(g, key) for g in graphs)
+        for graph in items - graphs:
+            paths = self.obs.site_modules.get(graph.site[:-1])
+            if paths and graph.site not in self.obs.site_modules:
+                self.obs.site_modules[graph.site] = set(paths)
+        return items
 
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]

@@ -10,6 +10,7 @@ in-place version error once an optimizer has stepped).
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
@@ -19,6 +20,9 @@ OPAQUE_SITE: tuple = ("opaque",)
 # the first element of the site of a graph standing for a function's argument while its
 # summary is computed (`summaries`)
 PLACEHOLDER = -7_000_000
+# the last element of the site of a graph built by a module whose `forward` loopfix cannot
+# see: which items of its output share which parts of its graph is unknown
+UNSEEN_FORWARD = -7_100_000
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,26 @@ class Value:
         if self.parts is not None and len(self.parts) == count:
             return self.parts[index]
         return self.graphs
+
+
+def item_graph(graph: Graph, key: object) -> Graph:
+    """The graph item `key` (an int position or a constant key) of an output of a module
+    whose forward loopfix cannot see holds: a piece of its own, so that two losses built
+    from two items are not taken to share one graph (an actor-critic network whose heads
+    may share nothing: `out["v"]`, `out["log_pi"]`). Any other graph is returned as is."""
+    if not graph.site or graph.site[-1] != UNSEEN_FORWARD:
+        return graph
+    code = key if isinstance(key, int) else zlib.crc32(repr(key).encode())
+    return Graph(
+        site=(*graph.site, code),
+        crossed=graph.crossed,
+        via=graph.via,
+        consumed_by=graph.consumed_by,
+        consumers=graph.consumers,
+        retained=graph.retained,
+        freed_by=graph.freed_by,
+        stale_by=graph.stale_by,
+    )
 
 
 EMPTY = Value()

@@ -1118,8 +1118,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if isinstance(target, ast.Tuple | ast.List):
             items = _item_shapes(value.shape, target.elts)
             count = len(target.elts)
+            known = value.parts is not None and len(value.parts) == count
             for index, (element, shape) in enumerate(zip(target.elts, items, strict=True)):
-                part = Value(value.part(index, count), shape)
+                graphs = value.part(index, count)
+                part = Value(graphs if known else self.item_graphs(graphs, index), shape)
                 self.bind(element, part, env, write=write)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value.with_shape(("seq", value.shape)), env, write=write)
