@@ -425,3 +425,46 @@ def test_a_helper_that_returns_a_number_is_not_taken_for_a_detach(tmp_path):
     assert finding.rule == "LF001" and "count_params(hidden)" not in result.fixed_text
     verdicts = verify_file(result, VERIFY)
     assert [(v.rule, v.outcome) for v in verdicts] == [("LF001", "equivalent")]
+
+
+RETAIN_VARIABLES_GAN = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 5))
+D = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 1), nn.Sigmoid())
+opt_D = torch.optim.Adam(D.parameters(), lr=1e-4)
+opt_G = torch.optim.Adam(G.parameters(), lr=1e-4)
+for step in range(3):
+    prob_real, prob_fake = D(torch.randn(8, 5)), D(G(torch.randn(8, 5)))
+    D_loss = -torch.mean(torch.log(prob_real) + torch.log(1.0 - prob_fake))
+    G_loss = torch.mean(torch.log(1.0 - prob_fake))
+    opt_D.zero_grad()
+    D_loss.backward(retain_variables=True)
+    opt_D.step()
+    opt_G.zero_grad()
+    G_loss.backward()
+    opt_G.step()
+"""
+
+
+def test_retain_variables_is_renamed_where_a_fix_adds_inputs(tmp_path):
+    """`retain_variables=` is `retain_graph=` before PyTorch 0.4 (MorvanZhou's GAN notebook,
+    which today's PyTorch refuses with a TypeError). A fix that adds `inputs=` (PyTorch 1.8)
+    to that backward renames it: the patched loop runs on today's PyTorch, and gives the
+    same steps as the original written with the new name run with every step deferred."""
+    from scripts import run_script
+
+    result = analyse_source(SourceFile.from_text("gan.py", RETAIN_VARIABLES_GAN), project=None)
+    (finding,) = result.findings
+    assert finding.rule == "LF002" and finding.applied
+    assert "retain_variables" not in result.fixed_text
+    assert "TypeError" in run_script(RETAIN_VARIABLES_GAN, tmp_path).stderr
+    assert run_script(result.fixed_text, tmp_path).returncode == 0
+    modern = tmp_path / "gan.py"
+    modern.write_text(RETAIN_VARIABLES_GAN.replace("retain_variables", "retain_graph"))
+    renamed = analyse_source(SourceFile.read(modern), project=None)
+    assert renamed.fixed_text == result.fixed_text
+    (verdict,) = verify_file(renamed, RunSettings(device="cpu", iterations=3, timeout=180))
+    assert verdict.outcome == "equivalent", verdict

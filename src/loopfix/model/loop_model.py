@@ -300,20 +300,16 @@ class LoopModel:
         loop = self.region(loop_id)
         known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
         for node in walk(loop):
-            stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
-            if stored and node.attr == "grad":
+            func = node.func if isinstance(node, ast.Call) else None
+            zeroes = isinstance(func, ast.Attribute) and func.attr == "zero_grad"
+            if zeroes and id(node) not in known:
                 return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                text = ast.unparse(node.func)
-                if ".grad" in text and node.func.attr.endswith("_"):
-                    return True
-                if node.func.attr == "zero_grad" and id(node) not in known:
-                    return True
             if isinstance(node, ast.stmt) and any(
                 kind == "update" for kind, _, _ in self.events_within(node)
             ):
                 return True
-        return False
+        # by hand, or in a project function or method it calls (`clear_grads(model)`)
+        return _anywhere_called(loop, self.symbols, _sets_gradients)
 
     def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
         """Every `scheduler.step()` of this scope (once each): the call, its statement, the
@@ -591,6 +587,26 @@ class LoopModel:
                 return True
         return False
 
+    def reverses_gradients(self, loop_id: int) -> bool:
+        """Whether gradients are changed on their way through the iteration, as a gradient
+        reversal layer does (DANN): a tensor's `register_hook`, or a custom autograd
+        function's `apply`, in the loop, in a project function it calls (two calls deep), or
+        in a method of a project module class the file uses. Then a loss meant for one
+        network that reaches another's parameters is the design, not a leak. `loop_id` may
+        be a function, as for `clears_gradients_by_hand`."""
+        return self._answer(self._reverses_gradients, loop_id)
+
+    def _reverses_gradients(self, loop_id: int) -> bool:
+        symbols = self.symbols
+        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+        for info in classes:
+            if info.is_module and any(
+                _anywhere_called(method, symbols.home(info.node), _reverses)
+                for method in info.methods.values()
+            ):
+                return True
+        return _anywhere_called(self.region(loop_id), symbols, _reverses)
+
     def saved_tensor_changes(self) -> list:
         """In-place changes of tensors autograd saved whose backward will run (`saved.py`):
         in the methods of the module's `nn.Module` classes and in its training code."""
@@ -850,6 +866,69 @@ def is_autograd_function(cls: ast.ClassDef, symbols: Symbols) -> bool:
     """`class GradMultiply(torch.autograd.Function)`: a custom autograd function, whose
     `backward(ctx, grad)` is the gradient formula autograd calls, not a backward pass."""
     return any(symbols.qualify(base) in AUTOGRAD_FUNCTION_BASES for base in cls.bases)
+
+
+def _anywhere_called(
+    node: ast.AST, symbols: Symbols, test, depth: int = 0, seen: set[int] | None = None
+) -> bool:
+    """Whether `test(n, symbols)` holds for a node below `node` or in the body of a project
+    function or method it calls (methods by name, of the classes the module sees), following
+    calls while `depth` < 2 with the callee's module's symbols; each body is read once."""
+    seen = {id(node)} if seen is None else seen
+    for child in walk(node):
+        if test(child, symbols):
+            return True
+        if depth >= 2 or not isinstance(child, ast.Call):
+            continue
+        for callee in _project_callees(child.func, symbols):
+            if id(callee) in seen:
+                continue
+            seen.add(id(callee))
+            if _anywhere_called(callee, symbols.home(callee), test, depth + 1, seen):
+                return True
+    return False
+
+
+def _project_callees(func: ast.expr, symbols: Symbols) -> list[ast.AST]:
+    """The project functions a call of `func` may run: the function it names (`helper`,
+    `utils.helper`), or, for `obj.name(...)`, each visible class's method `name`."""
+    name = dotted_name(func) or ""
+    if name and "." not in name:
+        function = symbols.functions.get(name)
+        return [function] if function is not None else []
+    member = symbols.member(func) if name else None
+    if member is not None:
+        return [] if isinstance(member, ClassInfo) else [member]
+    if isinstance(func, ast.Attribute):
+        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+        return [info.methods[func.attr] for info in classes if func.attr in info.methods]
+    return []
+
+
+def _reverses(node: ast.AST, symbols: Symbols) -> bool:
+    """A tensor's `register_hook(...)` or a custom autograd function's `apply(...)`."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    func = node.func
+    if func.attr == "register_hook":
+        return True
+    if func.attr != "apply":
+        return False
+    name = dotted_name(func.value)
+    info = symbols.class_named(name) if name and "." not in name else None
+    if info is None and name is not None:
+        member = symbols.member(func.value)
+        info = member if isinstance(member, ClassInfo) else None
+    return info is not None and is_autograd_function(info.node, symbols.home(info.node))
+
+
+def _sets_gradients(node: ast.AST, symbols: Symbols) -> bool:
+    """`p.grad = None`, `del p.grad`, `p.grad.zero_()`, `p.grad.data.mul_(0)`."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+        return node.attr == "grad"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr.endswith("_") and ".grad" in ast.unparse(node.func)
+    return False
 
 
 def _called_words(node: ast.AST) -> set[str]:

@@ -6,7 +6,12 @@ import ast
 from dataclasses import dataclass
 
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
-from loopfix.rules.update_order import append_keywords, covers, optimizer_expression
+from loopfix.rules.update_order import (
+    append_keywords,
+    covers,
+    optimizer_expression,
+    renamed_retain_variables,
+)
 
 DOCS = """\
 ## What it does
@@ -31,7 +36,9 @@ not have that shape and is not reported. Also required: both pairings are unique
 optimizers share no module, the second optimizer was cleared earlier in the iteration and not
 between the leaking backward and its step, the backward restricts nothing (`inputs=`, also by
 position or `**kwargs`), and the loop neither switches `requires_grad` (as pix2pix's
-`set_requires_grad` does) nor clears gradients by hand (`p.grad = None`, a helper).
+`set_requires_grad` does), nor clears gradients by hand (`p.grad = None`, a helper), nor
+changes them on their way (a tensor's `register_hook`, a custom `torch.autograd.Function`: a
+gradient reversal layer, in the loop, a function it calls or a module's method).
 
 ## Why is this bad?
 `backward()` adds into `.grad` of every parameter its graph reaches. The generator is then
@@ -119,10 +126,13 @@ class GradientLeak(Rule):
         leak: Leak = finding.detail
         optimizer = leak.owner_expression
         inputs = f'[p for group in {optimizer}.param_groups for p in group["params"]]'
-        edit = append_keywords(context.layout, leak.backward.call, [f"inputs={inputs}"])
-        if not context.proven([edit], lambda patched: self.removes(context, patched)):
+        call = leak.backward.call
+        edits = [append_keywords(context.layout, call, [f"inputs={inputs}"])]
+        edits += renamed_retain_variables(context.layout, call, edits)
+        if not context.proven(edits, lambda patched: self.removes(context, patched)):
             return None
-        return Fix(f"Restrict the backward to `{optimizer}`'s parameters (`inputs=`)", (edit,))
+        title = f"Restrict the backward to `{optimizer}`'s parameters (`inputs=`)"
+        return Fix(title, tuple(edits))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return self.removes(before, after, len(fixed))
@@ -210,7 +220,7 @@ def _leaks(model) -> list[Leak]:
     found = []
     updates = [u for u in model.updates() if u.statement is not None]
     for loop_id in model.observations.loops:
-        if model.toggles_requires_grad(loop_id) or model.clears_gradients_by_hand(loop_id):
+        if _by_design(model, loop_id):
             continue
         blocks: dict[int, list] = {}
         for backward in model.backwards():
@@ -222,10 +232,21 @@ def _leaks(model) -> list[Leak]:
     # a training-step function or method outside any loop of its own (`trainer.step(real,
     # noise)` called from the caller's loop): its body is the iteration
     for function, block in _step_bodies(model).values():
-        if model.toggles_requires_grad(function) or model.clears_gradients_by_hand(function):
+        if _by_design(model, function):
             continue
         found += _leaks_in(model, block, updates, function)
     return found
+
+
+def _by_design(model, region) -> bool:
+    """The iteration decides which parameters get which gradients itself: it switches
+    `requires_grad`, clears gradients by hand, or reverses them on their way (a gradient
+    reversal layer trains a feature extractor against a domain head on purpose)."""
+    return (
+        model.toggles_requires_grad(region)
+        or model.clears_gradients_by_hand(region)
+        or model.reverses_gradients(region)
+    )
 
 
 def _step_bodies(model) -> dict[int, tuple]:

@@ -763,7 +763,8 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
         if foreign:
             added.append(f"inputs={inputs}")
         if added:
-            edits.append(append_keywords(layout, site.call, added))
+            edits += [append_keywords(layout, site.call, added)]
+            edits += renamed_retain_variables(layout, site.call, edits)
         units[i].edits = edits
 
 
@@ -830,6 +831,20 @@ def append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
     if before.endswith(","):
         return Edit(close, close, text if layout.text[close - 1].isspace() else " " + text)
     return Edit(close, close, ", " + text)
+
+
+def renamed_retain_variables(layout, call: ast.Call, edits: list[Edit]) -> list[Edit]:
+    """The edit renaming `retain_variables=` (its name before PyTorch 0.4) to
+    `retain_graph=` in a backward call that gets new keywords and keeps it: `inputs=`
+    exists from PyTorch 1.8, which knows only the new name. Empty when there is none."""
+    keyword = next((k for k in call.keywords if k.arg == "retain_variables"), None)
+    if keyword is None:
+        return []
+    start = layout.node_range(keyword)[0]
+    end = start + len("retain_variables")
+    if any(edit.start < end and start < edit.end for edit in edits):
+        return []  # the keyword is removed
+    return [Edit(start, end, "retain_graph")]
 
 
 def optimizer_expression(step) -> str:
