@@ -181,3 +181,340 @@ def test_a_retained_graph_a_later_backward_may_use_is_not_needless(after, report
     assert (second_time in run_script(removed, tmp_path).stderr) is (not reported)
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
+
+
+UNSEEN_NETWORK = """\
+import torch
+import torch.nn as nn
+
+
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor, self.critic = nn.Linear(4, 2), nn.Linear(4, 1)
+        self.actor_params = list(self.actor.parameters())
+        self.critic_params = list(self.critic.parameters())
+
+    def forward(self, obs):
+        return {{"log_pi": self.actor(obs).sum(-1), "v": self.critic(obs)}}
+
+
+class Config:
+    network_fn = Heads
+
+
+class Agent:
+    def __init__(self, config):
+        self.network = config.network_fn()  # a class loopfix cannot see through
+        self.opt = torch.optim.Adam(self.network.parameters(), 1e-3)
+        self.actor_opt = torch.optim.Adam(self.network.actor_params, 1e-3)
+        self.critic_opt = torch.optim.Adam(self.network.critic_params, 1e-3)
+
+    def step(self, obs, ret):
+        prediction = self.network(obs)
+        policy_loss = -prediction{policy}.mean()
+        value_loss = (ret - prediction["v"]).pow(2).mean()
+        self.actor_opt.zero_grad()
+        policy_loss.backward()
+        self.actor_opt.step()
+        self.critic_opt.zero_grad()
+        value_loss.backward()
+        self.critic_opt.step()
+
+
+torch.manual_seed(0)
+agent = Agent(Config())
+for it in range(3):
+    agent.step(torch.randn(16, 4), torch.randn(16, 1))
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "reported"),
+    [('["log_pi"]', []), ('["v"].sum(-1)', ["LF003"])],
+    ids=["each loss from its own item", "both losses from one item"],
+)
+def test_items_of_a_network_loopfix_cannot_see_are_apart(policy, reported, tmp_path):
+    """A network built by a factory (DeepRL's `config.network_fn()`), so that loopfix does
+    not see its forward, returns a dict: the actor's and the critic's losses read two items,
+    which here share nothing, and the loop runs. Two losses from the same item do share its
+    graph and raise "backward through the graph a second time": still reported."""
+    from scripts import run_script
+
+    source = UNSEEN_NETWORK.format(policy=policy)
+    done = run_script(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+
+
+DOMAIN_ADVERSARIAL = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ReverseLayer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.lam = lam
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -ctx.lam * grad, None
+
+
+def grad_reverse(x, lam=1.0):
+    return ReverseLayer.apply(x, lam)
+
+
+class DomainHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, features):
+        return self.net({head_input})
+
+
+torch.manual_seed(0)
+feat = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 8))
+clf = nn.Linear(8, 3)
+dom = DomainHead()
+opt_f = torch.optim.SGD([*feat.parameters(), *clf.parameters()], lr=0.05)
+opt_d = torch.optim.SGD(dom.parameters(), lr=0.05)
+for it in range(3):
+    xs, ys, xt = torch.randn(5, 6), torch.randint(0, 3, (5,)), torch.randn(5, 6)
+    opt_f.zero_grad()
+    opt_d.zero_grad()
+    fs, ft = feat(xs), feat(xt)
+    both = {reversed_input}
+    d_loss = F.binary_cross_entropy_with_logits(
+        dom(both), torch.cat([torch.ones(5, 1), torch.zeros(5, 1)])
+    )
+    d_loss.backward(retain_graph=True)
+    opt_d.step()
+    pd = dom(ft)  # a confusion term through the domain head
+    f_loss = F.cross_entropy(clf(fs), ys) + 0.1 * F.binary_cross_entropy_with_logits(
+        pd, torch.full_like(pd, 0.5)
+    )
+    f_loss.backward()
+    opt_f.step()
+print(float(sum(p.sum() for p in feat.parameters())))
+"""
+
+
+@pytest.mark.parametrize(
+    ("head_input", "reversed_input"),
+    [
+        ("features", "grad_reverse(torch.cat([fs, ft]))"),
+        ("features", "torch.cat([fs, ft])\n    both.register_hook(lambda grad: -grad)"),
+        ("grad_reverse(features)", "torch.cat([fs, ft])"),
+    ],
+    ids=["reversal function in the loop", "reversing hook", "reversal in a module's forward"],
+)
+def test_a_gradient_reversal_layer_is_not_a_gradient_leak(head_input, reversed_input, tmp_path):
+    """DANN trains the feature extractor against the domain head on purpose: the domain
+    loss reaches the features through a gradient reversal layer (an autograd function that
+    negates the gradient, or a hook), and the extractor's optimizer steps with it. LF009's
+    fix (the domain loss's backward restricted with `inputs=`) would drop that gradient and
+    change the extractor's weights, so nothing is reported."""
+    from scripts import run_script
+
+    source = DOMAIN_ADVERSARIAL.format(head_input=head_input, reversed_input=reversed_input)
+    done = run_script(source, tmp_path)
+    assert done.returncode == 0, done.stderr
+    restricted = source.replace(
+        "d_loss.backward(retain_graph=True)",
+        "d_loss.backward(retain_graph=True, inputs=list(dom.parameters()))",
+    )
+    assert run_script(restricted, tmp_path).stdout != done.stdout  # the fix changes training
+    findings = analyse_source(SourceFile.from_text("dann.py", source), project=None).findings
+    assert [f.rule for f in findings] == []
+
+
+CLEARED_BY_A_HELPER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def clear_grads(model):
+    for p in model.parameters():
+        p.grad = None
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def reset_grads(self):
+        for p in self.parameters():
+            p.grad = None
+
+
+torch.manual_seed(0)
+m = Net()
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(3):
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    (expected,) = torch.autograd.grad(F.mse_loss(m(x), y), m.fc.weight)
+    F.mse_loss(m(x), y).backward()
+    assert torch.allclose(m.fc.weight.grad, expected), "the step uses earlier batches' gradients"
+    opt.step()
+    {clear}
+"""
+
+
+@pytest.mark.parametrize(
+    ("clear", "reported"),
+    [("clear_grads(m)", []), ("m.reset_grads()", []), ("pass", ["LF007"])],
+    ids=["a helper function", "a model method", "nothing"],
+)
+def test_gradients_cleared_by_a_helper_are_cleared(clear, reported, tmp_path):
+    """A function or a model method that sets each parameter's `.grad` to None clears the
+    gradients as `zero_grad()` does: each step uses its own batch's gradient (the program
+    checks it), and LF007 says nothing. Without it the gradients pile up: reported."""
+    from scripts import run_script
+
+    source = CLEARED_BY_A_HELPER.format(clear=clear)
+    done = run_script(source, tmp_path)
+    assert (done.returncode == 0) is not reported, done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+
+
+FROZEN_BACKBONE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def load_backbone():
+    net = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 8), nn.Tanh())
+    for p in net.parameters():
+        p.requires_grad = {flag}
+    return net.eval()
+
+
+torch.manual_seed(0)
+backbone = load_backbone()
+cls_head, reg_head = nn.Linear(8, 3), nn.Linear(8, 1)
+opt_cls = torch.optim.SGD(cls_head.parameters(), lr=0.1)
+opt_reg = torch.optim.SGD(reg_head.parameters(), lr=0.1)
+for it in range(3):
+    x, yc, yr = torch.randn(5, 6), torch.randint(0, 3, (5,)), torch.randn(5, 1)
+    feat = backbone(x)
+    lc = F.cross_entropy(cls_head(feat), yc)
+    opt_cls.zero_grad()
+    lc.backward()
+    opt_cls.step()
+    lr_ = F.mse_loss(reg_head(feat), yr)
+    opt_reg.zero_grad()
+    lr_.backward()
+    opt_reg.step()
+"""
+
+FROZEN_RECURRENCE = {
+    "built frozen": """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+update = nn.GRUCell(4, 8).requires_grad_(False)
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+memory = torch.zeros(2, 8)
+for i in range(4):
+    memory = update(torch.randn(2, 4), memory)
+    loss = F.mse_loss(head(memory), torch.randn(2, 1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+    "a class that freezes what it builds": """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Reservoir(nn.Module):
+    def __init__(self, n_in, n_res):
+        super().__init__()
+        self.rnn = nn.RNN(n_in, n_res, batch_first=True)
+        for p in self.rnn.parameters():
+            p.requires_grad = False
+
+    def forward(self, x, h=None):
+        return self.rnn(x, h)
+
+
+torch.manual_seed(0)
+reservoir, readout = Reservoir(3, 16), nn.Linear(16, 1)
+opt = torch.optim.Adam(readout.parameters(), lr=1e-2)
+series, target = torch.randn(1, 40, 3), torch.randn(1, 40, 1)
+h = None
+for i in range(0, 40, 10):
+    states, h = reservoir(series[:, i : i + 10], h)
+    loss = F.mse_loss(readout(states), target[:, i : i + 10])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+}
+
+
+@pytest.mark.parametrize(("flag", "reported"), [("False", []), ("True", ["LF003"])])
+def test_a_module_a_factory_returns_frozen_builds_no_graph(flag, reported, tmp_path):
+    """A backbone frozen by the function that builds it (`load_backbone()`), shared by two
+    heads with their own backwards: nothing autograd saves is freed twice and it runs.
+    Trainable, the second backward goes through the freed backbone graph and raises."""
+    from scripts import run_script
+
+    source = FROZEN_BACKBONE.format(flag=flag)
+    done = run_script(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+
+
+@pytest.mark.parametrize("name", FROZEN_RECURRENCE)
+def test_a_state_from_a_frozen_recurrence_carries_no_graph(name, tmp_path):
+    """A recurrent state computed by a frozen cell (built frozen, or by a class whose
+    `__init__` freezes what it builds: an echo state network's reservoir) requires no grad:
+    carrying it into the next batch is not LF001, and the program runs."""
+    from scripts import run_script
+
+    source = FROZEN_RECURRENCE[name]
+    assert run_script(source, tmp_path).returncode == 0
+    trainable = source.replace("requires_grad_(False)", "requires_grad_(True)").replace(
+        "p.requires_grad = False", "p.requires_grad = True"
+    )
+    assert "a second time" in run_script(trainable, tmp_path).stderr
+    assert analyse_source(SourceFile.from_text("t.py", source), project=None).findings == []
+    trained = analyse_source(SourceFile.from_text("t.py", trainable), project=None).findings
+    assert [f.rule for f in trained] == ["LF001"]
+
+
+def test_a_backbone_frozen_by_a_factory_in_another_module(tmp_path):
+    """The same frozen backbone, built by `load_backbone()` in `backbone.py`."""
+    from loopfix.project import project_for
+    from scripts import run_script
+
+    source = FROZEN_BACKBONE.format(flag="False")
+    factory, loop = source.split("\n\n\ntorch.manual_seed(0)\n")
+    (tmp_path / "backbone.py").write_text(factory + "\n")
+    main = tmp_path / "main.py"
+    main.write_text(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "from backbone import load_backbone\n\ntorch.manual_seed(0)\n" + loop
+    )
+    assert run_script(main.read_text(), tmp_path).returncode == 0
+    result = analyse_source(SourceFile.read(main), project=project_for(main))
+    assert result.findings == []

@@ -556,16 +556,27 @@ def collect_symbols(
         fields = _namedtuple_fields(statement)
         if fields is not None:
             symbols.namedtuples[fields[0]] = fields[1]
-    imported = {  # freezing helpers imported from the project (`from utils import freeze`)
-        name
+    foreign = {
+        name: function
         for name, function in symbols.functions.items()
         if symbols.home(function) is not symbols
-        and symbols.home(function).remember(
+    }
+    imported = {  # freezing helpers imported from the project (`from utils import freeze`)
+        name
+        for name, function in foreign.items()
+        if symbols.home(function).remember(
             ("freezes", id(function)), _freezes_first_parameter, function
         )
     }
-    if imported or any(FREEZING & words for words in index.words.values()):
-        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported, index)
+    factories = {  # and functions returning a module they froze (`load_backbone()`)
+        name
+        for name, function in foreign.items()
+        if symbols.home(function).remember(
+            ("returns frozen", id(function)), _returns_frozen, function
+        )
+    }
+    if imported or factories or any(FREEZING & words for words in index.words.values()):
+        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported, index, factories)
     _resolve_module_classes(symbols)
     return symbols
 
@@ -574,29 +585,38 @@ FREEZING = frozenset({"requires_grad", "requires_grad_"})
 
 
 def _frozen_modules(
-    tree: ast.Module, imported_helpers: set[str] = frozenset(), index: TreeIndex | None = None
+    tree: ast.Module,
+    imported_helpers: set[str] = frozenset(),
+    index: TreeIndex | None = None,
+    imported_factories: set[str] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """(module paths, class names) frozen for good: modules frozen by `m.requires_grad_(False)`
     or `for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`),
     directly or through a function that does it to its first parameter (`freeze(backbone)`),
-    and never unfrozen anywhere in the file (a GAN that freezes D only for G's update unfreezes
-    it: not frozen); classes whose `__init__` freezes `self`, while nothing in the file thaws
-    anything (a submodule of one of their instances may be what is thawed)."""
+    built frozen (`nn.GRUCell(4, 8).requires_grad_(False)`) or by a function that returns a
+    module it froze (`backbone = load_backbone()`), and never unfrozen anywhere in the file (a
+    GAN that freezes D only for G's update unfreezes it: not frozen); classes whose `__init__`
+    freezes `self`, while nothing in the file thaws anything (a submodule of one of their
+    instances may be what is thawed)."""
     helpers = _freezing_helpers(tree, index) | imported_helpers
+    factories = _frozen_factories(tree, index) | imported_factories
     frozen, thawed, classes = set(), set(), set()
-    says = _says(index, tree, FREEZING | helpers)
+    says = _says(index, tree, FREEZING | helpers | factories)
     for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef) and statement.name in helpers:
+        if isinstance(statement, ast.FunctionDef) and statement.name in helpers | factories:
             continue
         if not says(statement):
             continue  # names neither `requires_grad` nor a freezing helper: nothing to read
         if isinstance(statement, ast.ClassDef):
             init = next((f for f in statement.body if getattr(f, "name", "") == "__init__"), None)
-            if init is not None and "self" in _frozen_modules_in(init)[0]:
+            if init is not None and _freezes_itself(init):
                 classes.add(statement.name)
         more, less = _frozen_modules_in(statement)
         frozen |= more - {"self"}
         thawed |= less
+        for node in walk(statement):
+            if isinstance(node, ast.Assign) and _built_frozen(node.value, factories):
+                frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
         for node in walk(statement) if helpers else ():
             if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
                 frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
@@ -647,6 +667,79 @@ def _freezing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[s
         and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
         and _freezes_first_parameter(function)
     }
+
+
+def _freezes_itself(init: FunctionNode) -> bool:
+    """`__init__` freezes `self`, or each attribute it builds by a call (an echo state
+    network's reservoir: `self.rnn = nn.RNN(...)`, then its parameters frozen)."""
+    frozen, _ = _frozen_modules_in(init)
+    if "self" in frozen:
+        return True
+    built = {
+        dotted_name(target)
+        for node in walk(init)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        for target in node.targets
+        if isinstance(target, ast.Attribute) and dotted_name(target.value) == "self"
+    }
+    return bool(built) and built <= frozen
+
+
+def _frozen_factories(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
+    """Module-level functions that return a module they froze (`_returns_frozen`)."""
+    return {
+        function.name
+        for function in tree.body
+        if isinstance(function, ast.FunctionDef)
+        and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
+        and _returns_frozen(function)
+    }
+
+
+def _returns_frozen(function: FunctionNode) -> bool:
+    """`def load_backbone(): net = ...; for p in net.parameters(): p.requires_grad = False;
+    return net.eval()`: every `return` gives a local module the function froze, and it thaws
+    nothing."""
+    frozen, thawed = _frozen_modules_in(function)
+    returns = [n for n in walk(function) if isinstance(n, ast.Return)]
+    if thawed or not frozen or not returns:
+        return False
+    return all(
+        r.value is not None
+        and (_unwrapped_name(r.value) in frozen or _built_frozen(r.value, set()))
+        for r in returns
+    )
+
+
+# methods that hand back the module they are called on (`net.eval()`, `net.to(device)`)
+SAME_MODULE_METHODS = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double"})
+
+
+def _unwrapped(node: ast.expr) -> ast.expr:
+    """`net` in `net.eval().to(device)`."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SAME_MODULE_METHODS
+    ):
+        node = node.func.value
+    return node
+
+
+def _unwrapped_name(node: ast.expr) -> str | None:
+    return dotted_name(_unwrapped(node))
+
+
+def _built_frozen(value: ast.expr, factories: set[str]) -> bool:
+    """`nn.GRUCell(4, 8).requires_grad_(False)` (maybe `.eval()` after), or a call of a
+    function that returns a module it froze."""
+    value = _unwrapped(value)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "requires_grad_":
+        return _is_false(value.args[0] if value.args else None)
+    return _calls(value, factories)
 
 
 def _freezes_first_parameter(function: FunctionNode) -> bool:
