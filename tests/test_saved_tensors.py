@@ -557,3 +557,50 @@ def test_a_call_around_an_in_place_change_keeps_the_changed_tensor(inner, outer)
     expected = INNERS[inner]
     assert blocks_fail(text) is expected, "the table disagrees with torch"
     assert bool(lf008(text)) is expected, "the rule disagrees with torch"
+
+
+METRIC_FROM_A_KEPT_TENSOR = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Linear(4, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+    logits = model(x)
+    probs = torch.softmax(logits, -1)
+    probs.clamp_(min=1e-6)
+    entropy = -(probs * probs.log()).sum(-1).mean()
+    loss = {loss}
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(step, loss.item(), entropy.item())
+"""
+
+
+@pytest.mark.parametrize(
+    ("loss", "reported"),
+    [
+        ("F.cross_entropy(logits, y)", []),
+        ("F.cross_entropy(logits, y) - 0.01 * entropy", ["LF008"]),
+    ],
+    ids=["a metric", "an entropy bonus"],
+)
+def test_a_change_only_a_metric_reads_is_not_reported(loss, reported, tmp_path):
+    """`probs.clamp_()` changes what softmax kept, but only an entropy printed as a metric
+    reads it: the loss is the logits' cross entropy, whose backward never reaches the
+    softmax, and the loop runs. With the entropy in the loss, the backward goes through
+    the softmax and raises the version error: reported."""
+    import subprocess
+    import sys
+
+    source = METRIC_FROM_A_KEPT_TENSOR.format(loss=loss)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert ("modified by an inplace operation" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported

@@ -562,6 +562,7 @@ class _Scope:
         self.integers: set[str] = set()  # names bound to ints by a loop (index views)
         self.lists: set[str] = set()  # names bound to Python lists (`hs = [None] * (T + 1)`)
         self.values: dict[int, Binding] = {}  # the current statement's expressions
+        self.pending: frozenset[int] = frozenset()  # what reads before a backward went through
         # names the function binds once to a constructor call (`act = nn.ReLU(True)`)
         self._local_modules: dict[str, ast.Call] | None = None
         self._layers: dict[tuple[str, str], tuple | None] = {}  # `_layer`'s answers
@@ -1131,15 +1132,35 @@ class _Scope:
 
     def _confirm_reads(self, node: ast.AST) -> None:
         """A read of a value whose graph goes through a changed tensor's saver: the
-        backward will reach the saver. In training code, only when a backward comes after
-        the read (what a loop computes for logging after its only backward is never
-        backpropagated); a module's methods hand their values to a backward outside."""
-        if not self.returns_to_backward and not self._backward_after(node):
+        backward will reach the saver. A module's methods hand their values to a backward
+        outside: the read confirms. In training code, a backward must come after the read
+        (what a loop computes for logging after its only backward is never
+        backpropagated), and where that backward's loss is a name whose graph is known, the
+        loss's graph must go through the saver (an entropy computed from changed softmax
+        probabilities for a metric, beside a loss from the logits, is never
+        backpropagated); reads are confirmed at the backward."""
+        if self.returns_to_backward:
+            for name in _graph_reads(node):
+                binding = self.env.get(name)
+                if binding is not None:
+                    self._confirm_graph(binding.graph)
             return
-        for name in _graph_reads(node):
-            binding = self.env.get(name)
-            if binding is not None:
-                self._confirm_graph(binding.graph)
+        if self._backward_after(node):
+            for name in _graph_reads(node):
+                binding = self.env.get(name)
+                if binding is not None:
+                    self.pending |= binding.graph
+        for loss in _backward_losses(node):
+            graph = self._loss_graph(loss)
+            self._confirm_graph(self.pending if graph is None else graph)
+
+    def _loss_graph(self, loss: ast.expr) -> frozenset[int] | None:
+        """The graph of a backward's loss when it is a name bound in this scope to a value
+        no container or attribute took (else None: not known whole)."""
+        binding = self.env.get(loss.id) if isinstance(loss, ast.Name) else None
+        if binding is None or binding.counter.escaped:
+            return None
+        return binding.graph
 
     def _confirm_graph(self, graph: frozenset[int]) -> None:
         for candidate in self.candidates:
@@ -1444,6 +1465,32 @@ def _direct_names(node: ast.expr) -> list[str]:
 
 def _sub_expressions(node: ast.expr) -> list[ast.expr]:
     return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+
+
+BACKWARD_CALLS = frozenset({"backward", "grad", "manual_backward"})
+AUTOGRAD = frozenset({"torch.autograd", "autograd"})  # `torch.autograd.backward(loss)`
+
+
+def _backward_losses(node: ast.AST) -> list[ast.expr]:
+    """The losses the backward calls in `node` go through: `loss` in `loss.backward()`,
+    `torch.autograd.backward(loss)`, `torch.autograd.grad(loss, ...)`,
+    `self.manual_backward(loss)`."""
+    losses = []
+    for call in walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        name = getattr(func, "attr", None) or getattr(func, "id", None)
+        if name not in BACKWARD_CALLS:
+            continue
+        receiver = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+        if name == "backward" and isinstance(func, ast.Attribute) and receiver not in AUTOGRAD:
+            losses.append(func.value)  # `loss.backward(gradient)` too
+        elif call.args:
+            losses.append(call.args[0])
+        else:
+            losses.append(func)  # a loss given by keyword: not known whole
+    return losses
 
 
 def _graph_reads(node: ast.AST) -> list[str]:
