@@ -34,7 +34,9 @@ change is in the function's own body before it rebinds the argument (not inside 
 Reported only when it is proven: the operation ran on a tensor that requires grad (the output
 of a trainable layer, or computed from one), the changed tensor is the one it saved (by name,
 alias, view or `.detach()`, which share the version counter), and the operation's output is
-read after the change, so a backward goes through it. Which operations save which tensor is
+read after the change, so a backward goes through it (in training code, by a later backward
+whose loss is built from that read: an entropy of changed softmax probabilities computed only
+for a metric is not). Which operations save which tensor is
 from PyTorch's `tools/autograd/derivatives.yaml` and its layers' backward kernels (the table is
 in `loopfix/model/saved.py`, each entry checked by running it in the test suite).
 
