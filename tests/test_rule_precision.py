@@ -504,8 +504,9 @@ def test_a_state_from_a_frozen_recurrence_carries_no_graph(name, tmp_path):
 
 def test_a_backbone_frozen_by_a_factory_in_another_module(tmp_path):
     """The same frozen backbone, built by `load_backbone()` in `backbone.py`."""
-    from loopfix.project import project_for
     from scripts import run_script
+
+    from loopfix.project import project_for
 
     source = FROZEN_BACKBONE.format(flag="False")
     factory, loop = source.split("\n\n\ntorch.manual_seed(0)\n")
@@ -518,3 +519,96 @@ def test_a_backbone_frozen_by_a_factory_in_another_module(tmp_path):
     assert run_script(main.read_text(), tmp_path).returncode == 0
     result = analyse_source(SourceFile.read(main), project=project_for(main))
     assert result.findings == []
+
+
+DETACHED_WHEN_A_TENSOR = """\
+import torch
+import torch.nn as nn
+
+
+def cut_graph(state):
+    if isinstance(state, (list, tuple)):
+        return tuple(cut_graph(v) for v in state)
+    return {helper_return}
+
+
+torch.manual_seed(0)
+rnn = nn.LSTM(2, 3)
+opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+hidden = None
+for i, x in enumerate(torch.randn(12, 1, 2).split(3)):
+    out, hidden = rnn(x, hidden)
+    loss = out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    {cut}
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper_return", "cut", "reported"),
+    [
+        ("state.detach() if torch.is_tensor(state) else state", "hidden = cut_graph(hidden)", []),
+        ("state", "hidden = tuple(h.detach() if torch.is_tensor(h) else h for h in hidden)", []),
+        (
+            "state.detach() if isinstance(state, torch.Tensor) else state",
+            "hidden = cut_graph(hidden)",
+            [],
+        ),
+        ("state", "hidden = cut_graph(hidden)", ["LF001"]),
+    ],
+    ids=["helper with is_tensor", "is_tensor per item", "helper with isinstance", "no detach"],
+)
+def test_a_state_detached_when_it_is_a_tensor_is_detached(helper_return, cut, reported, tmp_path):
+    """`x.detach() if torch.is_tensor(x) else x` (or `isinstance(x, torch.Tensor)`):
+    what is not a tensor holds no graph, so the state is detached and the loop runs. A
+    helper that detaches nothing leaves the graph, which the next batch's backward goes
+    through a second time: reported."""
+    from scripts import run_script
+
+    source = DETACHED_WHEN_A_TENSOR.format(helper_return=helper_return, cut=cut)
+    done = run_script(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+
+
+TOTAL_UNDER_NO_GRAD = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+running = 0.0
+for it in range(4):
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+{add}
+print(running.requires_grad)
+"""
+
+
+@pytest.mark.parametrize(
+    ("add", "reported"),
+    [
+        ("    with torch.no_grad():\n        running += loss", []),
+        ("    running += loss", ["LF006"]),
+    ],
+    ids=["under no_grad", "with grad"],
+)
+def test_a_total_added_under_no_grad_keeps_no_graph(add, reported, tmp_path):
+    """`running += loss` under `torch.no_grad()` makes a sum without a graph (the program
+    prints `requires_grad`): nothing is kept. With grad enabled, the total keeps every
+    iteration's graph: reported."""
+    from scripts import run_script
+
+    source = TOTAL_UNDER_NO_GRAD.format(add=add)
+    done = run_script(source, tmp_path)
+    assert done.stdout.strip() == str(bool(reported)), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported

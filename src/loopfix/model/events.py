@@ -72,7 +72,14 @@ class EventsMixin:
         reached = {c for g in loss.graphs for c in g.consumers}
         self.obs.reached_consumers.setdefault(backward_id, set()).update(reached)
         this_iteration = [g for g in known if g not in failing]
-        freed = {g.freed_by for g in this_iteration if g.freed_by is not None}
+        items = self.obs.backward_items.setdefault(backward_id, {})
+        for graph in known:
+            items.setdefault(graph.site, set()).add(graph.item)
+        freed = {
+            g.freed_by
+            for g in this_iteration
+            if g.freed_by is not None and not self._through_another_item(g)
+        }
         stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
         modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
@@ -200,6 +207,15 @@ class EventsMixin:
         if not all("[*]" in m for m in modules):
             return set()
         return self.per_element_lists(env)
+
+    def _through_another_item(self, graph) -> bool:
+        """The backward that freed `graph` reached the unseen module's output only through
+        other items than the one `graph` came through (`graphs.item_graph`): they may share
+        nothing it saved, so this one is not proven to go through a freed graph."""
+        if graph.item is None:
+            return False
+        items = self.obs.backward_items.get(graph.freed_by, {}).get(graph.site)
+        return bool(items) and None not in items and graph.item not in items
 
     def _element_graph(self, graph) -> bool:
         """Graph built by one element of a container of modules (`heads[*]`)."""

@@ -139,17 +139,11 @@ class ExpressionsMixin:
         return base.with_shape(shapes.item_shape(shape))
 
     def item_graphs(self, graphs: frozenset[Graph], key: object) -> frozenset[Graph]:
-        """`graphs` as item `key` of a value holds them: the output of a module whose
-        forward loopfix cannot see gives each item a piece of its own (`item_graph`),
-        known by the module's paths."""
+        """`graphs` as item `key` of a value holds them: a reference to the output of a
+        module whose forward loopfix cannot see remembers the item (`item_graph`)."""
         if not any(g.site and g.site[-1] == UNSEEN_FORWARD for g in graphs):
             return graphs
-        items = frozenset(item_graph(g, key) for g in graphs)
-        for graph in items - graphs:
-            paths = self.obs.site_modules.get(graph.site[:-1])
-            if paths and graph.site not in self.obs.site_modules:
-                self.obs.site_modules[graph.site] = set(paths)
-        return items
+        return frozenset(item_graph(g, key) for g in graphs)
 
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]
@@ -226,12 +220,30 @@ class ExpressionsMixin:
         known = self._known_test(node.test)  # `init if t == 0 else h` in a loop over t
         if known is not None:
             return self.eval(node.body if known else node.orelse, env)
-        if _detach_guard(node):
-            # `state.detach() if hasattr(state, "detach") else state`: what has no detach
-            # method is no tensor, and holds no graph
+        if _detach_guard(node) or self._tensor_guard(node):
+            # `state.detach() if hasattr(state, "detach") else state` (or `if
+            # torch.is_tensor(state)`): what has no detach method is no tensor, and holds no
+            # graph
             self.eval(node.orelse, env)
             return join_values(self.eval(node.body, env), EMPTY.with_shape(UNKNOWN))
         return join_values(self.eval(node.body, env), self.eval(node.orelse, env))
+
+    def _tensor_guard(self, node: ast.IfExp) -> bool:
+        """`x.detach() if torch.is_tensor(x) else x`, or with `isinstance(x, torch.Tensor)`."""
+        test = node.test
+        if not isinstance(test, ast.Call) or not test.args:
+            return False
+        tested = dotted_name(test.args[0])
+        if tested is None or tested != dotted_name(node.orelse):
+            return False
+        qualified = self.symbols.qualify(test.func)
+        if qualified == "torch.is_tensor" and len(test.args) == 1:
+            return True
+        return (
+            qualified == "isinstance"
+            and len(test.args) == 2
+            and self.symbols.qualify(test.args[1]) == "torch.Tensor"
+        )
 
     def expr_NamedExpr(self, node: ast.NamedExpr, env: Env) -> Value:
         value = self.eval(node.value, env)

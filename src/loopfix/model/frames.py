@@ -46,6 +46,8 @@ class Observations:
     reached_consumers: dict[int, set[int]] = field(default_factory=dict)
     # backward id -> backwards whose freed (not retained) graph it goes through again
     freed_reaches: dict[int, set[int]] = field(default_factory=dict)
+    # backward id -> site -> the items of an unseen module's output it reached it through
+    backward_items: dict[int, dict[tuple, set]] = field(default_factory=dict)
     # backward id -> optimizer steps that changed weights its graph saved
     stale_reaches: dict[int, set[int]] = field(default_factory=dict)
     updates: dict[int, UpdateSite] = field(default_factory=dict)

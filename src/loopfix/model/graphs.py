@@ -10,7 +10,6 @@ in-place version error once an optimizer has stepped).
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
@@ -35,6 +34,9 @@ class Graph:
     retained: bool = False  # every consumer kept it (retain_graph=True)
     freed_by: int | None = None  # the first consumer that did not keep it
     stale_by: int | None = None  # an optimizer step changed the weights this graph saved
+    # the item of an unseen module's output this reference came through (`item_graph`); the
+    # piece is the whole output's all the same (`key`): a backward frees it for every item
+    item: object = None
 
     @property
     def opaque(self) -> bool:
@@ -68,6 +70,7 @@ class Graph:
             retained=retained if first else self.retained and retained,
             freed_by=self.freed_by if self.freed_by is not None or retained else backward_id,
             stale_by=self.stale_by,
+            item=self.item,
         )
 
     def go_stale(self, step_id: int) -> Graph:
@@ -82,6 +85,7 @@ class Graph:
             retained=self.retained,
             freed_by=self.freed_by,
             stale_by=step_id,
+            item=self.item,
         )
 
     def carry(self, loop_id: int, via: str, enclosing: tuple[int, ...]) -> Graph:
@@ -99,6 +103,7 @@ class Graph:
             retained=self.retained,
             freed_by=self.freed_by,
             stale_by=self.stale_by,
+            item=self.item,
         )
 
 
@@ -134,15 +139,16 @@ class Value:
 
 
 def item_graph(graph: Graph, key: object) -> Graph:
-    """The graph item `key` (an int position or a constant key) of an output of a module
-    whose forward loopfix cannot see holds: a piece of its own, so that two losses built
-    from two items are not taken to share one graph (an actor-critic network whose heads
-    may share nothing: `out["v"]`, `out["log_pi"]`). Any other graph is returned as is."""
-    if not graph.site or graph.site[-1] != UNSEEN_FORWARD:
+    """The reference item `key` (an int position or a constant key) of the output of a
+    module whose forward loopfix cannot see holds to its graph. Which items share which
+    saved tensors is unknown (an actor-critic network's `out["v"]` and `out["log_pi"]` may
+    share nothing), so a backward that went through one item is not taken to have freed
+    what a backward through another needs (`EventsMixin.backward`); consumption, staleness
+    and carrying stay the whole output's. Any other graph is returned as is."""
+    if not graph.site or graph.site[-1] != UNSEEN_FORWARD or graph.item is not None:
         return graph
-    code = key if isinstance(key, int) else zlib.crc32(repr(key).encode())
     return Graph(
-        site=(*graph.site, code),
+        site=graph.site,
         crossed=graph.crossed,
         via=graph.via,
         consumed_by=graph.consumed_by,
@@ -150,6 +156,7 @@ def item_graph(graph: Graph, key: object) -> Graph:
         retained=graph.retained,
         freed_by=graph.freed_by,
         stale_by=graph.stale_by,
+        item=key,
     )
 
 

@@ -518,6 +518,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_AugAssign(self, node: ast.AugAssign, env: Env) -> Flow:
         value = self.eval(node.value, env)
+        if self.no_grad:  # `total += loss` under no_grad: the sum holds none of loss's graph
+            value = Value(frozenset(), value.shape)
         if isinstance(node.op, ast.Add):
             self.note_accumulation(node.value, value, node.target)
         old = self.eval(node.target, env) if not isinstance(node.target, ast.Subscript) else EMPTY
