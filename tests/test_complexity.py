@@ -427,3 +427,61 @@ def test_an_analysis_leaves_no_reference_cycles_behind(case):
         gc.garbage.clear()
         gc.enable()
     assert not garbage, garbage.most_common(8)
+
+
+EVALUATED_EVERY_EPOCH = """\
+import torch
+import torch.nn as nn
+
+
+def inference_mode():
+    def decorate(fn):
+        return torch.inference_mode()(fn)
+
+    return decorate
+
+
+@inference_mode()
+def evaluate(model, batches):
+    correct, seen = 0, 0
+    for x, y in batches:
+        for row, label in zip(model(x), y):
+            correct += int(row.argmax() == label)
+            seen += 1
+        {extra}
+    return correct / max(seen, 1)
+
+
+def train(model, batches, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in batches:
+            loss = nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(epoch, evaluate(model, batches))
+    return evaluate(model, batches)
+
+
+def main():
+    batches = [(torch.randn(4, 8), torch.randint(0, 3, (4,))) for _ in range(2)]
+    for trial in range(3):
+        train(nn.Linear(8, 3), batches, 2)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_evaluation_without_grad_that_stores_nothing_is_not_run_at_each_call():
+    """`evaluate` runs under a project decorator that applies `torch.inference_mode`, does no
+    autograd work and stores nothing outside its locals: its calls leave nothing a rule asks
+    about, and its body (with its loops) is not interpreted at each call site and loop round
+    of the callers. One that stores into its argument (`model.last = seen`) still runs."""
+    inert = build_model(parse(EVALUATED_EVERY_EPOCH.format(extra="pass")))
+    storing = build_model(parse(EVALUATED_EVERY_EPOCH.format(extra="model.last = seen")))
+    assert inert.statements_run * 2 < storing.statements_run
+    for model in (inert, storing):
+        assert len(model.backwards()) == 1

@@ -868,6 +868,11 @@ class CallsMixin:
         summarised = self.summaries.call(self, call, env)
         if summarised is not None:  # its summary for this context: the body does not run
             return summarised
+        home = self.home_of(function)
+        if (self.no_grad or _decorated_no_grad(function, home)) and inert(function, home):
+            # run without grad, it builds no graph, and it stores nothing the caller sees
+            # (an evaluation pass, metrics, plotting): nothing of it reaches a rule
+            return EMPTY.with_shape(UNKNOWN)
         returned, after, frame = self._run_body(call, env)
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
@@ -1044,11 +1049,113 @@ def _retain_flag(node: ast.Call) -> bool | None:
 
 
 def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
+    """`@torch.no_grad()`, `@torch.inference_mode()`, or a project decorator that applies one
+    of them (YOLOv5's `@smart_inference_mode()`)."""
     for decorator in function.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if symbols.qualify(target) in NO_GRAD_CONTEXTS:
             return True
+        name = dotted_name(target) or ""
+        maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
+        if isinstance(maker, ast.FunctionDef) and _applies_no_grad(maker, symbols.home(maker)):
+            return True
     return False
+
+
+def _applies_no_grad(decorator: ast.FunctionDef, symbols: Symbols) -> bool:
+    """A decorator (or decorator factory) of the project whose body names only no-grad
+    contexts among torch's grad modes: what it returns runs its function without grad."""
+    named = {symbols.qualify(node) for node in walk(decorator) if isinstance(node, ast.Attribute)}
+    return bool(named & NO_GRAD_CONTEXTS) and not named & GRAD_CONTEXTS
+
+
+GRAD_CONTEXTS = {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.enable_grad"}
+
+# names whose mention makes a function do autograd work, even without grad
+AUTOGRAD_WORK = frozenset(
+    {"backward", "step", "zero_grad", "grad", "retain_graph", "requires_grad", "requires_grad_",
+     "register_hook", "enable_grad", "set_grad_enabled", "manual_backward", "autograd"}
+)  # fmt: skip
+
+
+def inert(function: FunctionNode, symbols: Symbols, depth: int = 0) -> bool:
+    """Whether a call of `function` without grad leaves nothing a rule asks about: it (and
+    each project function it calls, three calls deep) names no autograd work, declares no
+    `global`, stores into, or changes in place, nothing but its own locals, and returns none
+    of its parameters (which would hand back the caller's tensor and its graph). Asked once
+    per function and module."""
+    return symbols.remember(("inert", id(function)), lambda f: _inert(f, symbols, depth), function)
+
+
+def _inert(function: FunctionNode, symbols: Symbols, depth: int) -> bool:
+    arguments = function.args
+    parameters = {
+        a.arg
+        for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    }
+    assigned = {
+        n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    local = assigned - parameters
+    for node in walk(function):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr in AUTOGRAD_WORK:
+            return False
+        if isinstance(node, ast.Name) and node.id in AUTOGRAD_WORK:
+            return False
+        if isinstance(node, ast.keyword) and node.arg in AUTOGRAD_WORK:
+            return False
+        stored = isinstance(node, ast.Attribute | ast.Subscript) and isinstance(
+            node.ctx, ast.Store | ast.Del
+        )
+        if stored and _root_name(node) not in local:
+            return False
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            changes = node.func.attr.endswith("_") and not node.func.attr.startswith("_")
+            if changes and _root_name(node.func.value) not in local:
+                return False
+        if isinstance(node, ast.Return) and node.value is not None:
+            items = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            if any(_root_name(item) in parameters for item in items):
+                return False
+        if isinstance(node, ast.Call) and depth < 3:
+            for callee in _callees(node.func, symbols):
+                if callee is not function and not inert(callee, symbols.home(callee), depth + 1):
+                    return False
+    return True
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """`x` for `x`, `x.a.b`, `x[i]`, `x.m(...)`."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call | ast.Starred):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _callees(func: ast.expr, symbols: Symbols) -> list[FunctionNode]:
+    """The project functions a call of `func` may run: the function it names, or for
+    `obj.name(...)` each method `name` of the classes the module sees (with their
+    `forward` for a class's instances called: `model(x)`)."""
+    name = dotted_name(func) or ""
+    if name and "." not in name:
+        found = symbols.functions.get(name)
+        if found is not None:
+            return [found]
+        info = symbols.class_named(name)
+        return [info.methods["__init__"]] if info and "__init__" in info.methods else []
+    member = symbols.member(func) if name else None
+    if member is not None:
+        return (
+            [member.methods["__init__"]]
+            if isinstance(member, ClassInfo) and ("__init__" in member.methods)
+            else ([] if isinstance(member, ClassInfo) else [member])
+        )
+    if isinstance(func, ast.Attribute):
+        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+        return [info.methods[func.attr] for info in classes if func.attr in info.methods]
+    return []
 
 
 def _builtin_result(name: str, arguments: list[Value]) -> Value:
