@@ -479,16 +479,10 @@ print(any(getattr(item, "grad_fn", None) is not None for item in items))
 def test_a_logged_total_really_keeps_the_graphs_and_the_fix_drops_them(case: Case):
     """LF006's effect, measured: at the end of before.py the total (or the history's items)
     still holds a graph (`grad_fn`); at the end of after.py it holds none."""
-    import subprocess
-    import sys
+    from scripts import run_python
 
     def keeps(path) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", KEPT_GRAPH, str(path), case.accumulates],
-            capture_output=True,
-            text=True,
-            cwd=path.parent,
-        )
+        done = run_python(["-c", str(path), case.accumulates], path.parent, code=KEPT_GRAPH)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout.strip().splitlines()[-1]
 

@@ -594,13 +594,10 @@ def test_a_change_only_a_metric_reads_is_not_reported(loss, reported, tmp_path):
     reads it: the loss is the logits' cross entropy, whose backward never reaches the
     softmax, and the loop runs. With the entropy in the loss, the backward goes through
     the softmax and raises the version error: reported."""
-    import subprocess
-    import sys
+    from scripts import run_script
 
     source = METRIC_FROM_A_KEPT_TENSOR.format(loss=loss)
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    done = run_script(source, tmp_path)
     assert ("modified by an inplace operation" in done.stderr) is bool(reported), done.stderr
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
