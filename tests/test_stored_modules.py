@@ -602,3 +602,75 @@ def test_an_alias_of_a_name_bound_again_is_not_that_name(name, where, tmp_path):
     run = run_script(source, tmp_path)
     assert run.returncode == 0, run.stderr
     assert rules_reported(source) == []
+
+
+IMPORTED_MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class InpaintingModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+        self.discriminator = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        self.gen_optimizer = torch.optim.Adam(self.generator.parameters(), lr=1e-2)
+        self.dis_optimizer = torch.optim.Adam(self.discriminator.parameters(), lr=1e-2)
+
+    def process(self, images):
+        self.gen_optimizer.zero_grad()
+        self.dis_optimizer.zero_grad()
+        outputs = self.generator(images)
+        dis_loss = self.discriminator(images).mean() - self.discriminator(outputs.detach()).mean()
+        gen_loss = self.discriminator(outputs).mean() + (outputs - images).abs().mean()
+        return outputs, gen_loss, dis_loss
+
+    def backward(self, gen_loss, dis_loss):
+        dis_loss.backward()
+        self.dis_optimizer.step()
+        gen_loss.backward()
+        self.gen_optimizer.step()
+        return gen_loss
+"""
+
+TRAINER_HOLDING_IT = """\
+import torch
+from models import InpaintingModel
+
+
+class Trainer:
+    def __init__(self):
+        self.model = InpaintingModel()
+
+    def train(self, batches):
+        total = 0
+        for images in batches:
+            outputs, gen_loss, dis_loss = self.model.process(images)
+            total += self.model.backward(gen_loss, dis_loss)
+        print(total / len(batches))
+
+
+Trainer().train([torch.randn(16, 4) for _ in range(3)])
+"""
+
+
+def test_a_model_a_trainer_builds_from_another_module_is_followed(tmp_path):
+    """edge-connect's layout: the trainer's `__init__` builds the model class of `models.py`
+    and its loop calls the model's methods through the attribute. The discriminator steps
+    before the generator's backward through it (the run raises the version error: LF002, in
+    `models.py`, where the code is), and the trainer's total keeps each iteration's graph
+    (LF006, in the trainer)."""
+    from loopfix.project import project_for
+
+    (tmp_path / "models.py").write_text(IMPORTED_MODEL)
+    trainer = tmp_path / "trainer.py"
+    trainer.write_text(TRAINER_HOLDING_IT)
+    done = run_script(TRAINER_HOLDING_IT, tmp_path)
+    assert "modified by an inplace operation" in done.stderr, done.stderr
+    models = tmp_path / "models.py"
+    found = analyse_source(SourceFile.read(models), project=project_for(models)).findings
+    assert [(f.rule, f.start) for f in found][:1] == [
+        ("LF002", IMPORTED_MODEL.index("gen_loss.backward()"))
+    ]
+    found = analyse_source(SourceFile.read(trainer), project=project_for(trainer)).findings
+    assert [f.rule for f in found] == ["LF006"]

@@ -713,6 +713,17 @@ def record_calls_into(
     } | {name for name, module in caller.modules.items() if reaches(module)}
     if not linked:
         return 0
+    # and the methods of those classes: `self.inpaint_model.process(images)` in a trainer
+    # method, on a model its `__init__` built
+    linked |= {
+        name
+        for info in caller.classes.values()
+        if reaches(caller.home(info.node))
+        for name in info.methods
+        if not _dunder(name)
+    }
+    if not linked:
+        return 0
     index = caller.index if caller.tree is tree and caller.index is not None else index_tree(tree)
     interpreter = Interpreter(caller, Observations(), Instances(caller, call_sites))
     interpreter.budget = budget
@@ -951,7 +962,9 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
     to the module's `backprop`), the functions and classes of a module imported whole
     (`optim_utils.backprop(loss, optimizer)`), and the methods the file's classes inherit
     from another module's class (`self.take_optimisation_step(optimizer, loss)` of a base
-    agent, which calls its own `self._backprop`)."""
+    agent, which calls its own `self._backprop`), and the methods of classes imported from
+    another project module that do such work (`self.agent.update(x)` of an `Agent` built in
+    the trainer's `__init__`)."""
     names = set()
     for name, node in [
         *symbols.functions.items(),
@@ -960,6 +973,13 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
         home = symbols.home(node)
         if home is not symbols and id(node) in _autograd_work_of(home):
             names.add(name)
+    for info in symbols.classes.values():
+        home = symbols.home(info.node)
+        if home is not symbols and id(info.node) in _autograd_work_of(home):
+            working = _autograd_work_of(home)
+            names |= {
+                n for n, method in info.methods.items() if id(method) in working and not _dunder(n)
+            }
     for module in symbols.modules.values():
         if module is not symbols:
             working = _autograd_work_of(module)
