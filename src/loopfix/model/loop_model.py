@@ -713,14 +713,15 @@ def record_calls_into(
     } | {name for name, module in caller.modules.items() if reaches(module)}
     if not linked:
         return 0
-    # and the methods of those classes: `self.inpaint_model.process(images)` in a trainer
-    # method, on a model its `__init__` built
+    # and the methods of those classes that do autograd work:
+    # `self.inpaint_model.backward(gen_loss, dis_loss)` in a trainer method, on a model its
+    # `__init__` built
     linked |= {
         name
         for info in caller.classes.values()
         if reaches(caller.home(info.node))
-        for name in info.methods
-        if not _dunder(name)
+        for name, method in info.methods.items()
+        if not _dunder(name) and id(method) in _autograd_work_of(caller.home(info.node))
     }
     if not linked:
         return 0
