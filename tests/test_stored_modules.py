@@ -674,3 +674,41 @@ def test_a_model_a_trainer_builds_from_another_module_is_followed(tmp_path):
     ]
     found = analyse_source(SourceFile.read(trainer), project=project_for(trainer)).findings
     assert [f.rule for f in found] == ["LF006"]
+
+
+NAMED_LIKE_A_TENSOR_METHOD = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.a = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.ge = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        self.a_opt = torch.optim.SGD(self.a.parameters(), lr=0.1)
+        self.ge_opt = torch.optim.SGD(self.ge.parameters(), lr=0.1)
+
+    def fit(self):
+        for step in range(3):
+            out_a = self.a(torch.randn(6, 4))
+            out_b = self.ge(out_a)
+            loss_a = out_a.pow(2).mean() + out_b.mean()
+            self.a_opt.zero_grad()
+            loss_a.backward()
+            self.a_opt.step()
+            self.ge_opt.zero_grad()
+            loss_b = out_b.pow(2).mean()
+            loss_b.backward()
+            self.ge_opt.step()
+
+
+Trainer().fit()
+"""
+
+
+def test_a_network_kept_under_a_tensor_methods_name_is_a_network(tmp_path):
+    """`self.ge(out_a)` calls the network kept as `self.ge`, not `Tensor.ge` (a comparison,
+    which builds no graph): the second backward goes through its freed graph and raises.
+    Found by the generated-update properties (`tests/test_update_properties.py`)."""
+    assert "a second time" in run_script(NAMED_LIKE_A_TENSOR_METHOD, tmp_path).stderr
+    assert rules_reported(NAMED_LIKE_A_TENSOR_METHOD) == ["LF003"]

@@ -261,9 +261,11 @@ class CallsMixin:
             attr in GRAPH_FREE_METHODS
             and self.symbols.member(func) is None
             and not self._own_method(func, env)
+            and not self._holds_module(func, env)
         ):
             # (not `utils.detach(h)`, a function of a project module, nor `gan.sample(n)`, a
-            # method of a class of the project: followed as written)
+            # method of a class of the project, nor `self.ge(x)`, a network kept under a
+            # tensor method's name: followed as written)
             base = self.eval(func.value, env)
             self._args(node, env)
             return EMPTY.with_shape(base.shape if attr == "detach" else OTHER)
@@ -336,6 +338,13 @@ class CallsMixin:
         name = f"{self.frame.depth}:{function.name}:{rank}"
         own = -(REPEATED_CALL_SITE + zlib.crc32(name.encode()))
         return (*(site or self.frame.site_prefix), own)
+
+    def _holds_module(self, func: ast.Attribute, env: Env) -> bool:
+        """`self.ge(out)`: an attribute that holds a module, called (its name is a tensor
+        method's only by chance; `x.ge(y)` of a tensor is a comparison)."""
+        key = self.key_for(func)
+        held = env.get(key) if key is not None else None
+        return held is not None and shapes.is_module(held.shape)
 
     def _own_method(self, func: ast.Attribute, env: Env) -> bool:
         """`func` is a method that the receiver's class (of the project) defines."""

@@ -680,7 +680,8 @@ def _windows(units: list[Unit]) -> dict[int, tuple[int, frozenset[str]]]:
 def _no_window(units: list[Unit], index: int) -> str:
     """Why the step at `index` has no update window: its gradients are cleared only after it
     in the block (`step(); zero_grad()`, which clears them for the next iteration as well), or
-    nowhere in it (they accumulate across iterations: not this fix's business)."""
+    nowhere in it (cleared by code outside the block, such as a `process()` method the
+    caller runs first, or accumulating across iterations: not this fix's business)."""
     unit = units[index]
     closing = [
         later
@@ -694,8 +695,10 @@ def _no_window(units: list[Unit], index: int) -> str:
             "reorder needs the zero_grad() that starts its update"
         )
     return (
-        f"`{_optimizer(unit)}` steps without a zero_grad() before it in the same block "
-        "(gradients accumulate across iterations)"
+        f"`{_optimizer(unit)}` steps without a zero_grad() before it in the same block (its "
+        "gradients are cleared elsewhere, as by a method called before this one, or "
+        "accumulate across iterations), and the reorder needs the zero_grad() that starts "
+        "its update"
     )
 
 
