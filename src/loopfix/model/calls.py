@@ -29,6 +29,8 @@ from loopfix.model.symbols import (
     FunctionNode,
     Symbols,
     dotted_name,
+    project_callees,
+    root_name,
 )
 
 MAX_CALL_DEPTH = 4
@@ -744,10 +746,8 @@ class CallsMixin:
         graphs = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
         if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
             return Value(graphs, TENSOR)
-        info = self.module_class(shape)
-        forward = info.methods.get("forward") if info is not None else None
         site = (*self.frame.site_prefix, self._id("site", node))
-        if unseen:  # no class at all: its output's items may hold parts of their own
+        if unseen:  # no class at all: its output's items are told apart (`item_graph`)
             site = (*site, UNSEEN_FORWARD)
         func = node.func
         path = self.module_path(func.value if _calls_forward(func) else func) or receiver_key
@@ -757,9 +757,11 @@ class CallsMixin:
         self.obs.site_modules.setdefault(site, set()).update(paths)
         if self.top_statement is not None:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).update(paths)
+        info = self.module_class(shape)
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )
+        forward = info.methods.get("forward") if info is not None else None
         # the call's own graph stands for what the module holds; a forward that reads
         # nothing of `self` but settings its constructor was given as plain values holds
         # nothing
@@ -1066,8 +1068,13 @@ def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
             return True
         name = dotted_name(target) or ""
         maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
-        if isinstance(maker, ast.FunctionDef) and _applies_no_grad(maker, symbols.home(maker)):
-            return True
+        if isinstance(maker, ast.FunctionDef):
+            home = symbols.home(maker)
+            applies = home.remember(
+                ("applies no grad", id(maker)), lambda f, h=home: _applies_no_grad(f, h), maker
+            )
+            if applies:
+                return True
     return False
 
 
@@ -1119,52 +1126,21 @@ def _inert(function: FunctionNode, symbols: Symbols, depth: int) -> bool:
         stored = isinstance(node, ast.Attribute | ast.Subscript) and isinstance(
             node.ctx, ast.Store | ast.Del
         )
-        if stored and _root_name(node) not in local:
+        if stored and root_name(node) not in local:
             return False
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             changes = node.func.attr.endswith("_") and not node.func.attr.startswith("_")
-            if changes and _root_name(node.func.value) not in local:
+            if changes and root_name(node.func.value) not in local:
                 return False
         if isinstance(node, ast.Return) and node.value is not None:
             items = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            if any(_root_name(item) in parameters for item in items):
+            if any(root_name(item) in parameters for item in items):
                 return False
         if isinstance(node, ast.Call) and depth < 3:
-            for callee in _callees(node.func, symbols):
+            for callee in project_callees(node.func, symbols, constructors=True):
                 if callee is not function and not inert(callee, symbols.home(callee), depth + 1):
                     return False
     return True
-
-
-def _root_name(node: ast.expr) -> str | None:
-    """`x` for `x`, `x.a.b`, `x[i]`, `x.m(...)`."""
-    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call | ast.Starred):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _callees(func: ast.expr, symbols: Symbols) -> list[FunctionNode]:
-    """The project functions a call of `func` may run: the function it names, or for
-    `obj.name(...)` each method `name` of the classes the module sees (with their
-    `forward` for a class's instances called: `model(x)`)."""
-    name = dotted_name(func) or ""
-    if name and "." not in name:
-        found = symbols.functions.get(name)
-        if found is not None:
-            return [found]
-        info = symbols.class_named(name)
-        return [info.methods["__init__"]] if info and "__init__" in info.methods else []
-    member = symbols.member(func) if name else None
-    if member is not None:
-        return (
-            [member.methods["__init__"]]
-            if isinstance(member, ClassInfo) and ("__init__" in member.methods)
-            else ([] if isinstance(member, ClassInfo) else [member])
-        )
-    if isinstance(func, ast.Attribute):
-        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
-        return [info.methods[func.attr] for info in classes if func.attr in info.methods]
-    return []
 
 
 def _builtin_result(name: str, arguments: list[Value]) -> Value:

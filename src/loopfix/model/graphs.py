@@ -10,6 +10,7 @@ in-place version error once an optimizer has stepped).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
@@ -147,17 +148,7 @@ def item_graph(graph: Graph, key: object) -> Graph:
     and carrying stay the whole output's. Any other graph is returned as is."""
     if not graph.site or graph.site[-1] != UNSEEN_FORWARD or graph.item is not None:
         return graph
-    return Graph(
-        site=graph.site,
-        crossed=graph.crossed,
-        via=graph.via,
-        consumed_by=graph.consumed_by,
-        consumers=graph.consumers,
-        retained=graph.retained,
-        freed_by=graph.freed_by,
-        stale_by=graph.stale_by,
-        item=key,
-    )
+    return dataclasses.replace(graph, item=key)
 
 
 EMPTY = Value()

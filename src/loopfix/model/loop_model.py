@@ -20,7 +20,14 @@ from loopfix.model.index import TreeIndex, index_tree, kept_fact, syntax_key, wa
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
-from loopfix.model.symbols import ClassInfo, Symbols, collect_symbols, dotted_name
+from loopfix.model.symbols import (
+    ClassInfo,
+    Symbols,
+    collect_symbols,
+    dotted_name,
+    project_callees,
+    root_name,
+)
 
 Block = list[ast.stmt]
 _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
@@ -711,8 +718,6 @@ def record_calls_into(
         ]
         if reaches(caller.home(node))
     } | {name for name, module in caller.modules.items() if reaches(module)}
-    if not linked:
-        return 0
     # and the methods of those classes that do autograd work:
     # `self.inpaint_model.backward(gen_loss, dis_loss)` in a trainer method, on a model its
     # `__init__` built
@@ -892,29 +897,13 @@ def _anywhere_called(
             return True
         if depth >= 2 or not isinstance(child, ast.Call):
             continue
-        for callee in _project_callees(child.func, symbols):
+        for callee in project_callees(child.func, symbols):
             if id(callee) in seen:
                 continue
             seen.add(id(callee))
             if _anywhere_called(callee, symbols.home(callee), test, depth + 1, seen):
                 return True
     return False
-
-
-def _project_callees(func: ast.expr, symbols: Symbols) -> list[ast.AST]:
-    """The project functions a call of `func` may run: the function it names (`helper`,
-    `utils.helper`), or, for `obj.name(...)`, each visible class's method `name`."""
-    name = dotted_name(func) or ""
-    if name and "." not in name:
-        function = symbols.functions.get(name)
-        return [function] if function is not None else []
-    member = symbols.member(func) if name else None
-    if member is not None:
-        return [] if isinstance(member, ClassInfo) else [member]
-    if isinstance(func, ast.Attribute):
-        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
-        return [info.methods[func.attr] for info in classes if func.attr in info.methods]
-    return []
 
 
 def _reverses(node: ast.AST, symbols: Symbols) -> bool:
@@ -976,8 +965,8 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
             names.add(name)
     for info in symbols.classes.values():
         home = symbols.home(info.node)
-        if home is not symbols and id(info.node) in _autograd_work_of(home):
-            working = _autograd_work_of(home)
+        working = _autograd_work_of(home) if home is not symbols else frozenset()
+        if id(info.node) in working:
             names |= {
                 n for n, method in info.methods.items() if id(method) in working and not _dunder(n)
             }
@@ -1093,13 +1082,6 @@ def _names_used(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in walk(node) if isinstance(n, ast.Name))
 
 
-def _root(node: ast.expr) -> str | None:
-    """`state` for `state.d_iters`, `counts["d"]`, `budget.pop`."""
-    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 def _inside(node: ast.AST, container: ast.AST) -> bool:
     return any(node is n for n in walk(container))
 
@@ -1108,7 +1090,7 @@ def _stores_into(node: ast.AST, roots: set[str]) -> bool:
     if isinstance(node, ast.Name | ast.Attribute | ast.Subscript) and isinstance(
         node.ctx, ast.Store | ast.Del
     ):
-        return _root(node) in roots
+        return root_name(node) in roots
     return False
 
 
@@ -1148,7 +1130,7 @@ def _hands_to_call(node: ast.AST, roots: set[str]) -> bool:
     receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
     arguments = [*node.args, *(k.value for k in node.keywords)]
     candidates = [receiver, *arguments] if receiver is not None else arguments
-    return any(c is not None and _root(c) in roots for c in candidates)
+    return any(c is not None and root_name(c) in roots for c in candidates)
 
 
 IN_PLACE_SAFE = {"requires_grad_", "zero_", "detach_", "retain_grad", "share_memory_"}

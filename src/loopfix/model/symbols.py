@@ -502,6 +502,38 @@ def dotted_name(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
+def root_name(node: ast.expr) -> str | None:
+    """`state` for `state`, `state.d_iters`, `counts["d"]`, `budget.pop(...)`, `*rest`."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call | ast.Starred):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def project_callees(
+    func: ast.expr, symbols: Symbols, constructors: bool = False
+) -> list[FunctionNode]:
+    """The project functions a call of `func` may run: the function it names (`helper`,
+    `utils.helper`), or for `obj.name(...)` each method `name` of the classes the module
+    sees; with `constructors`, a class named (`Net()`, `models.Net()`) gives its
+    `__init__`."""
+    name = dotted_name(func) or ""
+    if name and "." not in name:
+        found: FunctionNode | ClassInfo | None = symbols.functions.get(name)
+        if found is None and constructors:
+            found = symbols.class_named(name)
+    else:
+        found = symbols.member(func) if name else None
+    if isinstance(found, ClassInfo):
+        init = found.methods.get("__init__") if constructors else None
+        return [init] if init is not None else []
+    if found is not None:
+        return [found]
+    if isinstance(func, ast.Attribute):
+        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+        return [info.methods[func.attr] for info in classes if func.attr in info.methods]
+    return []
+
+
 def collect_symbols(
     tree: ast.Module,
     index: TreeIndex | None = None,
