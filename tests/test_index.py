@@ -4,6 +4,8 @@ tree, and a statement a parser reuses is indexed once."""
 from __future__ import annotations
 
 import ast
+import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,23 @@ def test_walk_visits_what_ast_walk_visits_in_its_order(path):
     tree = ast.parse(text, type_comments=True)
     assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
 
+
+
+def test_walk_remembered_per_node_gives_the_same_nodes_and_keeps_no_cycle():
+    """A node's walk is worked out once and kept on the node: asked again (of the tree, of a
+    function in it, of a statement in that) it gives `ast.walk`'s nodes and order, and the
+    tree is freed when dropped, without the cyclic collector (nothing kept refers back)."""
+    tree = ast.parse(EVERY_KIND_OF_FIELD)
+    for node in [tree, *ast.walk(tree)][:200]:
+        for _ in range(2):
+            assert [id(n) for n in walk(node)] == [id(n) for n in ast.walk(node)]
+    gone = weakref.ref(tree)
+    gc.disable()
+    try:
+        del tree, node
+        assert gone() is None
+    finally:
+        gc.enable()
 
 @pytest.mark.parametrize(
     "first, second, context",

@@ -22,6 +22,7 @@ from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
     ClassInfo,
+    FunctionNode,
     Symbols,
     collect_symbols,
     dotted_name,
@@ -892,18 +893,33 @@ def _anywhere_called(
     function or method it calls (methods by name, of the classes the module sees), following
     calls while `depth` < 2 with the callee's module's symbols; each body is read once."""
     seen = {id(node)} if seen is None else seen
+    holds, callees = symbols.remember(
+        (f"anywhere {test.__name__}", id(node)), lambda n: _tested_below(n, symbols, test), node
+    )
+    if holds:
+        return True
+    if depth >= 2:
+        return False
+    for callee in callees:
+        if id(callee) in seen:
+            continue
+        seen.add(id(callee))
+        if _anywhere_called(callee, symbols.home(callee), test, depth + 1, seen):
+            return True
+    return False
+
+
+def _tested_below(node: ast.AST, symbols: Symbols, test) -> tuple[bool, tuple[FunctionNode, ...]]:
+    """Whether `test` holds for a node below `node`, and the project functions its calls may
+    run, in the order they are called (a body asked about from every loop and call site that
+    reaches it is walked once per module)."""
+    callees: list[FunctionNode] = []
     for child in walk(node):
         if test(child, symbols):
-            return True
-        if depth >= 2 or not isinstance(child, ast.Call):
-            continue
-        for callee in project_callees(child.func, symbols):
-            if id(callee) in seen:
-                continue
-            seen.add(id(callee))
-            if _anywhere_called(callee, symbols.home(callee), test, depth + 1, seen):
-                return True
-    return False
+            return True, ()
+        if isinstance(child, ast.Call):
+            callees += project_callees(child.func, symbols)
+    return False, tuple(callees)
 
 
 def _reverses(node: ast.AST, symbols: Symbols) -> bool:
