@@ -606,13 +606,8 @@ class LoopModel:
 
     def _reverses_gradients(self, loop_id: int) -> bool:
         symbols = self.symbols
-        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
-        for info in classes:
-            if info.is_module and any(
-                _anywhere_called(method, symbols.home(info.node), _reverses)
-                for method in info.methods.values()
-            ):
-                return True
+        if symbols.remember(("module reverses", 0), _module_class_reverses, symbols):
+            return True
         return _anywhere_called(self.region(loop_id), symbols, _reverses)
 
     def saved_tensor_changes(self) -> list:
@@ -884,6 +879,20 @@ def is_autograd_function(cls: ast.ClassDef, symbols: Symbols) -> bool:
     """`class GradMultiply(torch.autograd.Function)`: a custom autograd function, whose
     `backward(ctx, grad)` is the gradient formula autograd calls, not a backward pass."""
     return any(symbols.qualify(base) in AUTOGRAD_FUNCTION_BASES for base in cls.bases)
+
+
+def _module_class_reverses(symbols: Symbols) -> bool:
+    """Whether a method of an `nn.Module` class the module sees reverses gradients (asked
+    once per module, not once per loop)."""
+    classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+    return any(
+        info.is_module
+        and any(
+            _anywhere_called(method, symbols.home(info.node), _reverses)
+            for method in info.methods.values()
+        )
+        for info in classes
+    )
 
 
 def _anywhere_called(
