@@ -612,3 +612,73 @@ def test_a_total_added_under_no_grad_keeps_no_graph(add, reported, tmp_path):
     assert done.stdout.strip() == str(bool(reported)), done.stderr
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
+
+
+WARMED_UP_SCHEDULE = """\
+import warnings
+
+import torch
+import torch.nn as nn
+
+warnings.simplefilter("always")
+
+
+def train_one_epoch(model, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+
+
+def warm_up(model, opt, loader):
+    for group in opt.param_groups:
+        group["lr"] = 0.01
+    train_one_epoch(model, opt, loader)
+    for group in opt.param_groups:
+        group["lr"] = 0.1
+
+
+def main(warm=False):
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+{warm_up}
+    for epoch in range(3):
+        sched.step()
+        train_one_epoch(model, opt, loader)
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("warm_up", "reported"),
+    [
+        (
+            "    for x, y in loader:\n        opt.zero_grad()\n"
+            "        nn.functional.mse_loss(model(x), y).backward()\n        opt.step()",
+            [],
+        ),
+        ("    warm_up(model, opt, loader)", []),
+        ("    if warm:\n        warm_up(model, opt, loader)", ["LF005"]),
+        ("    pass", ["LF005"]),
+    ],
+    ids=["warm-up loop written out", "warm-up two calls deep", "warm-up that may not run", "none"],
+)
+def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):
+    """A scheduler stepped at the top of each epoch after a warm-up epoch already stepped
+    the optimizer (a loop over the batches written out before the epoch loop, or a function
+    that runs an epoch through another) follows an optimizer step: PyTorch does not warn
+    that the schedule skipped its first value. Without the warm-up (or one under a branch
+    that does not run) it warns: reported."""
+    from scripts import run_script
+
+    source = WARMED_UP_SCHEDULE.format(warm_up=warm_up)
+    done = run_script(source, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ("before `optimizer.step()`" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported

@@ -904,7 +904,7 @@ class CallsMixin:
             for name, (_, key) in bound.items():
                 env[frame.prefix + name] = placeholders[name]
                 if key is not None:
-                    frame.aliases[name] = key
+                    frame.aliases[name] = self.outer_key(key)
         outer_frame, outer_no_grad, outer_symbols = self.frame, self.no_grad, self.symbols
         self.frame = frame
         self.symbols = self.home_of(function)  # another module's names mean its own
@@ -944,7 +944,19 @@ class CallsMixin:
         for name, (value, key) in bound.items():
             env[frame.prefix + name] = value
             if key is not None:
-                frame.aliases[name] = key
+                frame.aliases[name] = self.outer_key(key)
+
+    def outer_key(self, key: str) -> str:
+        """The path a caller's argument stands for beyond the caller: a parameter the caller
+        was given and hands on (`train_one_epoch(model, opt)` inside `warmup(model, opt)`)
+        is what its own caller passed, not the caller's local copy, which goes when it
+        returns (a step two calls deep steps the outer `opt`)."""
+        prefix = self.frame.prefix
+        if prefix and key.startswith(prefix):
+            name = key[len(prefix) :]
+            if name in self.frame.aliases:
+                return self.frame.aliases[name]
+        return key
 
 
 # a module call's callee known a module only by how the code uses the name (`.parameters()`)

@@ -127,7 +127,7 @@ def _roots(interpreter, call: Call) -> dict[str, str] | None:
     bound = _bound_of(call)
     for name, (_, key) in bound.items():
         if key is not None:
-            roots[f"<{name}>"] = key
+            roots[f"<{name}>"] = interpreter.outer_key(key)
     names = _global_reads(interpreter, call.function)
     if any(path.split(".")[0].split("[")[0] in names for path in roots.values()):
         return None  # the body reads a global of that name: a substitution would rename it

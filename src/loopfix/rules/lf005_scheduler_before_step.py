@@ -70,7 +70,9 @@ epoch < start_epoch: continue`, which fast-forwards a resumed schedule; a batch 
 with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other condition
 (`if epoch > 0: scheduler.step()`, which does follow an optimizer step), and one whose
 optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
-after which the optimizer has already stepped (a warm-up epoch run before it). A called
+after which the optimizer has already stepped (a warm-up epoch run before it: a loop over
+the batches written out, or a call of a function that steps it, however deep; one under an
+`if` may not run, and is still reported). A called
 function counts only when it steps the scheduler on every call (a statement of its own body,
 after nothing that may return) and runs no backward or optimizer step itself; a method that
 loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
@@ -164,9 +166,9 @@ class SchedulerBeforeStep(Rule):
     @staticmethod
     def _stepped_before(context: FileContext, loop: ast.stmt, optimizer: str) -> bool:
         """The optimizer steps in a statement before `loop` in the block that holds it
-        (`run_epoch(model, optimizer, loader)` as a warm-up epoch), or in one around it: a
-        statement of that block itself, not one inside a loop or a branch there, which may
-        not run (`for x, y in batches[:warmup]: train_step(x, y)`: verification tells)."""
+        (`run_epoch(model, optimizer, loader)` as a warm-up epoch, or a warm-up loop over
+        the batches written out), or in one around it: a statement of that block, or one
+        inside loops there, not one under a branch, which may not run (`if args.warmup:`)."""
         model = context.model
         steps = _step_statements(context, optimizer)
         for enclosing in model.enclosing_statements(loop):
@@ -174,7 +176,7 @@ class SchedulerBeforeStep(Rule):
                 break  # what runs before, in the function (or module body) that holds it
             _, block = model.block_of(enclosing)
             earlier = [s for s in block[: block.index(enclosing)] if not isinstance(s, DEFINITIONS)]
-            if any(step in earlier for step in steps):
+            if any(_runs_in(model, step, statement) for step in steps for statement in earlier):
                 return True
         return False
 
@@ -290,6 +292,18 @@ def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
         if u.kind == "step" and u.target == optimizer and u.statement is not None
     ]
     return steps + [e.statement for e in model.called_effects("step") if e.target == optimizer]
+
+
+def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
+    """Whether `step` is `statement` or inside it under loops and `with` blocks only (a loop
+    over the batches runs its body; a branch or a `try` may not)."""
+    chain = model.enclosing_statements(step)
+    if statement not in chain:
+        return False
+    return all(
+        isinstance(s, LOOPS | ast.With | ast.AsyncWith)
+        for s in chain[1 : chain.index(statement) + 1]
+    )
 
 
 def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt):
