@@ -96,7 +96,6 @@ def test_walk_visits_what_ast_walk_visits_in_its_order(path):
     assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
 
 
-
 def test_walk_remembered_per_node_gives_the_same_nodes_and_keeps_no_cycle():
     """A node's walk is worked out once and kept on the node: asked again (of the tree, of a
     function in it, of a statement in that) it gives `ast.walk`'s nodes and order, and the
@@ -112,6 +111,7 @@ def test_walk_remembered_per_node_gives_the_same_nodes_and_keeps_no_cycle():
         assert gone() is None
     finally:
         gc.enable()
+
 
 @pytest.mark.parametrize(
     "first, second, context",
