@@ -468,3 +468,75 @@ def test_retain_variables_is_renamed_where_a_fix_adds_inputs(tmp_path):
     assert renamed.fixed_text == result.fixed_text
     (verdict,) = verify_file(renamed, RunSettings(device="cpu", iterations=3, timeout=180))
     assert verdict.outcome == "equivalent", verdict
+
+
+SCHEDULE_IN_A_METHOD = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Trainer:
+    def __init__(self, model, opt, sched):
+        self.model, self.opt, self.sched = model, opt, sched
+        self.epoch = 0
+
+    def new_epoch(self):
+{new_epoch}
+        self.sched.step()
+
+    def train_epoch(self, batches):
+        print(self.opt.param_groups[0]["lr"], self.epoch >= 2)
+        for x, y in batches:
+            self.opt.zero_grad()
+            loss = ((self.model(x) - y) ** 2).mean()
+            if self.epoch >= 2:
+                loss = loss + 0.1 * self.model.weight.pow(2).sum()
+            loss.backward()
+            self.opt.step()
+
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+tr = Trainer(model, opt, sched)
+batches = [(torch.randn(5, 4), torch.randn(5, 1)) for _ in range(2)]
+for epoch in range(3):
+    tr.new_epoch()
+    tr.train_epoch(batches)
+"""
+MOVED = (
+    "    tr.new_epoch()\n    tr.train_epoch(batches)\n",
+    "    tr.train_epoch(batches)\n    tr.new_epoch()\n",
+)
+
+
+@pytest.mark.parametrize(
+    "advances", [True, False], ids=["also advances the epoch", "schedule only"]
+)
+def test_a_schedule_method_that_also_advances_state_is_not_moved(advances, tmp_path):
+    """`tr.new_epoch()` steps the scheduler before `tr.train_epoch()` steps the optimizer
+    (LF005 in both programs: PyTorch warns). Where it also advances `tr.epoch`, which
+    `train_epoch` reads to switch a regulariser on, moving the call after it would switch it
+    on an epoch late (the program prints each epoch's learning rate and switch): no fix. A
+    method that only steps the schedule is moved, and only the learning rates change."""
+    from scripts import run_script
+
+    source = SCHEDULE_IN_A_METHOD.format(new_epoch="        self.epoch += 1" if advances else "")
+    original = run_script(source, tmp_path)
+    assert "before `optimizer.step()`" in original.stderr
+    moved = run_script(source.replace(*MOVED), tmp_path)
+    switches = [
+        line.split()[1] for line in (original.stdout, moved.stdout) for line in line.splitlines()
+    ]
+    result = analyse_source(SourceFile.from_text("train.py", source), project=None)
+    (finding,) = result.findings
+    assert finding.rule == "LF005"
+    if advances:
+        assert switches[:3] != switches[3:]  # the move would change more than the schedule
+        assert finding.fix is None
+        assert "also changes `tr.epoch`" in finding.fix_unavailable
+    else:
+        assert finding.fix is not None and finding.applied
+        assert result.fixed_text == source.replace(*MOVED)

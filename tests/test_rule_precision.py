@@ -682,3 +682,120 @@ def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported,
     assert ("before `optimizer.step()`" in done.stderr) is bool(reported), done.stderr
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
+
+
+STATE_RESET_THROUGH_A_HELPER = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(3, 6, batch_first=True)
+        self.fc = nn.Linear(6, 1)
+        self.h = None
+
+    def reset(self, batch):
+        self.h = torch.zeros(1, batch, 6)
+
+    def forward(self, x):
+        out, self.h = self.rnn(x, self.h)
+        return self.fc(out[:, -1])
+
+
+def reset_state(m, batch):
+{helper_body}
+
+
+model = Net()
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+for i in range(3):
+    x, y = torch.randn(4, 5, 3), torch.randn(4, 1)
+    reset_state(model, 4)
+    loss = ((model(x) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper_body", "reported"),
+    [("    m.reset(batch)", []), ("    pass", ["LF001"])],
+    ids=["helper calls the reset method", "helper resets nothing"],
+)
+def test_a_state_reset_by_a_method_a_helper_calls_is_fresh(helper_body, reported, tmp_path):
+    """`reset_state(model, 4)`, whose body calls `m.reset(batch)`, which sets `self.h` to
+    zeros: the method's `self` is the caller's `model` (not the helper's local name for it),
+    so each batch starts from a fresh state and the loop runs. A helper that resets nothing
+    leaves the state from the previous batch: its backward goes through a freed graph."""
+    from scripts import run_script
+
+    source = STATE_RESET_THROUGH_A_HELPER.format(helper_body=helper_body)
+    done = run_script(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+
+
+GRADIENTS_CLEARED_BY_A_CALLBACK = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class ZeroGradCallback:
+    def __init__(self, model):
+        self.model = model
+
+    def on_batch_start(self):
+        self.model.zero_grad(set_to_none=True)
+
+
+class Loop:
+    def __init__(self, model, opt, callbacks):
+        self.model, self.opt, self.callbacks = model, opt, callbacks
+
+    def fire(self, name):
+        for cb in self.callbacks:
+            getattr(cb, name)()
+
+    def run(self, n):
+        for i in range(n):
+            x, y = torch.randn(5, 4), torch.randn(5, 1)
+{clear}
+            print(self.model.weight.grad is None)
+            loss = ((self.model(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+Loop(model, opt, [ZeroGradCallback(model)]).run(3)
+"""
+
+
+@pytest.mark.parametrize(
+    ("clear", "reported"),
+    [('            self.fire("on_batch_start")', []), ("            pass", ["LF007"])],
+    ids=["a callback called by name", "nothing"],
+)
+def test_gradients_a_callback_called_by_name_may_clear_are_not_said_to_pile_up(
+    clear, reported, tmp_path
+):
+    """`getattr(cb, name)()` over a callback list runs methods loopfix cannot name; one of
+    them clears the gradients (the program prints that each batch starts with none), so the
+    loop is not said to pile them up. Without it they do: reported."""
+    from scripts import run_script
+
+    source = GRADIENTS_CLEARED_BY_A_CALLBACK.format(clear=clear)
+    done = run_script(source, tmp_path)
+    cleared = done.stdout.split()
+    assert cleared and all(c == "True" for c in cleared) is (not reported), done.stdout
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported

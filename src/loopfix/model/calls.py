@@ -924,7 +924,8 @@ class CallsMixin:
     def _callee_frame(self, call: Call) -> Frame:
         depth = self.frame.depth + 1
         prefix = f"#{depth}{call.function.name}:"
-        self_path = call.receiver_key or f"{prefix}self"
+        receiver = call.receiver_key
+        self_path = self.outer_key(receiver) if receiver else f"{prefix}self"
         site_prefix = call.site or self.frame.site_prefix
         locals_ = self.instances.local_names(call.function)
         frame = Frame(prefix, self_path, {}, call.cls, site_prefix, depth, locals=locals_)

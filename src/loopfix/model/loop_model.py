@@ -316,8 +316,9 @@ class LoopModel:
                 kind == "update" for kind, _, _ in self.events_within(node)
             ):
                 return True
-        # by hand, or in a project function or method it calls (`clear_grads(model)`)
-        return _anywhere_called(loop, self.symbols, _sets_gradients)
+        # by hand, or in a project function or method it calls (`clear_grads(model)`), or
+        # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
+        return _anywhere_called(loop, self.symbols, _may_set_gradients)
 
     def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
         """Every `scheduler.step()` of this scope (once each): the call, its statement, the
@@ -448,8 +449,24 @@ class LoopModel:
         return self.observations.updates[update_id]
 
     def writers(self, loop_id: int, var: str) -> list[ast.stmt]:
-        """Statements inside the loop (innermost, in this scope) that assign `var`."""
-        return list(self.observations.writers.get((loop_id, var), []))
+        """Statements inside the loop (innermost, in this scope) that assign `var`. A loop
+        of a function is also run from the scopes calling it, where the statement writing
+        is the call (`train(clips, tracker, optim)` at the bottom of the file): that one
+        counts only when no statement of the loop itself is known to write it."""
+        found = self.observations.writers.get((loop_id, var), [])
+        loop = self.loop(loop_id)
+        inside = [s for s in found if loop in self.enclosing_statements(s)]
+        return inside or list(found)
+
+    def written_by(self, statement: ast.stmt) -> set[str]:
+        """The names and attribute paths `statement` assigns inside the loops around it,
+        itself or in the functions and methods it calls (`tr.epoch` for `tr.new_epoch()`
+        whose body does `self.epoch += 1`)."""
+        return {
+            var
+            for (_, var), statements in self.observations.writers.items()
+            if statement in statements
+        }
 
     def shape_before(self, statement: ast.stmt, var: str):
         return self.observations.shapes_before.get(id(statement), {}).get(var)
@@ -955,6 +972,25 @@ def _sets_gradients(node: ast.AST, symbols: Symbols) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr.endswith("_") and ".grad" in ast.unparse(node.func)
     return False
+
+
+def _may_set_gradients(node: ast.AST, symbols: Symbols) -> bool:
+    """`_sets_gradients`, or a method called by a name chosen at run time (`getattr(cb,
+    event)()`, a callback list's dispatch), which may be one that clears them."""
+    return _sets_gradients(node, symbols) or _called_by_name(node)
+
+
+def _called_by_name(node: ast.AST) -> bool:
+    """`getattr(obj, name)(...)` with a name that is not a constant."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Call):
+        return False
+    lookup = node.func
+    return (
+        isinstance(lookup.func, ast.Name)
+        and lookup.func.id == "getattr"
+        and len(lookup.args) >= 2
+        and not isinstance(lookup.args[1], ast.Constant)
+    )
 
 
 def _called_words(node: ast.AST) -> set[str]:

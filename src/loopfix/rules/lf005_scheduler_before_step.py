@@ -72,7 +72,8 @@ with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other
 optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
 after which the optimizer has already stepped (a warm-up epoch run before it: a loop over
 the batches written out, or a call of a function that steps it, however deep; one under an
-`if` may not run, and is still reported). A called
+`if`, or over a part of the batches whose size is a setting (`batches[:warmup]`), may not
+run, and is still reported). A called
 function counts only when it steps the scheduler on every call (a statement of its own body,
 after nothing that may return) and runs no backward or optimizer step itself; a method that
 loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
@@ -168,7 +169,8 @@ class SchedulerBeforeStep(Rule):
         """The optimizer steps in a statement before `loop` in the block that holds it
         (`run_epoch(model, optimizer, loader)` as a warm-up epoch, or a warm-up loop over
         the batches written out), or in one around it: a statement of that block, or one
-        inside loops there, not one under a branch, which may not run (`if args.warmup:`)."""
+        inside loops over the batches there, not one under a branch or in a loop over
+        `batches[:warmup]`, which may not run (verification tells)."""
         model = context.model
         steps = _step_statements(context, optimizer)
         for enclosing in model.enclosing_statements(loop):
@@ -186,6 +188,14 @@ class SchedulerBeforeStep(Rule):
             finding.fix_unavailable = (
                 f"line {leaving.lineno} may leave the iteration before its optimizer steps, "
                 "so a step moved after it would no longer run on that path"
+            )
+            return None
+        changed = _changed_for_passed(context, statement, anchor)
+        if changed is not None:
+            var, reader = changed
+            finding.fix_unavailable = (
+                f"`{ast.unparse(statement).strip()}` also changes `{var}`, which line "
+                f"{reader.lineno} may read: moved after it, that line would see the old value"
             )
             return None
         layout = context.layout
@@ -295,15 +305,34 @@ def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
 
 
 def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
-    """Whether `step` is `statement` or inside it under loops and `with` blocks only (a loop
-    over the batches runs its body; a branch or a `try` may not)."""
+    """Whether `step` is `statement` or inside it under `with` blocks and loops over the
+    batches only (those run their body; a branch, a `try` or a loop over a part of the
+    batches whose size is a setting may not)."""
     chain = model.enclosing_statements(step)
     if statement not in chain:
         return False
     return all(
-        isinstance(s, LOOPS | ast.With | ast.AsyncWith)
+        isinstance(s, ast.With | ast.AsyncWith) or _iterates(s)
         for s in chain[1 : chain.index(statement) + 1]
     )
+
+
+def _iterates(loop: ast.stmt) -> bool:
+    """A `for` over the batches (`for x, y in loader`), which runs its body; not over a slice
+    or a `range` whose bound is a setting (`batches[:warmup]`, `range(warmup_steps)`), which
+    may be empty, nor a `while`."""
+    if not isinstance(loop, ast.For | ast.AsyncFor):
+        return False
+    source = loop.iter
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Name):
+        if source.func.id == "enumerate" and source.args:
+            source = source.args[0]
+        elif source.func.id in {"range", "islice"}:
+            return all(
+                isinstance(a, ast.Constant) and isinstance(a.value, int) and a.value > 0
+                for a in source.args[-1:]
+            )
+    return not (isinstance(source, ast.Subscript) and isinstance(source.slice, ast.Slice))
 
 
 def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt):
@@ -312,6 +341,23 @@ def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt)
     `continue`): moved after it, the step would no longer run on those paths."""
     passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     return next((s for s in passed if context.model.may_leave_iteration(s)), None)
+
+
+def _changed_for_passed(context: FileContext, statement: ast.stmt, anchor: ast.stmt):
+    """(a name or attribute path the moved statement assigns, itself or in a method it
+    calls, the first statement it would move past that may read it), or None: a
+    `tr.new_epoch()` that advances `tr.epoch` beside the schedule, read by the epoch's
+    training (a curriculum), changes more than the schedule when it moves."""
+    model = context.model
+    _, block = model.block_of(statement)
+    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
+    for var in sorted(model.written_by(statement)):
+        if "#" in var:
+            continue  # a local of the function it calls
+        reader = next((s for s in passed if model.reads(s, var)), None)
+        if reader is not None:
+            return var, reader
+    return None
 
 
 def _movable(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt) -> bool:
