@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from loopfix.analysis import analyse_source
+from loopfix.options import Options
 from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import verify_file
@@ -540,3 +541,65 @@ def test_a_schedule_method_that_also_advances_state_is_not_moved(advances, tmp_p
     else:
         assert finding.fix is not None and finding.applied
         assert result.fixed_text == source.replace(*MOVED)
+
+
+INPUT_GRADIENT = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+D = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+for i in range(3):
+    real = torch.randn(4, 3).requires_grad_(True)
+    d_real = D(real)
+    (g,) = torch.autograd.grad(d_real.sum(), real{keep})
+{use}
+    opt_d.zero_grad()
+    d_loss.backward()
+    print(D[0].weight.grad.sum().item())
+    opt_d.step()
+"""
+PENALTY = "    d_loss = F.softplus(-d_real).mean() + 5 * g.pow(2).sum(1).mean()"
+LOGGED = (
+    '    print("input gradient norm", g.norm().item())\n    d_loss = F.softplus(-d_real).mean()'
+)
+
+
+def test_a_gradient_penalty_without_create_graph_gets_no_retain_fix(tmp_path):
+    """An R1 penalty from `torch.autograd.grad` without `create_graph=True` frees the graph
+    the discriminator's backward needs (LF003). Keeping the graph makes the run pass with
+    the penalty a constant: the weights' gradients are those of the loss without it, while
+    with `create_graph=True` (what the author meant) they differ. No fix, safe or unsafe."""
+    from scripts import run_script
+
+    source = INPUT_GRADIENT.format(keep="", use=PENALTY)
+    assert "a second time" in run_script(source, tmp_path).stderr
+    retained = run_script(INPUT_GRADIENT.format(keep=", retain_graph=True", use=PENALTY), tmp_path)
+    created = run_script(INPUT_GRADIENT.format(keep=", create_graph=True", use=PENALTY), tmp_path)
+    without = run_script(INPUT_GRADIENT.format(keep=", retain_graph=True", use=LOGGED), tmp_path)
+    first = [
+        next(line for line in run.stdout.splitlines() if not line.startswith("input"))
+        for run in (retained, created, without)
+    ]
+    assert first[0] == first[2] != first[1]  # retained: as if the penalty were not there
+    result = analyse_source(
+        SourceFile.from_text("r1.py", source), project=None, options=Options(unsafe_fixes=True)
+    )
+    (finding,) = result.findings
+    assert finding.rule == "LF003" and finding.fix is None
+    assert "create_graph=True" in finding.fix_unavailable
+
+
+def test_an_input_gradient_only_logged_gets_the_retain_fix(tmp_path):
+    """The same input gradient only printed: keeping its graph is the whole fix."""
+    from scripts import run_script
+
+    source = INPUT_GRADIENT.format(keep="", use=LOGGED)
+    assert "a second time" in run_script(source, tmp_path).stderr
+    result = analyse_source(SourceFile.from_text("logged.py", source), project=None)
+    (finding,) = result.findings
+    assert finding.rule == "LF003" and finding.applied
+    assert "retain_graph=True" in result.fixed_text
+    assert run_script(result.fixed_text, tmp_path).returncode == 0

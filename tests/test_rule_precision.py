@@ -799,3 +799,110 @@ def test_gradients_a_callback_called_by_name_may_clear_are_not_said_to_pile_up(
     assert cleared and all(c == "True" for c in cleared) is (not reported), done.stdout
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
+
+
+RETAIN_FROM_A_PARAMETER = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+enc = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+ha, hb = nn.Linear(8, 1), nn.Linear(8, 1)
+opt = torch.optim.SGD([*enc.parameters(), *ha.parameters(), *hb.parameters()], lr=0.1)
+
+
+def backprop(loss, keep=False):
+    loss.backward(retain_graph=keep)
+
+
+for i in range(3):
+    z = enc(torch.randn(5, 4))
+    la = ((ha(z) - 1) ** 2).mean()
+    lb = ((hb(z) + 1) ** 2).mean()
+    opt.zero_grad()
+    backprop(la{first})
+    backprop(lb)
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "reported"),
+    [("", ["LF003"]), (", keep=True", []), (", True", [])],
+    ids=["default False", "keep=True", "True by position"],
+)
+def test_retain_graph_from_a_helper_parameter_is_what_the_call_passes(first, reported, tmp_path):
+    """`backprop(loss, keep=False)` runs `loss.backward(retain_graph=keep)`: called twice
+    on losses sharing an encoder with the default, the second backward goes through the
+    freed graph (reported, without a fix: the call should pass True, and a rewrite of the
+    helper would ignore what its callers pass). Called with `keep=True` (or True by
+    position) first, the loop runs."""
+    from scripts import run_script
+
+    source = RETAIN_FROM_A_PARAMETER.format(first=first)
+    done = run_script(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+    assert all(f.fix is None and "`keep`" in f.fix_unavailable for f in findings)
+
+
+def test_a_backward_in_a_method_called_inside_print_is_named_by_the_method(tmp_path):
+    """`print(i, agent.update_actor(h, a, adv))` after `agent.update_critic(h, ret)` stepped
+    the shared trunk: the finding at that line names the method that runs the backward,
+    not the `print` around it."""
+    from loopfix.project import project_for
+
+    (tmp_path / "agent.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+            class Agent:
+                def __init__(self, trunk, pi, vf, opt_a, opt_c):
+                    self.trunk, self.pi, self.vf = trunk, pi, vf
+                    self.opt_a, self.opt_c = opt_a, opt_c
+
+                def update_critic(self, h, ret):
+                    loss = ((self.vf(h) - ret) ** 2).mean()
+                    self.opt_c.zero_grad()
+                    loss.backward(retain_graph=True)
+                    self.opt_c.step()
+
+                def update_actor(self, h, a, adv):
+                    logp = torch.log_softmax(self.pi(h), -1).gather(1, a)
+                    loss = -(logp * adv).mean()
+                    self.opt_a.zero_grad()
+                    loss.backward()
+                    self.opt_a.step()
+                    return loss.item()
+            """
+        )
+    )
+    main = tmp_path / "main.py"
+    main.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import torch.nn as nn
+            from agent import Agent
+
+            trunk = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 16))
+            pi, vf = nn.Linear(16, 2), nn.Linear(16, 1)
+            opt_a = torch.optim.Adam([*trunk.parameters(), *pi.parameters()], 1e-3)
+            opt_c = torch.optim.Adam([*trunk.parameters(), *vf.parameters()], 1e-3)
+            agent = Agent(trunk, pi, vf, opt_a, opt_c)
+            for i in range(3):
+                s, a, ret = torch.randn(6, 4), torch.randint(0, 2, (6, 1)), torch.randn(6, 1)
+                h = agent.trunk(s)
+                agent.update_critic(h, ret)
+                print(i, agent.update_actor(h, a, torch.randn(6, 1)))
+            """
+        )
+    )
+    from scripts import run_script
+
+    assert "modified by an inplace operation" in run_script(main.read_text(), tmp_path).stderr
+    (finding,) = analyse_source(SourceFile.read(main), project=project_for(main)).findings
+    assert finding.rule == "LF002"
+    assert finding.message.startswith("the backward inside `agent.update_actor`")

@@ -402,7 +402,11 @@ class CallsMixin:
             and spread[0].value.id == self.frame.var_keywords
         )
         if not forwarded or len(node.args) >= 2:
-            return _retain_flag(node)
+            flag = _retain_flag(node)
+            keyword = retain_keyword(node)
+            if flag is None and keyword is not None and isinstance(keyword.value, ast.Name):
+                return self._parameter_flag(keyword.value.id)
+            return flag
         passed = self.frame.passed
         given = passed.get("retain_graph") or passed.get("create_graph")
         own = _retain_flag(
@@ -416,6 +420,41 @@ class CallsMixin:
             return own
         if isinstance(given, ast.Constant):
             return bool(given.value) or bool(own)
+        return None
+
+    def _parameter_flag(self, name: str) -> bool | None:
+        """`loss.backward(retain_graph=keep)` in `def backprop(loss, keep=False)` being
+        followed from a call: the literal the call gives `keep` by keyword, else its default
+        when the call does not pass it; None when it passes it otherwise, or `keep` is not
+        a parameter (or the function runs as its own scope: any caller may pass it)."""
+        followed = getattr(self, "followed", None)
+        if not followed or self.key_for(ast.Name(name)) != self.frame.prefix + name:
+            return None
+        function, _, call = followed[-1]
+        arguments = function.args
+        ordered = arguments.posonlyargs + arguments.args
+        if call.cls is not None:
+            ordered = ordered[1:]  # `self`
+        names = [a.arg for a in ordered]
+        if name in call.passed:
+            given = call.passed[name]
+            return bool(given.value) if isinstance(given, ast.Constant) else None
+        if name in names:
+            if names.index(name) < len(call.positional) or any(
+                isinstance(value, ast.Starred) for value in call.passed.values()
+            ):
+                return None
+            defaults = arguments.defaults
+            offset = len(arguments.posonlyargs + arguments.args) - len(defaults)
+            index = [a.arg for a in arguments.posonlyargs + arguments.args].index(name)
+            default = defaults[index - offset] if index >= offset else None
+        else:
+            keywords = [a.arg for a in arguments.kwonlyargs]
+            if name not in keywords:
+                return None
+            default = arguments.kw_defaults[keywords.index(name)]
+        if isinstance(default, ast.Constant):
+            return bool(default.value)
         return None
 
     def _backward_of_argument(self, node: ast.Call) -> bool:

@@ -509,6 +509,21 @@ class LoopModel:
                     return True
         return False
 
+    def feeds(self, source: ast.stmt, target: ast.stmt) -> bool:
+        """Whether what `source` assigns reaches `target`, through the assignments of the
+        block that holds both between them (`g, = torch.autograd.grad(...)`, then `pen =
+        g.pow(2).sum()`, `loss = bce + pen`, reaching `loss.backward()`)."""
+        if id(source) not in self.parents or id(target) not in self.parents:
+            return False
+        _, block = self.block_of(source)
+        if target not in block or block.index(target) <= block.index(source):
+            return False
+        carried = set(_assigned_paths(source))
+        for statement in block[block.index(source) + 1 : block.index(target)]:
+            if any(self.reads(statement, var) for var in carried):
+                carried |= set(_assigned_paths(statement))
+        return any(self.reads(target, var) for var in carried)
+
     def first_reader(self, loop: ast.AST, variables: list[str]) -> ast.stmt | None:
         """The first statement of the loop body that may read one of `variables`."""
         for statement in loop.body:
@@ -991,6 +1006,17 @@ def _called_by_name(node: ast.AST) -> bool:
         and len(lookup.args) >= 2
         and not isinstance(lookup.args[1], ast.Constant)
     )
+
+
+def _assigned_paths(statement: ast.stmt) -> list[str]:
+    """The names and attribute paths `statement` assigns."""
+    return [
+        dotted
+        for node in walk(statement)
+        if isinstance(node, ast.Name | ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and (dotted := dotted_name(node))
+    ]
 
 
 def _called_words(node: ast.AST) -> set[str]:

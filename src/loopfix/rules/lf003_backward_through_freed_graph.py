@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from loopfix.rules import update_order
 from loopfix.rules.base import FileContext, Finding, Fix
 from loopfix.rules.update_checks import ReorderRule, reorder_is_safe
@@ -63,7 +65,13 @@ first reader (inside the regulariser's `if`), as StyleGAN2 does: applied only wi
 rewrite only when the original really raises "Trying to backward through the graph a second
 time" within the capped iterations. A finding whose updates are not all directly in one block,
 or whose optimizers' parameters cannot be resolved, is reported without a fix (the message
-says why).
+says why). So is one whose freed graph is a `torch.autograd.grad` whose gradients are part of
+the failing backward's loss (an R1 or gradient penalty written without `create_graph=True`):
+keeping the graph, or computing it again, would run with the penalty a constant, its
+gradient lost; `create_graph=True`, which the author meant, changes the gradients. A
+backward whose `retain_graph=` is a helper's parameter (`def backprop(loss, keep=False)`) is
+followed with what each call passes, or the default; its finding has no fix either (the calls
+that need the graph kept should pass True; rewriting the helper would ignore them all).
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
@@ -93,6 +101,31 @@ class BackwardThroughFreedGraph(ReorderRule):
             message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
+
+    def fix(self, context: FileContext, finding: Finding) -> Fix | None:
+        """No fix where the freed graph is a `torch.autograd.grad` whose gradients are part
+        of the failing backward's loss: keeping the graph (or computing again what it
+        needs) runs with the penalty a constant, which hides the mistake."""
+        model = context.model
+        freeing = sorted(model.freed_graph_reused_by(finding.detail.id))
+        penalty = _differentiated_gradients(model, freeing, finding.detail)
+        if penalty is not None:
+            finding.fix_unavailable = (
+                f"the gradients `torch.autograd.grad` returns on line {penalty.call.lineno} "
+                "are part of this backward's loss: with retain_graph=True they would add "
+                "nothing to its gradients; a gradient penalty needs create_graph=True there"
+            )
+            return None
+        passed = _retain_passed_in(model, freeing)
+        if passed is not None:
+            site, keyword = passed
+            finding.fix_unavailable = (
+                f"the backward on line {site.call.lineno} takes `retain_graph` from "
+                f"`{ast.unparse(keyword.value)}`: the calls that need the graph kept should "
+                "pass True (a rewrite there would ignore what every other call passes)"
+            )
+            return None
+        return super().fix(context, finding)
 
     def event(self, context: FileContext, finding: Finding):
         """The backward that freed the graph (the recompute goes after it and after any step
@@ -163,6 +196,35 @@ class BackwardThroughFreedGraph(ReorderRule):
                     f"Keep the shared graph: retain_graph=True on line {lines}", tuple(edits)
                 )
         return super()._exact_fix(context, finding)
+
+
+def _differentiated_gradients(model, freeing: list[int], site):
+    """The freeing backward that is a `torch.autograd.grad` whose result reaches the failing
+    backward's loss (an R1 or gradient penalty written without `create_graph=True`), or
+    None. Keeping its graph would make the run pass with the penalty a constant: the fix
+    that keeps what the author meant is `create_graph=True`, which changes the gradients."""
+    for backward_id in freeing:
+        first = model.backward(backward_id)
+        functional = isinstance(first.call.func, ast.Attribute) and first.call.func.attr == "grad"
+        if (
+            functional
+            and first.statement is not None
+            and site.statement is not None
+            and model.feeds(first.statement, site.statement)
+        ):
+            return first
+    return None
+
+
+def _retain_passed_in(model, freeing: list[int]):
+    """(the freeing backward, its `retain_graph=` keyword) when the keyword is not a literal
+    (`loss.backward(retain_graph=keep)` in a helper whose callers say whether to keep)."""
+    for backward_id in freeing:
+        site = model.backward(backward_id)
+        keyword = next((k for k in site.call.keywords if k.arg == "retain_graph"), None)
+        if keyword is not None and not isinstance(keyword.value, ast.Constant):
+            return site, keyword
+    return None
 
 
 def _changed_by_hand_between(model, freeing: list[int], site) -> bool:
