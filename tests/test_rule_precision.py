@@ -906,3 +906,76 @@ def test_a_backward_in_a_method_called_inside_print_is_named_by_the_method(tmp_p
     (finding,) = analyse_source(SourceFile.read(main), project=project_for(main)).findings
     assert finding.rule == "LF002"
     assert finding.message.startswith("the backward inside `agent.update_actor`")
+
+
+STEP_IN_A_CALLED_FUNCTION = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+
+    def backward(self, x, y):
+        loss = ((self.model(x) - y) ** 2).mean()
+        loss.backward()
+
+    def update(self):
+        self.opt.step()
+
+    def clear(self):
+        self.reset()
+
+    def reset(self):
+        self.opt.zero_grad()
+
+
+def train_step(model, opt, x, y):
+{zero}
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+tr = Trainer(model, opt)
+for i in range(3):
+    x, y = torch.randn(5, 4), torch.randn(5, 1)
+    expected = torch.autograd.grad(((model(x) - y) ** 2).mean(), model.weight)[0]
+{body}
+    print(torch.allclose(model.weight.grad, expected))
+"""
+TRAINER_STEPS = "    tr.backward(x, y)\n    tr.update()"
+
+
+@pytest.mark.parametrize(
+    ("zero", "body", "reported"),
+    [
+        ("    pass", "    train_step(model, opt, x, y)", ["LF007"]),
+        ("    opt.zero_grad()", "    train_step(model, opt, x, y)", []),
+        ("    pass", TRAINER_STEPS, ["LF007"]),
+        ("    pass", "    tr.clear()\n" + TRAINER_STEPS, []),
+    ],
+    ids=["function, never cleared", "function clears", "methods, never cleared", "method clears"],
+)
+def test_a_step_in_a_called_function_whose_gradients_nothing_clears(zero, body, reported, tmp_path):
+    """A loop whose called function (or trainer methods) runs the backward and the step:
+    when nothing the loop runs clears the gradients, each step uses the sum of every batch's
+    gradient so far (the program compares the gradient each step sees with its batch's own):
+    reported, and the fix clears the optimizer's gradients before the backward. A
+    `zero_grad()` in the function, or two calls deep in a method, clears them."""
+    from scripts import run_script
+
+    source = STEP_IN_A_CALLED_FUNCTION.format(zero=zero, body=body)
+    done = run_script(source, tmp_path)
+    own = done.stdout.split()
+    assert len(own) == 3 and all(o == "True" for o in own) is (not reported), done.stdout
+    result = analyse_source(SourceFile.from_text("train.py", source), project=None)
+    assert [f.rule for f in result.findings] == reported
+    if reported:
+        fixed = run_script(result.fixed_text, tmp_path).stdout.split()
+        assert fixed == ["True"] * 3, result.fixed_text

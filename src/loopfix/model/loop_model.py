@@ -320,6 +320,57 @@ class LoopModel:
         # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
         return _anywhere_called(loop, self.symbols, _may_set_gradients)
 
+    def uncleared_called_steps(self, loop_id: int) -> tuple[ast.stmt, ast.stmt, list[str]] | None:
+        """For a loop whose body calls a function that steps optimizers (`train_step(model,
+        opt, x, y)`, `trainer.update()`) after a backward (its own, or one a called function
+        runs), when nothing the loop runs clears gradients (no `zero_grad()` of any kind in
+        the loop or in a project function it calls, two calls deep, and none set by hand):
+        (the first statement of the body that runs a backward, the first that steps, the
+        optimizers' paths in this scope's terms). None otherwise."""
+        loop = self.region(loop_id)
+        body = getattr(loop, "body", [])
+        steps = [
+            (index, effect)
+            for index, statement in enumerate(body)
+            for effect in self.effects_within(statement)
+            if effect.kind == "step"
+        ]
+        if not steps or not all(_plain_path(effect.target) for _, effect in steps):
+            return None
+        around = (
+            set(map(id, self.enclosing_statements(loop))) if id(loop) in self.parents else set()
+        )
+        sites = {id(u.call): u for u in self.observations.updates.values()}
+        for _, effect in steps:
+            site = sites.get(id(effect.call))
+            loops = self.observations.loops
+            if site is None or any(id(loops.get(i)) not in around for i in site.loops):
+                return None  # it steps in a loop of its own (`train_epoch`): reported there
+        if any(u.kind == "zero_grad" and loop_id in u.loops for u in self.updates()):
+            return None
+        symbols = self.symbols
+        if _anywhere_called(loop, symbols, _calls_zero_grad) or _anywhere_called(
+            loop, symbols, _may_set_gradients
+        ):
+            return None
+        within = [e for s in walk(loop) if isinstance(s, ast.stmt) for e in self.events_within(s)]
+        if any(k == "update" and self.update(e).kind == "zero_grad" for k, e, _ in within):
+            return None
+        own = {id(b.statement) for b in self.backwards() if b.statement is not None}
+        backward_at = next(
+            (
+                index
+                for index, statement in enumerate(body)
+                if any(k == "backward" for k, _, _ in self.events_within(statement))
+                or any(id(s) in own for s in walk(statement) if isinstance(s, ast.stmt))
+            ),
+            None,
+        )
+        first_step = steps[0][0]
+        if backward_at is None or backward_at > first_step:
+            return None
+        return body[backward_at], body[first_step], sorted({e.target for _, e in steps})
+
     def scheduler_steps(self) -> list[tuple[ast.Call, ast.stmt, str | None, bool]]:
         """Every `scheduler.step()` of this scope (once each): the call, its statement, the
         path of the optimizer the scheduler was built on, and whether it was given arguments
@@ -1017,6 +1068,20 @@ def _assigned_paths(statement: ast.stmt) -> list[str]:
         and isinstance(node.ctx, ast.Store)
         and (dotted := dotted_name(node))
     ]
+
+
+def _calls_zero_grad(node: ast.AST, symbols: Symbols) -> bool:
+    """A call of any `zero_grad` (an optimizer's, a module's, a wrapper's)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "zero_grad"
+    )
+
+
+def _plain_path(path: str | None) -> bool:
+    """`opt`, `self.opt`, `trainer.opt_g`: a path the code can name as it is."""
+    return bool(path) and all(part.isidentifier() for part in path.split("."))
 
 
 def _called_words(node: ast.AST) -> set[str]:

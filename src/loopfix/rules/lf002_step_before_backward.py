@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import builtins
 
 from loopfix.rules import update_calls
 from loopfix.rules.base import FileContext, Finding
@@ -155,8 +154,9 @@ class StepBeforeBackward(ReorderRule):
             step = model.update(min(steps))
             if anchor is not None:  # a helper of another module: reported where it is called
                 start, end = context.layout.node_range(anchor)
+                called = ast.unparse(getattr(update_calls.called_name(anchor), "func", anchor))
                 message = (
-                    f"the backward inside `{_called_name(anchor.value)}` goes through "
+                    f"the backward inside `{called}` goes through "
                     f"weights that `{ast.unparse(step.call)}` already changed in place "
                     "(an update called before this one stepped them)"
                     if isinstance(anchor, ast.Expr) and isinstance(anchor.value, ast.Call)
@@ -185,14 +185,3 @@ class StepBeforeBackward(ReorderRule):
         """The step that changed the weights, what it changed, and how the code calls it."""
         step = context.model.update(min(context.model.stale_steps_before(finding.detail.id)))
         return step.statement, step.modules, f"`{ast.unparse(step.call)}`"
-
-
-def _called_name(call: ast.Call) -> str:
-    """What a statement's call that runs a backward is called (`agent.update_actor`, not
-    the `print` around it): the first call that is not of a Python builtin."""
-    for node in ast.walk(call):
-        if isinstance(node, ast.Call) and not (
-            isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id)
-        ):
-            return ast.unparse(node.func)
-    return ast.unparse(call.func)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from loopfix.edits import Edit
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
+from loopfix.rules.update_calls import called_name
 from loopfix.rules.update_order import covers, optimizer_expression
 
 DOCS = """\
@@ -21,7 +22,11 @@ it, in one loop iteration:
 - **never**: the optimizer steps in every iteration and nothing in the loop clears its
   gradients, so they pile up across iterations (not reported when the step is guarded, as in
   a deliberate accumulation, or when the loop clears gradients another way:
-  `p.grad = None`, a helper, a module's `zero_grad()`).
+  `p.grad = None`, a helper, a module's `zero_grad()`). Also when the backward and the step
+  run in functions or methods the loop calls (`train_step(model, opt, x, y)`,
+  `trainer.backward(x, y); trainer.update()`): then nothing the loop runs may call any
+  `zero_grad()` (followed two calls deep, and wherever the analysis followed the calls) or
+  set gradients by hand, nor call a method by a name chosen at run time (a callback list).
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -49,7 +54,9 @@ for i, (x, y) in enumerate(loader):
 
 ## What the fix preserves
 The fix moves (or adds) one `zero_grad()`: before the iteration's first backward when it sat
-between backward and step or was missing; right after the guarded step for an accumulation.
+between backward and step or was missing (for a step in a called function, the optimizer as
+the loop names it, `tr.opt.zero_grad()`, before the statement that runs the first backward);
+right after the guarded step for an accumulation.
 The correctness criterion, checked by verification on the gradients of the patched run:
 every optimizer step uses the gradients accumulated since the previous step, starting from
 zero: the first backward after a step starts from cleared gradients, the later ones before
@@ -71,6 +78,8 @@ class Misplaced:
     step: object  # UpdateSite of the step
     zero: object | None  # UpdateSite of the zero_grad (None: missing)
     anchor: ast.stmt  # where the zero_grad goes
+    # a step inside a function the loop calls: the optimizers' paths as the loop names them
+    optimizers: tuple[str, ...] = ()
 
 
 class ZeroGradMisplaced(Rule):
@@ -93,7 +102,24 @@ class ZeroGradMisplaced(Rule):
             found = self._misplaced(context, step, updates, loop_id)
             if found is not None:
                 findings.append(self._finding(context, found))
+        for loop_id in model.observations.loops:
+            called = model.uncleared_called_steps(loop_id)
+            if called is not None:
+                findings.append(self._called_finding(context, *called))
         return findings
+
+    def _called_finding(self, context: FileContext, backward, stepping, optimizers) -> Finding:
+        """A function called in the loop steps optimizers after a backward (`train_step(model,
+        opt, x, y)`, `trainer.update()`), and nothing the loop runs clears the gradients."""
+        call = called_name(stepping)
+        named = ", ".join(f"`{o}`" for o in optimizers)
+        message = (
+            f"`{ast.unparse(call.func)}` steps {named} every iteration, but nothing in the "
+            "loop clears the gradients: they pile up across iterations"
+        )
+        start, end = context.layout.node_range(call)
+        found = Misplaced("missing", None, None, backward, optimizers=tuple(optimizers))
+        return Finding(self.code, self.name, message, start, end, detail=found)
 
     def _misplaced(self, context: FileContext, step, updates, loop_id: int) -> Misplaced | None:
         model = context.model
@@ -208,9 +234,10 @@ class ZeroGradMisplaced(Rule):
         if not layout.stands_alone(found.anchor):
             return None
         if found.kind == "missing":
-            line = f"{optimizer_expression(found.step)}.zero_grad()"
-            edits = [layout.insert_before(found.anchor, [line])]
-            title = f"Clear the gradients before the backward: `{line}`"
+            named = found.optimizers or (optimizer_expression(found.step),)
+            lines = [f"{optimizer}.zero_grad()" for optimizer in named]
+            edits = [layout.insert_before(found.anchor, lines)]
+            title = f"Clear the gradients before the backward: `{'; '.join(lines)}`"
         else:
             zero = found.zero.statement
             if not layout.stands_alone(zero):

@@ -14,9 +14,11 @@ freed graph and that each backward reaches exactly the graphs it reached before)
 from __future__ import annotations
 
 import ast
+import builtins
 
 from loopfix.edits import Edit
 from loopfix.model.graphs import BackwardSite
+from loopfix.model.index import walk
 from loopfix.rules.base import FileContext
 
 FIX_TITLE = "Run this update before the updates whose steps its graph needs"
@@ -193,3 +195,16 @@ def _step_count_difference(reference: list, patched: list) -> str | None:
         if expected != actual:
             return f"an optimizer stepped {actual} times, {expected} in the reference"
     return None
+
+
+def called_name(statement: ast.stmt) -> ast.Call | ast.stmt:
+    """The call of a statement that runs a project function (`agent.update_actor(...)`, not
+    the `print` around it): its first call that is not of a Python builtin; the statement
+    itself when it holds no call."""
+    first = None
+    for node in walk(statement):
+        if isinstance(node, ast.Call):
+            first = first or node
+            if not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id)):
+                return node
+    return first or statement
