@@ -979,3 +979,49 @@ def test_a_step_in_a_called_function_whose_gradients_nothing_clears(zero, body, 
     if reported:
         fixed = run_script(result.fixed_text, tmp_path).stdout.split()
         assert fixed == ["True"] * 3, result.fixed_text
+
+
+CHANGED_UNDER_NO_GRAD = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(4, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
+    probs = torch.softmax(model(x), -1)
+{before}
+    loss = -torch.log(probs.gather(1, y[:, None])).mean()
+    opt.zero_grad()
+    loss.backward()
+{after}
+    opt.step()
+"""
+CLAMP = "    with torch.no_grad():\n        {target}.clamp_(min=1e-4)"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "reported"),
+    [
+        (CLAMP.format(target="probs"), "", ["LF008"]),
+        ("    shown = probs.clone()\n" + CLAMP.format(target="shown"), "", []),
+        ("", CLAMP.format(target="probs"), []),
+    ],
+    ids=["saved result, before the backward", "a clone", "after the backward"],
+)
+def test_an_in_place_change_under_no_grad_still_changes_a_saved_tensor(
+    before, after, reported, tmp_path
+):
+    """`with torch.no_grad(): probs.clamp_(min=1e-4)` after `softmax` kept `probs`: grad
+    mode off does not stop the version counter, so the backward fails (reported, without a
+    fix: out of place under `no_grad` the probabilities would carry no gradient). A clone,
+    or the same change after the backward, is fine."""
+    from scripts import run_script
+
+    source = CHANGED_UNDER_NO_GRAD.format(before=before, after=after)
+    done = run_script(source, tmp_path)
+    assert ("modified by an inplace operation" in done.stderr) is bool(reported), done.stderr
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert [f.rule for f in findings] == reported
+    assert all(f.fix is None and "torch.no_grad()" in f.fix_unavailable for f in findings)

@@ -15,8 +15,10 @@ binding each name to the tensor it holds: views and `.detach()` share their base
 counter, so a change through them counts. A change is reported only when everything is
 proven: the operation ran with a tensor that requires grad (the output of a trainable layer,
 or computed from one), the changed tensor is the one it saved, and the operation's output is
-read after the change, so that a backward will go through it. Code under `torch.no_grad()`,
-behind a test of `training` or grad mode, and loops' state across iterations are left out.
+read after the change, so that a backward will go through it. Code under `torch.no_grad()`
+saves nothing and makes nothing that requires grad, but its in-place changes of tensors saved
+before it count (the version counter moves all the same). Code behind a test of `training` or
+grad mode, and loops' state across iterations, are left out.
 """
 
 from __future__ import annotations
@@ -189,6 +191,8 @@ class InPlaceChange:
     # the changed tensor when no name holds it (`self.block1(x)` in
     # `self.block2(self.block1(x))`); `var` is then its source text
     unnamed: ast.expr | None = None
+    # made under `torch.no_grad()`: out of place there, the result would carry no graph
+    without_grad: bool = False
 
 
 @dataclass
@@ -566,6 +570,9 @@ class _Scope:
         # names the function binds once to a constructor call (`act = nn.ReLU(True)`)
         self._local_modules: dict[str, ast.Call] | None = None
         self._layers: dict[tuple[str, str], tuple | None] = {}  # `_layer`'s answers
+        # inside `with torch.no_grad():`: nothing is saved and no result requires grad, but
+        # an in-place change still moves the version counter of a tensor saved before it
+        self.no_grad = False
 
     def run(self, scope: ast.AST) -> list[InPlaceChange]:
         self.function = scope
@@ -620,7 +627,7 @@ class _Scope:
             return self._branches(statement, [statement.body, statement.orelse], True)
         if isinstance(statement, ast.With | ast.AsyncWith):
             if any(_is_no_grad(item.context_expr, self.symbols) for item in statement.items):
-                return self._forget(statement)
+                return self._without_grad(statement)
             return self._block(statement.body)
         if isinstance(statement, ast.Try):
             self._block(statement.body)
@@ -706,6 +713,16 @@ class _Scope:
                     binding.grad or any(b.grad for b in grown),
                     binding.graph | _union(grown),
                 )
+
+    def _without_grad(self, statement: ast.With | ast.AsyncWith) -> None:
+        """A `with torch.no_grad():` block run on the bindings as they are: its in-place
+        changes of tensors saved before it count (`probs.clamp_(min=1e-4)` after `softmax`
+        fails the backward), what it computes requires no grad and saves nothing."""
+        outer, self.no_grad = self.no_grad, True
+        try:
+            self._block(statement.body)
+        finally:
+            self.no_grad = outer
 
     def _forget(self, statement: ast.stmt) -> None:
         self._drop(_assigned_names([statement]))
@@ -875,6 +892,8 @@ class _Scope:
     def _apply(self, operation: str, source: Binding, node, statement, shown) -> Binding:
         """`operation` applied to `source`: saves when the source requires grad."""
         result = Binding(Counter(), source.grad, source.graph)
+        if self.no_grad:
+            return Binding(Counter())
         if not source.grad:
             return result
         if operation in RESULT_SAVED:
@@ -888,7 +907,7 @@ class _Scope:
     def _keeps_changed(self, operation, changed: Binding, node, statement, shown) -> Binding:
         """After an in-place activation (`x.relu_()`, `F.relu(x, inplace=True)`): it keeps
         the result it wrote, when the tensor requires grad."""
-        if not changed.grad or operation not in INPLACE_RESULT_SAVED | RESULT_SAVED:
+        if self.no_grad or not changed.grad or operation not in INPLACE_RESULT_SAVED | RESULT_SAVED:
             return changed
         made = self._save(changed, node, statement, f"`{shown.strip('`')}` keeps its result")
         return Binding(changed.counter, True, changed.graph | {made})
@@ -1081,6 +1100,7 @@ class _Scope:
         change = InPlaceChange(statement, node, var, saves[0], how, switch)
         change.unnamed = unnamed
         change.saved_here = any(s.statement is statement for s in saves)
+        change.without_grad = self.no_grad
         aliases = sorted(
             name
             for name, other in self.env.items()

@@ -75,9 +75,13 @@ throughout compute): every value the original recorded before failing must be th
 run's, and every loss, gradient and step of the whole capped run must equal the reference's.
 
 ## Fix safety
-Safe. No fix is offered when another name for the same tensor (an alias or a view) is read
-after the change, or the tensor was put where names do not follow it (an attribute, a list
-or dict, a tuple, a function's argument), since that copy would no longer see the change.
+Safe. No fix is offered for a change under `torch.no_grad()` (`probs.clamp_(min=1e-4)` to
+keep a logarithm finite, which still fails the backward): out of place there the tensor would
+carry no gradient, and outside the block the gradient would be the operation's; which one is
+meant is the author's choice. No fix either when another name for the same tensor (an
+alias or a view) is read after the change, or the tensor was put where names do not follow
+it (an attribute, a list or dict, a tuple, a function's argument), since that copy would no
+longer see the change.
 No fix either when the statement that writes into the tensor also saves it (`hs[t + 1] =
 torch.tanh(self.U(hs[t]))`, a view saved by `Linear`): a copy made before the statement
 would be the one saved and written; the steps belong in a list passed to `torch.stack`.
@@ -134,6 +138,13 @@ class InplaceOnSavedTensor(Rule):
                 f"{where} holds the same tensor as `{change.var}` (read after the change, or "
                 "kept where loopfix cannot follow it): out of place, it would no longer see "
                 "the change"
+            )
+            return None
+        if change.without_grad:
+            finding.fix_unavailable = (
+                f"the change runs under `torch.no_grad()`: made out of place there, "
+                f"`{change.var}` would carry no gradient at all; made outside the block, its "
+                "gradient would be the operation's"
             )
             return None
         made = _out_of_place(context, change)
