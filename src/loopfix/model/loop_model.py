@@ -621,7 +621,15 @@ class LoopModel:
             ),
             key=lambda s: (s.lineno, s.col_offset),
         )
-        return exposed_modules(before, call.func.value, modules)
+        return exposed_modules(before, call.func.value, modules, self._plain_function)
+
+    def _plain_function(self, func: ast.expr) -> FunctionNode | None:
+        """The one project function (not a method) a call of `func` runs, or None."""
+        name = dotted_name(func) or ""
+        if not name or ("." not in name and name not in self.symbols.functions):
+            return None
+        callees = project_callees(func, self.symbols)
+        return callees[0] if len(callees) == 1 else None
 
     def may_clear_gradients(
         self, statements: list[ast.stmt], keep: set[str], names: set[str]

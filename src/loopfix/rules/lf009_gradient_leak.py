@@ -28,8 +28,11 @@ before it (with no other backward between) clear exactly one optimizer's gradien
 none, the steps right after it are exactly one optimizer's. Reported only when the two
 optimizers play an adversarial game on the first one's network: the leaking loss reaches the
 second optimizer's modules only behind the first one's (the discriminator's loss reaches the
-generator through the discriminator's input), and the second optimizer's own loss goes through
-the first one's network too (the generator's loss through the discriminator). A loss meant to
+generator through the discriminator's input; a loss function given the networks, `d_loss(D,
+real, fake)`, is read with its parameters bound to what the call passes when its body is
+plain assignments and returns, and otherwise may use them any way), and the second
+optimizer's own loss goes through the first one's network too (the generator's loss through
+the discriminator). A loss meant to
 train both networks in another way (an autoencoder's reconstruction through the decoder, a
 VAE's, an auxiliary task's, a domain-adversarial loss through a gradient reversal layer) does
 not have that shape and is not reported. Also required: both pairings are unique, the two
