@@ -537,7 +537,7 @@ def test_a_schedule_method_that_also_advances_state_is_not_moved(advances, tmp_p
     if advances:
         assert switches[:3] != switches[3:]  # the move would change more than the schedule
         assert finding.fix is None
-        assert "also changes `tr.epoch`" in finding.fix_unavailable
+        assert "self.epoch += 1" in finding.fix_unavailable
     else:
         assert finding.fix is not None and finding.applied
         assert result.fixed_text == source.replace(*MOVED)
@@ -603,3 +603,55 @@ def test_an_input_gradient_only_logged_gets_the_retain_fix(tmp_path):
     assert finding.rule == "LF003" and finding.applied
     assert "retain_graph=True" in result.fixed_text
     assert run_script(result.fixed_text, tmp_path).returncode == 0
+
+
+TRAIN_MODE_WITH_THE_SCHEDULE = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+
+
+def new_epoch(model, sched):
+    sched.step()
+    model.train()
+
+
+def validate(model):
+    model.eval()
+
+
+for epoch in range(3):
+    new_epoch(model, sched)
+    for x, y in data:
+        print(model.training)
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    validate(model)
+"""
+
+
+def test_a_schedule_function_that_also_sets_train_mode_is_not_moved(tmp_path):
+    """`new_epoch(model, sched)` steps the scheduler and puts the model back in train mode
+    after `validate` left it in eval mode: moved after the batch loop (what verification
+    called "changed as intended", since it compares learning rates), every batch from the
+    second epoch on would train in eval mode (dropout off). Reported, without a fix."""
+    from scripts import run_script
+
+    moved = TRAIN_MODE_WITH_THE_SCHEDULE.replace(
+        "    new_epoch(model, sched)\n    for x, y in data:", "    for x, y in data:"
+    ).replace("    validate(model)\n", "    new_epoch(model, sched)\n    validate(model)\n")
+    assert set(run_script(TRAIN_MODE_WITH_THE_SCHEDULE, tmp_path).stdout.split()) == {"True"}
+    assert "False" in run_script(moved, tmp_path).stdout.split()
+    result = analyse_source(
+        SourceFile.from_text("train.py", TRAIN_MODE_WITH_THE_SCHEDULE), project=None
+    )
+    (finding,) = result.findings
+    assert finding.rule == "LF005" and finding.fix is None
+    assert "model.train()" in finding.fix_unavailable

@@ -65,6 +65,20 @@ SILENT = {
             optimizer.step()
             optimizer.zero_grad()
     """,
+    # a step skipped on a bad loss: the zero_grad at the top clears what that batch left
+    "a step skipped when the loss is not finite": """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]:
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            if torch.isfinite(loss):
+                opt.step()
+    """,
 }
 
 
@@ -925,12 +939,7 @@ class Trainer:
 
     def update(self):
         self.opt.step()
-
-    def clear(self):
-        self.reset()
-
-    def reset(self):
-        self.opt.zero_grad()
+{clear}
 
 
 def train_step(model, opt, x, y):
@@ -950,6 +959,13 @@ for i in range(3):
     print(torch.allclose(model.weight.grad, expected))
 """
 TRAINER_STEPS = "    tr.backward(x, y)\n    tr.update()"
+CLEAR_METHODS = """
+    def clear(self):
+        self.reset()
+
+    def reset(self):
+        self.opt.zero_grad()
+"""
 
 
 @pytest.mark.parametrize(
@@ -967,10 +983,13 @@ def test_a_step_in_a_called_function_whose_gradients_nothing_clears(zero, body, 
     when nothing the loop runs clears the gradients, each step uses the sum of every batch's
     gradient so far (the program compares the gradient each step sees with its batch's own):
     reported, and the fix clears the optimizer's gradients before the backward. A
-    `zero_grad()` in the function, or two calls deep in a method, clears them."""
+    `zero_grad()` in the function, or two calls deep in a method, clears them. (A module
+    that names `zero_grad` anywhere is not reported at all: it may clear them where the
+    calls are not followed.)"""
     from scripts import run_script
 
-    source = STEP_IN_A_CALLED_FUNCTION.format(zero=zero, body=body)
+    clear = CLEAR_METHODS if "tr.clear()" in body else ""
+    source = STEP_IN_A_CALLED_FUNCTION.format(zero=zero, body=body, clear=clear)
     done = run_script(source, tmp_path)
     own = done.stdout.split()
     assert len(own) == 3 and all(o == "True" for o in own) is (not reported), done.stdout
@@ -1081,3 +1100,68 @@ def test_a_loss_from_a_function_given_the_network_is_read_through(fake, reported
     assert (done.stdout != detached.stdout) is bool(reported), done.stdout
     findings = analyse_source(SourceFile.from_text("gan.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
+
+
+CALLED_STEPS_CLEARED_UNSEEN = """\
+import torch
+import torch.nn as nn
+
+
+def train_step(model, opt, x, y):
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(4)]
+{setup}
+for {target} in {batches}:
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("setup", "target", "batches", "body"),
+    [
+        ("clear = opt.zero_grad", "x, y", "data", "    clear()\n    train_step(model, opt, x, y)"),
+        ("", "x, y", "data", '    getattr(opt, "zero_grad")()\n    train_step(model, opt, x, y)'),
+        (
+            "",
+            "x, y",
+            "data",
+            "    model = nn.Linear(3, 1)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    train_step(model, opt, x, y)",
+        ),
+    ],
+    ids=["a stored bound method", "getattr by a constant", "made again each batch"],
+)
+def test_called_steps_whose_gradients_are_cleared_where_calls_are_not_followed(
+    setup, target, batches, body
+):
+    """Correct loops around a `train_step` that steps without clearing: the gradients are
+    cleared through a name bound to `opt.zero_grad`, by `getattr`, or start afresh with an
+    optimizer made in the loop. Not reported."""
+    source = CALLED_STEPS_CLEARED_UNSEEN.format(
+        setup=setup, target=target, batches=batches, body=body
+    )
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert findings == []
+
+
+def test_several_steps_in_one_statement_get_no_zero_grad_before_it():
+    """`losses = [train_step(model, opt, x, y) for x, y in chunk]` steps several times in one
+    statement: a `zero_grad()` before it would clear only the first step's gradients (the
+    verification of that fix found the rest piled up). Not reported."""
+    source = CALLED_STEPS_CLEARED_UNSEEN.format(
+        setup="chunks = [data[:2], data[2:]]",
+        target="chunk",
+        batches="chunks",
+        body="    losses = [train_step(model, opt, x, y) for x, y in chunk]",
+    )
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    assert findings == []

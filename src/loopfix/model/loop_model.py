@@ -320,6 +320,17 @@ class LoopModel:
         # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
         return _anywhere_called(loop, self.symbols, _may_set_gradients)
 
+    def function_called_for(self, statement: ast.stmt, node: ast.AST) -> FunctionNode | None:
+        """The project function or method a call of `statement` runs whose body holds
+        `node` (a scheduler's step it made), or None."""
+        for call in walk(statement):
+            if not isinstance(call, ast.Call):
+                continue
+            for function in project_callees(call.func, self.symbols):
+                if any(n is node for n in walk(function)):
+                    return function
+        return None
+
     def uncleared_called_steps(self, loop_id: int) -> tuple[ast.stmt, ast.stmt, list[str]] | None:
         """For a loop whose body calls a function that steps optimizers (`train_step(model,
         opt, x, y)`, `trainer.update()`) after a backward (its own, or one a called function
@@ -353,6 +364,24 @@ class LoopModel:
             loop, symbols, _may_set_gradients
         ):
             return None
+        # a module that names a way of clearing gradients anywhere (`clear = opt.zero_grad`, a
+        # property, a decorator, a hook, `getattr(opt, "zero_grad")`) may run it where the
+        # calls are not followed: this one and those of the functions that step
+        homes = {id(symbols): symbols}
+        for index, effect in steps:
+            function = self.function_called_for(body[index], effect.call)
+            if function is not None:
+                homes.setdefault(id(symbols.home(function)), symbols.home(function))
+        if any(_names_clearing(home) for home in homes.values()):
+            return None
+        for index, effect in steps:
+            if any(isinstance(n, ast.comprehension | ast.Lambda) for n in walk(body[index])):
+                return None  # several steps in one statement: no place between them
+            root = effect.target.split(".")[0]
+            if self.observations.writers.get((loop_id, root)) or self.observations.writers.get(
+                (loop_id, effect.target)
+            ):
+                return None  # the optimizer is made again in the loop: its gradients too
         within = [e for s in walk(loop) if isinstance(s, ast.stmt) for e in self.events_within(s)]
         if any(k == "update" and self.update(e).kind == "zero_grad" for k, e, _ in within):
             return None
@@ -1084,6 +1113,29 @@ def _calls_zero_grad(node: ast.AST, symbols: Symbols) -> bool:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "zero_grad"
+    )
+
+
+CLEARING_NAMES = frozenset(
+    {"zero_grad", "_foreach_zero_", "register_step_post_hook", "register_step_pre_hook"}
+)
+
+
+def _names_clearing(symbols: Symbols) -> bool:
+    """Whether the module reads an attribute that clears gradients or hooks an optimizer
+    step, or names `zero_grad` in a string (`getattr(opt, "zero_grad")`)."""
+    index, tree = symbols.index, symbols.tree
+    if index is None or tree is None:
+        return True
+    if CLEARING_NAMES & index.attributes:
+        return True
+    return symbols.remember(("names zero_grad", 0), _says_zero_grad, tree)
+
+
+def _says_zero_grad(tree: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and "zero_grad" in n.value
+        for n in walk(tree)
     )
 
 

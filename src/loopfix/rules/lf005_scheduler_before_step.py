@@ -190,6 +190,13 @@ class SchedulerBeforeStep(Rule):
                 "so a step moved after it would no longer run on that path"
             )
             return None
+        extra = _does_more(context, statement)
+        if extra is not None:
+            finding.fix_unavailable = (
+                f"`{ast.unparse(extra).strip()}` (line {extra.lineno}), in the function it "
+                "calls, may do more than step the schedule: moved, it would run later too"
+            )
+            return None
         changed = _changed_for_passed(context, statement, anchor)
         if changed is not None:
             var, reader = changed
@@ -341,6 +348,70 @@ def _leaving(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt)
     `continue`): moved after it, the step would no longer run on those paths."""
     passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
     return next((s for s in passed if context.model.may_leave_iteration(s)), None)
+
+
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "log", "print"})
+
+
+def _does_more(context: FileContext, statement: ast.stmt) -> ast.stmt | None:
+    """For a statement calling a function that steps a scheduler (`tr.new_epoch()`): the
+    first statement of that function that may do something besides the step, a log line or
+    a read it returns (`model.train()`, `sampler.set_epoch(epoch)`, `self.epoch += 1`);
+    None when it does nothing else, or `statement` steps the scheduler itself."""
+    model = context.model
+    calls = [e.call for e in model.effects_within(statement) if e.kind == "schedule"]
+    if not calls:
+        return None
+    function = model.function_called_for(statement, calls[0])
+    if function is None:
+        return statement  # not found: it cannot be told apart
+    for line in function.body:
+        if not _only_schedules(line, calls):
+            return line
+    return None
+
+
+def _only_schedules(line: ast.stmt, steps: list[ast.Call]) -> bool:
+    """A docstring, `pass`, the scheduler's step, a log line, a local name bound or a value
+    returned by an expression that calls nothing but builtins."""
+    if isinstance(line, ast.Pass):
+        return True
+    if isinstance(line, ast.Expr):
+        value = line.value
+        if isinstance(value, ast.Constant) or any(value is step for step in steps):
+            return True
+        return isinstance(value, ast.Call) and _logs(value)
+    if isinstance(line, ast.Return | ast.Assign | ast.AnnAssign):
+        if isinstance(line, ast.Assign | ast.AnnAssign):
+            targets = line.targets if isinstance(line, ast.Assign) else [line.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return False
+        return line.value is None or not any(
+            isinstance(n, ast.Call) and not _builtin(n) for n in ast.walk(line.value)
+        )
+    return False
+
+
+def _logs(call: ast.Call) -> bool:
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name in LOG_METHODS
+
+
+def _builtin(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id in {
+        "float",
+        "int",
+        "len",
+        "round",
+        "str",
+        "min",
+        "max",
+        "abs",
+        "bool",
+        "list",
+        "tuple",
+    }
 
 
 def _changed_for_passed(context: FileContext, statement: ast.stmt, anchor: ast.stmt):

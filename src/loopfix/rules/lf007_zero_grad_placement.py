@@ -18,7 +18,8 @@ it, in one loop iteration:
   optimizer.step()`, so every step sees zero gradients;
 - **every micro-batch of an accumulation**: `optimizer.zero_grad()` at the top of each
   iteration while the step runs only under `if (i + 1) % accumulation == 0:`, so each step
-  uses the last micro-batch's gradient alone;
+  uses the last micro-batch's gradient alone (not a step skipped on a bad loss, `if
+  torch.isfinite(loss):`, whose gradients the next `zero_grad()` must clear);
 - **never**: the optimizer steps in every iteration and nothing in the loop clears its
   gradients, so they pile up across iterations (not reported when the step is guarded, as in
   a deliberate accumulation, or when the loop clears gradients another way:
@@ -26,7 +27,11 @@ it, in one loop iteration:
   run in functions or methods the loop calls (`train_step(model, opt, x, y)`,
   `trainer.backward(x, y); trainer.update()`): then nothing the loop runs may call any
   `zero_grad()` (followed two calls deep, and wherever the analysis followed the calls) or
-  set gradients by hand, nor call a method by a name chosen at run time (a callback list).
+  set gradients by hand, nor call a method by a name chosen at run time (a callback list);
+  the module, and those of the functions that step, must not name a way of clearing them
+  anywhere (`opt.zero_grad` kept in a name, `getattr(opt, "zero_grad")`, a property, a
+  decorator, an optimizer hook), the optimizer must not be made again in the loop, and the
+  statement must step once (not a comprehension over batches).
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -177,6 +182,8 @@ class ZeroGradMisplaced(Rule):
             if first is not None and here[id(first.statement)] < at:
                 return Misplaced("missing", step, None, first.statement)
         guarded = isinstance(owner, ast.If) and not owner.orelse and owner in loop.body
+        if guarded and _tests_finite(owner.test):
+            guarded = False  # a bad batch's step skipped (`if torch.isfinite(loss):`)
         inside = [b for b in backwards if owner in model.enclosing_statements(b.statement)]
         other_steps = [
             u
@@ -332,3 +339,16 @@ def _owned(path: str, modules) -> bool:
     from loopfix.model import shapes
 
     return any(shapes.within(path, m) for m in modules)
+
+
+FINITE_TESTS = frozenset({"isfinite", "isnan", "isinf", "isneginf", "isposinf"})
+
+
+def _tests_finite(test: ast.expr) -> bool:
+    """`torch.isfinite(loss)`, `not math.isnan(loss.item())`: a step skipped on a bad loss,
+    whose gradients the next `zero_grad()` must clear, not an accumulation."""
+    return any(
+        isinstance(node, ast.Call)
+        and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in FINITE_TESTS
+        for node in ast.walk(test)
+    )
