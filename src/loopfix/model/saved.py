@@ -1691,21 +1691,21 @@ def _changed_sequentials(scope: ast.AST) -> set[str]:
 
 
 def _local_constructors(scope: ast.AST) -> dict[str, ast.Call]:
-    """Names the scope binds exactly once to a constructor call (`act = nn.ReLU(True)`)."""
+    """Names the scope binds exactly once to a constructor call (`act = nn.ReLU(True)`, also
+    an item of a tuple assigned item by item)."""
     built: dict[str, ast.Call] = {}
     counts: dict[str, int] = {}
     for node in walk(scope):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             counts[node.id] = counts.get(node.id, 0) + 1
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call)
-        ):
-            name = dotted_name(node.value.func) or ""
-            if name.rsplit(".", 1)[-1][:1].isupper():
-                built[node.targets[0].id] = node.value
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        # `head = nn.Linear(6, 1)`, and item by item `cell, head = nn.GRUCell(...), nn.Linear(...)`
+        for target, value in _pairs(node.targets, node.value):
+            if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+                name = dotted_name(value.func) or ""
+                if name.rsplit(".", 1)[-1][:1].isupper():
+                    built[target.id] = value
     return {k: v for k, v in built.items() if counts.get(k) == 1}
 
 
