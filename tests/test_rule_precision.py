@@ -82,6 +82,15 @@ SILENT = {
 }
 
 
+def run_and_analyse(source: str, tmp_path):
+    """The program run (its completed process, for the truth) and loopfix's findings on it,
+    analysed as `train.py` alone."""
+    from scripts import run_script
+
+    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
+    return run_script(source, tmp_path), findings
+
+
 @pytest.mark.parametrize("name", sorted(SILENT))
 def test_not_reported(name):
     text = textwrap.dedent(SILENT[name])
@@ -253,12 +262,9 @@ def test_items_of_a_network_loopfix_cannot_see_are_apart(policy, reported, tmp_p
     not see its forward, returns a dict: the actor's and the critic's losses read two items,
     which here share nothing, and the loop runs. Two losses from the same item do share its
     graph and raise "backward through the graph a second time": still reported."""
-    from scripts import run_script
-
     source = UNSEEN_NETWORK.format(policy=policy)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -394,12 +400,9 @@ def test_gradients_cleared_by_a_helper_are_cleared(clear, reported, tmp_path):
     """A function or a model method that sets each parameter's `.grad` to None clears the
     gradients as `zero_grad()` does: each step uses its own batch's gradient (the program
     checks it), and LF007 says nothing. Without it the gradients pile up: reported."""
-    from scripts import run_script
-
     source = CLEARED_BY_A_HELPER.format(clear=clear)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert (done.returncode == 0) is not reported, done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -489,12 +492,9 @@ def test_a_module_a_factory_returns_frozen_builds_no_graph(flag, reported, tmp_p
     """A backbone frozen by the function that builds it (`load_backbone()`), shared by two
     heads with their own backwards: nothing autograd saves is freed twice and it runs.
     Trainable, the second backward goes through the freed backbone graph and raises."""
-    from scripts import run_script
-
     source = FROZEN_BACKBONE.format(flag=flag)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -579,12 +579,9 @@ def test_a_state_detached_when_it_is_a_tensor_is_detached(helper_return, cut, re
     what is not a tensor holds no graph, so the state is detached and the loop runs. A
     helper that detaches nothing leaves the graph, which the next batch's backward goes
     through a second time: reported."""
-    from scripts import run_script
-
     source = DETACHED_WHEN_A_TENSOR.format(helper_return=helper_return, cut=cut)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -619,12 +616,9 @@ def test_a_total_added_under_no_grad_keeps_no_graph(add, reported, tmp_path):
     """`running += loss` under `torch.no_grad()` makes a sum without a graph (the program
     prints `requires_grad`): nothing is kept. With grad enabled, the total keeps every
     iteration's graph: reported."""
-    from scripts import run_script
-
     source = TOTAL_UNDER_NO_GRAD.format(add=add)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert done.stdout.strip() == str(bool(reported)), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -688,13 +682,10 @@ def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported,
     that runs an epoch through another) follows an optimizer step: PyTorch does not warn
     that the schedule skipped its first value. Without the warm-up (or one under a branch
     that does not run) it warns: reported."""
-    from scripts import run_script
-
     source = WARMED_UP_SCHEDULE.format(warm_up=warm_up)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert done.returncode == 0, done.stderr
     assert ("before `optimizer.step()`" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -746,12 +737,9 @@ def test_a_state_reset_by_a_method_a_helper_calls_is_fresh(helper_body, reported
     zeros: the method's `self` is the caller's `model` (not the helper's local name for it),
     so each batch starts from a fresh state and the loop runs. A helper that resets nothing
     leaves the state from the previous batch: its backward goes through a freed graph."""
-    from scripts import run_script
-
     source = STATE_RESET_THROUGH_A_HELPER.format(helper_body=helper_body)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -805,13 +793,10 @@ def test_gradients_a_callback_called_by_name_may_clear_are_not_said_to_pile_up(
     """`getattr(cb, name)()` over a callback list runs methods loopfix cannot name; one of
     them clears the gradients (the program prints that each batch starts with none), so the
     loop is not said to pile them up. Without it they do: reported."""
-    from scripts import run_script
-
     source = GRADIENTS_CLEARED_BY_A_CALLBACK.format(clear=clear)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     cleared = done.stdout.split()
     assert cleared and all(c == "True" for c in cleared) is (not reported), done.stdout
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
 
 
@@ -842,21 +827,18 @@ for i in range(3):
 
 @pytest.mark.parametrize(
     ("first", "reported"),
-    [("", ["LF003"]), (", keep=True", []), (", True", [])],
-    ids=["default False", "keep=True", "True by position"],
+    [("", ["LF003"]), (", keep=True", []), (", True", []), (', **{"keep": True}', [])],
+    ids=["default False", "keep=True", "True by position", "True through **kwargs"],
 )
 def test_retain_graph_from_a_helper_parameter_is_what_the_call_passes(first, reported, tmp_path):
     """`backprop(loss, keep=False)` runs `loss.backward(retain_graph=keep)`: called twice
     on losses sharing an encoder with the default, the second backward goes through the
     freed graph (reported, without a fix: the call should pass True, and a rewrite of the
     helper would ignore what its callers pass). Called with `keep=True` (or True by
-    position) first, the loop runs."""
-    from scripts import run_script
-
+    position, or through `**kwargs`) first, the loop runs."""
     source = RETAIN_FROM_A_PARAMETER.format(first=first)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
     assert all(f.fix is None and "`keep`" in f.fix_unavailable for f in findings)
 
@@ -1036,12 +1018,9 @@ def test_an_in_place_change_under_no_grad_still_changes_a_saved_tensor(
     mode off does not stop the version counter, so the backward fails (reported, without a
     fix: out of place under `no_grad` the probabilities would carry no gradient). A clone,
     or the same change after the backward, is fine."""
-    from scripts import run_script
-
     source = CHANGED_UNDER_NO_GRAD.format(before=before, after=after)
-    done = run_script(source, tmp_path)
+    done, findings = run_and_analyse(source, tmp_path)
     assert ("modified by an inplace operation" in done.stderr) is bool(reported), done.stderr
-    findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert [f.rule for f in findings] == reported
     assert all(f.fix is None and "torch.no_grad()" in f.fix_unavailable for f in findings)
 

@@ -29,6 +29,7 @@ from loopfix.model.symbols import (
     FunctionNode,
     Symbols,
     dotted_name,
+    parameter_defaults,
     project_callees,
     root_name,
 )
@@ -425,37 +426,26 @@ class CallsMixin:
     def _parameter_flag(self, name: str) -> bool | None:
         """`loss.backward(retain_graph=keep)` in `def backprop(loss, keep=False)` being
         followed from a call: the literal the call gives `keep` by keyword, else its default
-        when the call does not pass it; None when it passes it otherwise, or `keep` is not
-        a parameter (or the function runs as its own scope: any caller may pass it)."""
+        when the call does not pass it; None when it passes it otherwise (by position, or
+        maybe through `*args` / `**kwargs`), or `keep` is not a parameter (or the function
+        runs as its own scope: any caller may pass it)."""
         followed = getattr(self, "followed", None)
         if not followed or self.key_for(ast.Name(name)) != self.frame.prefix + name:
             return None
-        function, _, call = followed[-1]
-        arguments = function.args
-        ordered = arguments.posonlyargs + arguments.args
-        if call.cls is not None:
-            ordered = ordered[1:]  # `self`
-        names = [a.arg for a in ordered]
+        function, node, call = followed[-1]
         if name in call.passed:
             given = call.passed[name]
             return bool(given.value) if isinstance(given, ast.Constant) else None
-        if name in names:
-            if names.index(name) < len(call.positional) or any(
-                isinstance(value, ast.Starred) for value in call.passed.values()
-            ):
-                return None
-            defaults = arguments.defaults
-            offset = len(arguments.posonlyargs + arguments.args) - len(defaults)
-            index = [a.arg for a in arguments.posonlyargs + arguments.args].index(name)
-            default = defaults[index - offset] if index >= offset else None
-        else:
-            keywords = [a.arg for a in arguments.kwonlyargs]
-            if name not in keywords:
-                return None
-            default = arguments.kw_defaults[keywords.index(name)]
-        if isinstance(default, ast.Constant):
-            return bool(default.value)
-        return None
+        spread = node is None or any(isinstance(a, ast.Starred) for a in node.args)
+        if spread or any(k.arg is None for k in node.keywords):
+            return None
+        positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+        if call.cls is not None:
+            positional = positional[1:]  # `self`
+        if name in positional and positional.index(name) < len(call.positional):
+            return None
+        default = dict((a.arg, d) for a, d in parameter_defaults(function.args)).get(name)
+        return bool(default.value) if isinstance(default, ast.Constant) else None
 
     def _backward_of_argument(self, node: ast.Call) -> bool:
         """`x.backward(loss)` where x is a training framework's object rather than a tensor

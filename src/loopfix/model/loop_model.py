@@ -352,9 +352,9 @@ class LoopModel:
             set(map(id, self.enclosing_statements(loop))) if id(loop) in self.parents else set()
         )
         sites = {id(u.call): u for u in self.observations.updates.values()}
+        loops = self.observations.loops
         for _, effect in steps:
             site = sites.get(id(effect.call))
-            loops = self.observations.loops
             if site is None or any(id(loops.get(i)) not in around for i in site.loops):
                 return None  # it steps in a loop of its own (`train_epoch`): reported there
         if any(u.kind == "zero_grad" and loop_id in u.loops for u in self.updates()):
@@ -538,16 +538,6 @@ class LoopModel:
         inside = [s for s in found if loop in self.enclosing_statements(s)]
         return inside or list(found)
 
-    def written_by(self, statement: ast.stmt) -> set[str]:
-        """The names and attribute paths `statement` assigns inside the loops around it,
-        itself or in the functions and methods it calls (`tr.epoch` for `tr.new_epoch()`
-        whose body does `self.epoch += 1`)."""
-        return {
-            var
-            for (_, var), statements in self.observations.writers.items()
-            if statement in statements
-        }
-
     def shape_before(self, statement: ast.stmt, var: str):
         return self.observations.shapes_before.get(id(statement), {}).get(var)
 
@@ -598,10 +588,10 @@ class LoopModel:
         _, block = self.block_of(source)
         if target not in block or block.index(target) <= block.index(source):
             return False
-        carried = set(_assigned_paths(source))
+        carried = set(assigned_paths(source))
         for statement in block[block.index(source) + 1 : block.index(target)]:
             if any(self.reads(statement, var) for var in carried):
-                carried |= set(_assigned_paths(statement))
+                carried |= set(assigned_paths(statement))
         return any(self.reads(target, var) for var in carried)
 
     def first_reader(self, loop: ast.AST, variables: list[str]) -> ast.stmt | None:
@@ -1096,15 +1086,16 @@ def _called_by_name(node: ast.AST) -> bool:
     )
 
 
-def _assigned_paths(statement: ast.stmt) -> list[str]:
-    """The names and attribute paths `statement` assigns."""
-    return [
-        dotted
+def assigned_paths(statement: ast.stmt) -> list[str]:
+    """The names and attribute paths `statement` assigns, in source order."""
+    stored = [
+        (node.lineno, node.col_offset, dotted)
         for node in walk(statement)
         if isinstance(node, ast.Name | ast.Attribute)
         and isinstance(node.ctx, ast.Store)
         and (dotted := dotted_name(node))
     ]
+    return [name for _, _, name in sorted(stored)]
 
 
 def _calls_zero_grad(node: ast.AST, symbols: Symbols) -> bool:

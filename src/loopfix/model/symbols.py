@@ -421,6 +421,17 @@ def _reads_no_self(
 PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
+def parameter_defaults(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Each named parameter (positional, then keyword-only) with its default expression,
+    None where it has none."""
+    positional = arguments.posonlyargs + arguments.args
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + arguments.defaults
+    return [
+        *zip(positional, defaults, strict=True),
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+    ]
+
+
 def _plain_settings(node: ast.ClassDef) -> set[str]:
     """Attributes the class binds only to plain values: number, string, bool or None
     literals, or `__init__` parameters annotated `int`, `float`, `bool` or `str` (`Optional`
@@ -430,16 +441,9 @@ def _plain_settings(node: ast.ClassDef) -> set[str]:
     init = next((m for m in node.body if getattr(m, "name", "") == "__init__"), None)
     plain_parameters: set[str] = set()
     if isinstance(init, ast.FunctionDef):
-        arguments = init.args
-        positional = arguments.posonlyargs + arguments.args
-        defaults = [None] * (len(positional) - len(arguments.defaults)) + arguments.defaults
-        pairs = [
-            *zip(positional, defaults, strict=True),
-            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
-        ]
         plain_parameters = {
             argument.arg
-            for argument, default in pairs
+            for argument, default in parameter_defaults(init.args)
             if (_plain_literal(default) and default.value is not None)  # `None`: anything later
             or _plain_annotation(argument.annotation)
         }

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from loopfix.edits import Edit
 from loopfix.model import shapes
 from loopfix.model.bindings import bound_before
+from loopfix.model.loop_model import assigned_paths
 from loopfix.model.symbols import dotted_name
 from loopfix.rules.base import Applicability, FileContext, Finding, Fix, Rule
 
@@ -180,7 +181,7 @@ class HiddenStateNotDetached(Rule):
             state.consumers |= record.consumers
             state.retained |= record.retained
         for state in states.values():
-            order = _stored_names(state.producer)
+            order = assigned_paths(state.producer)
             state.variables.sort(key=lambda v: order.index(v) if v in order else len(order))
             state.reattached = _written_after_backward(model, state)
         return list(states.values())
@@ -605,18 +606,8 @@ def _reported_node(state: CarriedState) -> ast.AST:
     return producer
 
 
-def _stored_names(statement: ast.stmt) -> list[str]:
-    """Names and attribute paths the statement assigns, in source order."""
-    stored = [
-        (node.lineno, node.col_offset, dotted_name(node))
-        for node in ast.walk(statement)
-        if isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store)
-    ]
-    return [name for _, _, name in sorted(stored) if name]
-
-
 def _assigned(statement: ast.stmt) -> set[str]:
-    return set(_stored_names(statement))
+    return set(assigned_paths(statement))
 
 
 def _is_true(node: ast.expr) -> bool:

@@ -197,14 +197,6 @@ class SchedulerBeforeStep(Rule):
                 "calls, may do more than step the schedule: moved, it would run later too"
             )
             return None
-        changed = _changed_for_passed(context, statement, anchor)
-        if changed is not None:
-            var, reader = changed
-            finding.fix_unavailable = (
-                f"`{ast.unparse(statement).strip()}` also changes `{var}`, which line "
-                f"{reader.lineno} may read: moved after it, that line would see the old value"
-            )
-            return None
         layout = context.layout
         if not (layout.stands_alone(statement) and layout.stands_alone(anchor)):
             return None
@@ -412,23 +404,6 @@ def _builtin(call: ast.Call) -> bool:
         "list",
         "tuple",
     }
-
-
-def _changed_for_passed(context: FileContext, statement: ast.stmt, anchor: ast.stmt):
-    """(a name or attribute path the moved statement assigns, itself or in a method it
-    calls, the first statement it would move past that may read it), or None: a
-    `tr.new_epoch()` that advances `tr.epoch` beside the schedule, read by the epoch's
-    training (a curriculum), changes more than the schedule when it moves."""
-    model = context.model
-    _, block = model.block_of(statement)
-    passed = block[block.index(statement) + 1 : block.index(anchor) + 1]
-    for var in sorted(model.written_by(statement)):
-        if "#" in var:
-            continue  # a local of the function it calls
-        reader = next((s for s in passed if model.reads(s, var)), None)
-        if reader is not None:
-            return var, reader
-    return None
 
 
 def _movable(context: FileContext, block, statement: ast.stmt, anchor: ast.stmt) -> bool:
