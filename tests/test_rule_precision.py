@@ -1144,3 +1144,58 @@ def test_several_steps_in_one_statement_get_no_zero_grad_before_it():
     )
     findings = analyse_source(SourceFile.from_text("train.py", source), project=None).findings
     assert findings == []
+
+
+ATTACK_ON_CHOSEN_CLASS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+teacher = nn.Linear(4, 3)
+
+
+def attack(model, img, target, weight, steps=3):
+    img = img.detach().requires_grad_(True)
+    for _ in range(steps):
+        if img.grad is not None:
+            img.grad.zero_()
+        score = F.softmax(model(img), dim=1)
+        loss = (score.gather(1, target.unsqueeze(1)) * weight).sum()
+        loss.backward()
+        img.data = img.data + 0.1 * img.grad.sign()
+    return img.detach()
+
+
+x = torch.randn(5, 4)
+out_t = teacher(x)
+{chosen}
+adv = attack(teacher, x, target, {weight})
+print(adv.shape)
+"""
+
+
+@pytest.mark.parametrize(
+    ("chosen", "weight", "reported"),
+    [
+        ("target = out_t.sort(dim=1, descending=True)[1][:, 1]", "1.0", False),
+        ("_, target = out_t.max(1)", "1.0", False),
+        ("target = torch.topk(out_t, 2)[1][:, 1]", "1.0", False),
+        ("target = torch.max(out_t, dim=1)[1]", "1.0", False),
+        ("target = out_t.argsort(dim=1)[:, -1]", "1.0", False),
+        ("top, target = out_t.max(1)", "top.unsqueeze(1)", True),
+        ("target = out_t.argmax(1)", "out_t.sort(dim=1)[0][:, :1]", True),
+    ],
+    ids=["sort indices", "max indices unpacked", "topk indices", "torch.max indices",
+         "argsort", "max values", "sorted values"],
+)  # fmt: skip
+def test_indices_of_a_sort_or_max_carry_no_graph(chosen, weight, reported, tmp_path):
+    """An attack whose class is chosen from another pass's outputs (`out_t.sort(...)[1]`,
+    `_, c = out_t.max(1)`): the indices are integers without a graph, so each step's
+    backward frees only its own graph. Its twin, weighting the loss by the sorted values,
+    goes through the teacher's graph at every step and fails the second. Each program is
+    run: only the twins raise, and only they are reported (LF003)."""
+    source = ATTACK_ON_CHOSEN_CLASS.format(chosen=chosen, weight=weight)
+    run, findings = run_and_analyse(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is reported
+    assert [f.rule for f in findings] == (["LF003"] if reported else [])

@@ -40,11 +40,16 @@ MAX_CALL_DEPTH = 4
 # Tensor methods whose result carries no graph.
 GRAPH_FREE_METHODS = {
     "detach", "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "stride",
-    "data_ptr", "argmax", "argmin", "eq", "ne", "lt", "gt", "le", "ge", "nonzero", "long",
-    "int", "bool", "byte", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+    "data_ptr", "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "nonzero",
+    "long", "int", "bool", "byte", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
     "new", "is_contiguous", "element_size", "get_device", "zero_",
     "sample",  # torch.distributions: sample() draws under no_grad (rsample() keeps the graph)
 }
+# tensor methods (and `torch.` functions) returning a (values, indices) pair: always, or
+# when a dimension is given (`x.max()` is one value, `x.max(y)` an elementwise maximum)
+PAIR_METHODS = frozenset({"sort", "topk", "kthvalue", "mode", "cummax", "cummin"})
+PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+INDEXED_RESULT = ("tuple", (TENSOR, TENSOR))
 GRAPH_FREE_ATTRIBUTES = {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf"}
 CONTAINER_ADDERS = {"append", "extend", "insert", "appendleft"}
 # below every numbered site and `graphs.PLACEHOLDER`: the site of a call handed modules
@@ -209,7 +214,12 @@ class CallsMixin:
             # helper handed the detach itself applies it to what it returns
             result = self._resolved_call(node, env)
             return Value(frozenset(), result.shape)
-        return self._resolved_call(node, env)
+        result = self._resolved_call(node, env)
+        if result.shape in (TENSOR, UNKNOWN) and _values_and_indices(node, qualified):
+            # `out.sort(dim=1)[1]`, `_, pred = out.max(1)`: the indices are integers, with no
+            # graph (`torch.return_types`); only the values carry the input's
+            return Value(result.graphs, INDEXED_RESULT, (result.graphs, frozenset()))
+        return result
 
     def _args(self, node: ast.Call, env: Env) -> tuple[list[tuple[Value, str | None]], dict]:
         positional = [(self.eval(a, env), self.key_for(a)) for a in node.args]
@@ -1315,3 +1325,28 @@ def _classification_metric(qualified: str | None) -> tuple | None:
     if base not in CLASSIFICATION_METRICS:
         return None
     return ("constructed", METRIC) if name[:1].isupper() else ("graph_free", TENSOR)
+
+
+def _values_and_indices(node: ast.Call, qualified: str | None) -> bool:
+    """Whether `node` returns a (values, indices) pair: a tensor method of `PAIR_METHODS`
+    (`x.sort()`), or of `PAIR_WITH_DIM` given a dimension (`x.max(1)`, `x.min(dim=0)`), or
+    the `torch.` function of the same name with the tensor first (`torch.max(x, 1)`)."""
+    func = node.func
+    if qualified is not None and qualified.startswith("torch.") and qualified.count(".") == 1:
+        name, dims = qualified[len("torch.") :], node.args[1:]
+    elif isinstance(func, ast.Attribute):
+        name, dims = func.attr, node.args
+    else:
+        return False
+    if name in PAIR_METHODS:
+        return True
+    if name not in PAIR_WITH_DIM:
+        return False
+    keywords = {k.arg for k in node.keywords}
+    return "dim" in keywords or (len(dims) == 1 and _integer_literal(dims[0]))
+
+
+def _integer_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
