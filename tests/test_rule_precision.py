@@ -1199,3 +1199,47 @@ def test_indices_of_a_sort_or_max_carry_no_graph(chosen, weight, reported, tmp_p
     run, findings = run_and_analyse(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is reported
     assert [f.rule for f in findings] == (["LF003"] if reported else [])
+
+
+GENERATED_IMAGE = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
+target = features(torch.randn(1, 3, 6, 6))  # kept with its graph: hence retain_graph
+
+
+class GeneratedImage(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(*shape))
+
+    def forward(self):
+        return {returned}
+
+
+image = GeneratedImage((1, 3, 6, 6))
+optimizer = torch.optim.Adam(image.parameters(), lr=0.01)
+X = image()
+for step in range(3):
+    loss = ((features(X) - target) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("returned", "reported"), [("self.weight", False), ("self.weight ** 2", True)]
+)
+def test_a_module_that_is_its_parameter_keeps_nothing(returned, reported, tmp_path):
+    """Neural style transfer's generated image: a module whose forward returns its own
+    parameter (`return self.weight`), called once before the loop, and a target whose graph
+    every backward goes through (hence `retain_graph=True`). The call's result is that leaf;
+    each step's forward keeps it afresh, so stepping it breaks no graph (the run passes
+    and nothing is reported). Squared in the forward, the call keeps the weight, which the
+    step changes: the second backward fails, and LF002 reports it."""
+    run, findings = run_and_analyse(GENERATED_IMAGE.format(returned=returned), tmp_path)
+    assert ("modified by an inplace operation" in run.stderr) is reported
+    assert [f.rule for f in findings] == (["LF002"] if reported else [])

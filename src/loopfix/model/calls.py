@@ -797,6 +797,8 @@ class CallsMixin:
         if self.top_statement is not None:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).update(paths)
         info = self.module_class(shape)
+        if info is not None and self.symbols.home(info.node).returns_own_parameter(info):
+            return Value(graphs, TENSOR)  # a leaf: later operations keep it, not the call
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )

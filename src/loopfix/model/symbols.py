@@ -273,6 +273,17 @@ class Symbols:
             info.node,
         )
 
+    def returns_own_parameter(self, info: ClassInfo) -> bool:
+        """Whether the class's `forward` only hands back a parameter its `__init__` made
+        (`return self.weight` of `self.weight = nn.Parameter(...)`: neural style transfer's
+        generated image, a learned prompt): the call's result is that leaf, which keeps
+        nothing for the backward; stepping it changes no graph built from the call."""
+        return self.remember(
+            ("returns own parameter", id(info.node)),
+            lambda node: _returns_own_parameter(node, self),
+            info.node,
+        )
+
     def class_attributes(self, info: ClassInfo) -> tuple[frozenset[str] | None, frozenset[str]]:
         """For the class, its bases' included: the names of its methods and properties (None
         when a base is not known: a library class may compute any attribute), and the
@@ -373,6 +384,40 @@ def _stored_outside(tree: ast.Module) -> frozenset[str]:
         n.attr
         for n in walk(tree)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and id(n) not in inside
+    )
+
+
+def _returns_own_parameter(node: ast.ClassDef, symbols: Symbols) -> bool:
+    methods = {
+        m.name: m for m in node.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    forward, init = methods.get("forward"), methods.get("__init__")
+    if forward is None or init is None or not forward.args.args or not init.args.args:
+        return False
+    body = forward.body[1:] if ast.get_docstring(forward) is not None else forward.body
+    returned = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    me = forward.args.args[0].arg
+    if not (
+        isinstance(returned, ast.Attribute)
+        and isinstance(returned.value, ast.Name)
+        and returned.value.id == me
+    ):
+        return False
+    built = [
+        statement.value
+        for statement in walk(init)
+        if isinstance(statement, ast.Assign)
+        and any(
+            isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name)
+            and t.value.id == init.args.args[0].arg
+            and t.attr == returned.attr
+            for t in statement.targets
+        )
+    ]
+    return len(built) == 1 and (
+        isinstance(built[0], ast.Call)
+        and symbols.qualify(built[0].func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
     )
 
 
