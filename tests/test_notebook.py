@@ -138,6 +138,52 @@ def test_a_syntax_error_in_a_notebook_names_its_cell(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "n.ipynb:cell 3:2:" in result.stderr, result.stderr
 
 
+EXERCISE_SETUP = """\
+import torch
+import torch.nn as nn
+
+rnn = nn.LSTM(3, 4)
+head = nn.Linear(4, 1)
+opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)
+stream = torch.randn(40, 2, 3)
+"""
+EXERCISE_LOOP = """\
+hidden = (torch.zeros(1, 2, 4), torch.zeros(1, 2, 4))
+for i in range(0, 30, 10):
+    out, hidden = rnn(stream[i:i + 10], hidden)
+    loss = head(out).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_cell_that_does_not_parse_is_left_out_and_the_rest_is_checked_and_fixed(
+    tmp_path, monkeypatch
+):
+    """A course notebook's exercise cell (`n_batches = `) fails on its own when run, as
+    IPython compiles each cell apart; the other cells run. It is reported as a syntax error
+    naming its cell, and the rest is checked (the hidden state carried undetached is found)
+    and fixed, the fix verified by running the other cells; the exercise cell is written
+    back as it was."""
+    monkeypatch.chdir(tmp_path)
+    exercise = "## TODO: your code\nn_batches = \n"
+    path = tmp_path / "lesson.ipynb"
+    path.write_bytes(notebook(EXERCISE_SETUP, exercise, "%time 1\n" + EXERCISE_LOOP))
+    result = invoke("check", "--no-cache", ".")
+    assert result.exit_code == 2, result.output
+    assert "lesson.ipynb:cell 3:2:13: syntax error: invalid syntax (the cell is left out" in (
+        result.stderr
+    )
+    (line,) = result.stdout.splitlines()
+    assert line.startswith("lesson.ipynb:cell 4:4:10: LF001 [*]"), line
+    result = invoke("apply", "--device", "cpu", ".")
+    assert "Fixed 1 finding(s) in 1 file(s)" in result.output, result.output
+    cells = [json.loads(path.read_bytes())["cells"][n]["source"] for n in (1, 2, 3)]
+    assert "".join(cells[1]) == exercise and "".join(cells[0]) == EXERCISE_SETUP
+    assert ".detach()" in "".join(cells[2]) and cells[2][0] == "%time 1\n"
+
+
 def test_what_is_not_a_notebook_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "broken.ipynb").write_text('{"cells": ["loss.backward()"')
@@ -159,6 +205,8 @@ CELL_LINES = st.lists(
             "print('é')",
             "",
             "#",
+            "n_batches = ",  # a cell with it does not parse: left out, written back as read
+            "%time x = (",
         ]
     ),
     max_size=4,
@@ -171,7 +219,8 @@ CELL_LINES = st.lists(
     st.booleans(),
 )
 def test_reading_and_writing_back_unchanged_gives_the_same_bytes(cells, as_string):
-    """Also for cells indented as a whole, which IPython runs without that indentation."""
+    """Also for cells indented as a whole, which IPython runs without that indentation, and
+    for cells that do not parse."""
     codes = [
         "\n".join(indent + line for line in lines) + ("\n" if newline else "")
         for lines, newline, indent in cells

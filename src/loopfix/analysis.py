@@ -76,6 +76,23 @@ def syntax_error_message(
     return f"{filename}{where}: syntax error: {error.msg}"
 
 
+def unparsable_cells(source: SourceFile) -> list[str]:
+    """`lesson.ipynb:cell 5:1:13: syntax error: ...` for each cell of a notebook that does not
+    parse on its own, and is left out of the analysis (`Notebook.unparsable`)."""
+    notebook = source.notebook
+    if notebook is None:
+        return []
+    messages = []
+    for cell, error in notebook.unparsable.items():
+        where = f":{error.lineno}:{(error.offset or 0) + len(notebook.indent_of(cell))}"
+        where = where if error.lineno else ""
+        messages.append(
+            f"{source.path}:cell {cell}{where}: syntax error: {error.msg} "
+            "(the cell is left out of the analysis)"
+        )
+    return messages
+
+
 def analyse_source(
     source: SourceFile,
     rules: list[Rule] | None = None,
@@ -101,6 +118,7 @@ def analyse_source(
     if plan_fixes and parser is parse:  # each candidate fix's text is parsed again
         parser = ChunkParser()
     context = parse_context(source.text, str(source.path), options, parser, resolver, source)
+    result.errors.extend(unparsable_cells(source))
     if resolver is not None:
         result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
         result.errors.extend(resolver.errors)

@@ -16,6 +16,7 @@ ensure_ascii=False`, then a newline).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -52,6 +53,10 @@ class Notebook:
     # line gives the cell's source again (else an edited cell is not written); and the cell
     # as the text holds it (what `cell_codes` reads back while the cell is not edited)
     indents: dict[int, tuple[str, bool, str]] = field(default_factory=dict)
+    # cell number (from 1) -> the syntax error that leaves it out: IPython compiles each
+    # cell on its own, so a cell that does not parse (an exercise's `n_batches = `) fails
+    # alone and the others run; the text holds its lines as comments, written back as read
+    unparsable: dict[int, SyntaxError] = field(default_factory=dict)
 
     def indent_of(self, cell: int) -> str:
         """The indentation removed from cell number `cell` (from 1), or ""."""
@@ -94,7 +99,15 @@ def to_python(data: bytes) -> tuple[str, Notebook]:
         if indent:
             read = code if code.endswith("\n") else code + "\n"
             notebook.indents[index] = (indent, _indented(code, indent) == original, read)
-        parts.append(MARKER.format(index + 1) + "\n" + _comment_magics(code))
+        code = _comment_magics(code)
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            if not isinstance(error, SyntaxError):
+                error = SyntaxError(str(error) or type(error).__name__)
+            notebook.unparsable[index + 1] = error
+            code = _commented(code)
+        parts.append(MARKER.format(index + 1) + "\n" + code)
         if not code.endswith("\n"):
             parts.append("\n")
     notebook.layout, notebook.trailing = _layout(text, document)
@@ -241,6 +254,14 @@ def _comment_magics(code: str) -> str:
         continued = depth > 0 or body.rstrip().endswith("\\")
         out.append(body + end)
     return "".join(out)
+
+
+def _commented(code: str) -> str:
+    """Every line of a cell that does not parse as a comment that gives it back as it was
+    (magics already commented come back too: `_MAGIC_LINE` restores each line once)."""
+    restored = _MAGIC_LINE.sub(r"\1\2", code)
+    lines = restored.splitlines(keepends=True)
+    return "".join(MAGIC + line if line.strip() else line for line in lines)
 
 
 def _depth_after(line: str, depth: int) -> int:
