@@ -655,3 +655,50 @@ def test_a_schedule_function_that_also_sets_train_mode_is_not_moved(tmp_path):
     (finding,) = result.findings
     assert finding.rule == "LF005" and finding.fix is None
     assert "model.train()" in finding.fix_unavailable
+
+
+RETAINED_ACTOR_CRITIC = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+policy = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+qnet = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
+q_optimizer = torch.optim.Adam(qnet.parameters(), lr=1e-2)
+policy_optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+for step in range(3):
+    state, action, reward = torch.randn(4, 3), torch.randn(4, 2), torch.randn(4, 1)
+    predict_q = qnet(torch.cat([state, action], 1))
+    predict_new_q = qnet(torch.cat([state, policy(state)], 1))
+    q_loss = F.mse_loss(predict_q, reward)
+    policy_loss = -predict_new_q.mean()
+    q_optimizer.zero_grad()
+    q_loss.backward(retain_graph=True)
+    q_optimizer.step()
+    policy_optimizer.zero_grad()
+    policy_loss.backward(retain_graph=True)
+    policy_optimizer.step()
+"""
+
+
+def test_a_reorder_replaces_a_lone_retain_graph_with_inputs(tmp_path):
+    """An actor-critic update whose backwards both say `retain_graph=True` (an RDPG
+    implementation's): the reorder drops the keyword where no later backward needs it and
+    restricts the policy's backward with `inputs=`. Written in the keyword's place, not
+    appended after its removal (that gave `policy_loss.backward(, inputs=...)`, a text that
+    does not parse, so the fix was refused as unsafe). The original fails; the fix runs and
+    verifies equivalent."""
+    from scripts import run_script
+
+    from loopfix.rules import rule_by_code
+
+    script = tmp_path / "train.py"
+    script.write_text(RETAINED_ACTOR_CRITIC)
+    result = analyse_source(SourceFile.read(script), [rule_by_code("LF002")], project=None)
+    (finding,) = result.findings
+    assert finding.fix is not None and finding.fix.safe, finding.fix_unavailable
+    assert "    policy_loss.backward(inputs=list(policy.parameters()))\n" in result.fixed_text
+    assert "modified by an inplace operation" in run_script(RETAINED_ACTOR_CRITIC, tmp_path).stderr
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.outcome == "equivalent", verdict

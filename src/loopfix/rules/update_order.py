@@ -765,7 +765,12 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
             )
         if foreign:
             added.append(f"inputs={inputs}")
-        if added:
+        if added and edits and not needs_retain:
+            # the retain keyword goes and the new ones take its place (appended after its
+            # removal, they would make `backward(, inputs=...)` of `backward(retain_graph=True)`)
+            start, end = layout.node_range(site.retain_keyword)
+            edits = [Edit(start, end, ", ".join(added))]
+        elif added:
             edits += [append_keywords(layout, site.call, added)]
             edits += renamed_retain_variables(layout, site.call, edits)
         units[i].edits = edits
