@@ -662,6 +662,14 @@ main()
 """
 
 
+# a warm-up loop over the batches stepping the optimizer it is given by the name `name`
+WARM_UP_THROUGH = """\
+    for x, y in loader:
+        {name}.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        {name}.step()"""
+
+
 @pytest.mark.parametrize(
     ("warm_up", "reported"),
     [
@@ -673,15 +681,29 @@ main()
         ("    warm_up(model, opt, loader)", []),
         ("    if warm:\n        warm_up(model, opt, loader)", ["LF005"]),
         ("    pass", ["LF005"]),
+        ("    o = opt\n" + WARM_UP_THROUGH.format(name="o"), []),
+        (
+            "    o = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            + WARM_UP_THROUGH.format(name="o"),
+            ["LF005"],
+        ),
     ],
-    ids=["warm-up loop written out", "warm-up two calls deep", "warm-up that may not run", "none"],
+    ids=[
+        "warm-up loop written out",
+        "warm-up two calls deep",
+        "warm-up that may not run",
+        "none",
+        "warm-up stepping the optimizer through another name",
+        "warm-up stepping another optimizer",
+    ],
 )
 def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):
     """A scheduler stepped at the top of each epoch after a warm-up epoch already stepped
     the optimizer (a loop over the batches written out before the epoch loop, or a function
     that runs an epoch through another) follows an optimizer step: PyTorch does not warn
-    that the schedule skipped its first value. Without the warm-up (or one under a branch
-    that does not run) it warns: reported."""
+    that the schedule skipped its first value, also where the warm-up steps it through
+    another name (`o = opt`). Without the warm-up (or one under a branch that does not run,
+    or one stepping another optimizer) it warns: reported."""
     source = WARMED_UP_SCHEDULE.format(warm_up=warm_up)
     done, findings = run_and_analyse(source, tmp_path)
     assert done.returncode == 0, done.stderr

@@ -440,9 +440,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _alias_attribute(self, target: ast.expr, source: ast.expr, value: Value, env: Env) -> None:
         """`model = self.model`, `agent, optimizer = self.agent, self.optimizer`, `D =
-        netD.module`, `D = netD`: the name is that module or object, so the paths of what is
-        called through it are the source's, as the optimizer built over it names them
-        (`self.model`, `netD.module`): when the function binds the name only there
+        netD.module`, `D = netD`, `o = opt`: the name is that module, object or optimizer,
+        so the paths of what is called through it are the source's, as the optimizer built
+        over it (or a scheduler built on it) names them (`self.model`, `netD.module`,
+        `opt`: `o.step()` steps `opt`): when the function binds the name only there
         (`HeldModules.bound_once`). Bound to anything else, the name is its own again
         (`bind`), and so is a name whose source is bound again in the function (`D = netD`,
         then `netD = copy.deepcopy(netD)`: `HeldModules.keeps`). A path no statement bound
@@ -451,7 +452,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if not (
             isinstance(target, ast.Name)
             and isinstance(source, ast.Attribute | ast.Name)
-            and identifies(value.shape)
+            and (identifies(value.shape) or shapes.is_optimizer(value.shape))
         ):
             return
         function = self.followed[-1][0] if self.followed and not self.frame.is_top else None

@@ -58,6 +58,10 @@ def is_module(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "module"
 
 
+def is_optimizer(shape: Shape) -> bool:
+    return isinstance(shape, tuple) and shape[0] == "optimizer"
+
+
 # marks a path in an optimizer's paths that names one tensor (`self.log_alpha`), not a module
 TENSOR_PATH = "="
 
