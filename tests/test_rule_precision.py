@@ -711,6 +711,77 @@ def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported,
     assert [f.rule for f in findings] == reported
 
 
+WARMED_UP_BY_A_TRAINER = """\
+import warnings
+
+import torch
+import torch.nn as nn
+
+warnings.simplefilter("always")
+
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+
+    def warmup(self, loader):
+        for x, y in loader:
+            self.opt.zero_grad()
+            nn.functional.mse_loss(self.model(x), y).backward()
+            self.opt.step()
+
+
+def main(warm=False):
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+{warm_up}
+    for epoch in range(3):
+        sched.step()
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("warm_up", "reported"),
+    [
+        ("    Trainer(model, opt).warmup(loader)", []),
+        ("    trainer = Trainer(model, opt)\n    trainer.warmup(loader)", []),
+        ("    if warm:\n        Trainer(model, opt).warmup(loader)", ["LF005"]),
+        (
+            "    other = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    Trainer(model, other).warmup(loader)",
+            ["LF005"],
+        ),
+    ],
+    ids=[
+        "object built in the statement",
+        "object named",
+        "warm-up that may not run",
+        "object given another optimizer",
+    ],
+)
+def test_a_warm_up_method_steps_the_optimizer_its_object_was_given(warm_up, reported, tmp_path):
+    """`Trainer(model, opt).warmup(loader)`, whose method steps `self.opt` over the batches,
+    steps the scope's `opt` (the object keeps what it was given): the scheduler stepped at
+    the top of each epoch after it follows an optimizer step, and PyTorch does not warn.
+    Under a branch that does not run, or with a trainer given another optimizer, `opt` has
+    not stepped: PyTorch warns, and LF005 reports it."""
+    source = WARMED_UP_BY_A_TRAINER.format(warm_up=warm_up)
+    done, findings = run_and_analyse(source, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ("before `optimizer.step()`" in done.stderr) is bool(reported), done.stderr
+    assert [f.rule for f in findings] == reported
+
+
 STATE_RESET_THROUGH_A_HELPER = """\
 import torch
 import torch.nn as nn

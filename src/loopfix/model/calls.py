@@ -513,6 +513,8 @@ class CallsMixin:
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
+            if receiver_key is None and self._constructed(func.value, env) is not None:
+                self.eval(func.value, env)  # `Trainer(model, opt).warmup(x)`: built first
             site = self._call_site(node, method, positional, keywords)
             return self._call_function(
                 Call(method, positional, keywords, receiver_key, info, site, passed), env
@@ -633,7 +635,7 @@ class CallsMixin:
             return called
         receiver = self._peek(func.value, env)
         unknown = receiver.shape in (None, UNKNOWN)
-        info = self.class_of(receiver.shape)
+        info = self.class_of(receiver.shape) or self._constructed(func.value, env)
         if info is not None:
             method = self.symbols.method(info, func.attr)
             if method is not None:
@@ -664,6 +666,14 @@ class CallsMixin:
         if func.attr in {"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"}:
             return ("graph_free", TENSOR)
         return ("method_of",)
+
+    def _constructed(self, node: ast.expr, env: Env) -> ClassInfo | None:
+        """The class of the project that `node` builds in place (`Trainer(model, opt)` in
+        `Trainer(model, opt).warmup(loader)`): its methods run on the new object."""
+        if not isinstance(node, ast.Call):
+            return None
+        callee = self._resolve(node.func, env, node)
+        return callee[1] if callee[0] == "construct" else None
 
     def _super_method(self, func: ast.expr) -> tuple | None:
         """`super().name(...)` (or `super(Cls, self).name`) in a method: the first base of

@@ -165,7 +165,9 @@ class EventsMixin:
             self._go_stale(update_id, stepped, env, self._other_elements(modules, env))
         self._note_within(("update", update_id, modules))
         if func.attr == "step" and not self.frame.is_top and self.top_statement is not None:
-            self.note_effect(Effect("step", self.top_statement, node, self.module_path(target)))
+            path, known_as = self.module_path(target), self._kept_module(target)
+            known_as = known_as if known_as != path else None
+            self.note_effect(Effect("step", self.top_statement, node, path, known_as=known_as))
         return EMPTY
 
     def _held_paths(self, modules: frozenset[str], env: Env) -> frozenset[str]:

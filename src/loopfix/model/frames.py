@@ -18,7 +18,8 @@ class Effect:
 
     - "schedule": it stepped a learning-rate scheduler built on the optimizer at `target`, on
       every call (`given`: with arguments, as `ReduceLROnPlateau.step(metric)`);
-    - "step": it stepped the optimizer at `target`;
+    - "step": it stepped the optimizer at `target`, which the scope being run may have
+      named otherwise (`known_as`: `opt` for the `self.opt` of `Trainer(model, opt)`);
     - "accumulate": it added `argument` (the caller's argument carrying the graph) to the
       total or list at `target` (`self.sum += val * n` in `meter.update(loss, n)`) in the
       caller's loop `loop_id`;
@@ -34,6 +35,7 @@ class Effect:
     argument: ast.expr | None = None
     loop_id: int | None = None
     handed_on: bool = False
+    known_as: str | None = None
 
 
 @dataclass

@@ -2,7 +2,9 @@
 (`self.critic = critic`), makes `agent.critic` the network the code calls `critic`. An
 optimizer built over `critic.parameters()` then changes the weights that `agent.value(x)`
 saved (`self.critic(x)` in a method), and a trainer given `agent` and that optimizer
-(`Trainer(agent, optimizer)`) steps what `self.agent.value(x)` calls.
+(`Trainer(agent, optimizer)`) steps what `self.agent.value(x)` calls. An optimizer an
+object keeps is held the same way: `self.opt.step()` in `Trainer(model, opt).warmup(loader)`
+steps the scope's `opt` (a callee is not given it under another name, as it is a network).
 
 Told only while it is sure: every constructor call of the class in the scope being run gave
 the attribute the same name, the function that names it binds that name once, and the
@@ -28,6 +30,7 @@ class Holding:
     bare: str  # the name as that frame's code spells it (`critic`)
     function: ast.AST | None  # the function whose frame it was (None: the scope being run)
     entry: int | None = None  # id of the call that entered that function
+    optimizer: bool = False  # an optimizer kept (`self.opt = opt`), not a network
 
 
 @dataclass
@@ -55,9 +58,11 @@ class HeldModules:
             value, key = bound.get(parameter, (None, None))
             slot = (id(info.node), attribute.removeprefix("self."))
             holding = None
-            if key is not None and sure and value is not None and shapes.is_module(value.shape):
+            if key is not None and sure and value is not None and _kept(value.shape):
                 bare = key.removeprefix(prefix) if function is not None else key
-                holding = Holding(key, bare, function, id(entry) if entry is not None else None)
+                entered = id(entry) if entry is not None else None
+                optimizer = shapes.is_optimizer(value.shape)
+                holding = Holding(key, bare, function, entered, optimizer)
             if slot in self.given and self.given[slot] != holding:
                 holding = None  # objects of the class keep different networks
             self.given[slot] = holding
@@ -86,8 +91,9 @@ class HeldModules:
         for parameter, (value, _) in bound.items():
             info = class_of(value.shape) if self.given else None
             for class_id, attribute in list(self.given) if info is not None else ():
-                if class_id != id(info.node):
-                    continue
+                holding = self.given[(class_id, attribute)]
+                if class_id != id(info.node) or (holding is not None and holding.optimizer):
+                    continue  # an optimizer is not a network the callee calls
                 module = self.module_of(info, attribute, symbols, seen)
                 if module is not None:
                     renames.setdefault(module, f"{parameter}.{attribute}")
@@ -133,6 +139,12 @@ class HeldModules:
                         counts[node.id] += 2 if id(node) in looped else 1  # looped: never once
             self._bindings[key] = counts
         return self._bindings[key].get(name, 0) == 1
+
+
+def _kept(shape) -> bool:
+    """A network, or an optimizer (`Trainer(model, opt)` keeping `self.opt`: its steps in a
+    method step the scope's `opt`)."""
+    return shapes.is_module(shape) or shapes.is_optimizer(shape)
 
 
 def _called_name(func: ast.expr) -> str | None:

@@ -71,9 +71,10 @@ with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other
 (`if epoch > 0: scheduler.step()`, which does follow an optimizer step), and one whose
 optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
 after which the optimizer has already stepped (a warm-up epoch run before it: a loop over
-the batches written out, or a call of a function that steps it, however deep; one under an
-`if`, or over a part of the batches whose size is a setting (`batches[:warmup]`), may not
-run, and is still reported). A called
+the batches written out, also stepping the optimizer under another name (`o = opt`), or a
+call of a function that steps it, however deep, or of a method of an object given it
+(`Trainer(model, opt).warmup(loader)`); one under an `if`, or over a part of the batches
+whose size is a setting (`batches[:warmup]`), may not run, and is still reported). A called
 function counts only when it steps the scheduler on every call (a statement of its own body,
 after nothing that may return) and runs no backward or optimizer step itself; a method that
 loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
@@ -293,14 +294,17 @@ def _distinct(values: list) -> list:
 
 
 def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
-    """The statements of the scope that step `optimizer`, themselves or by a call."""
+    """The statements of the scope that step `optimizer`, themselves or by a call (also of
+    a method of an object the scope gave it to: `trainer.warmup(loader)` stepping the
+    `self.opt` of `trainer = Trainer(model, opt)`)."""
     model = context.model
     steps = [
         u.statement
         for u in model.updates()
         if u.kind == "step" and u.target == optimizer and u.statement is not None
     ]
-    return steps + [e.statement for e in model.called_effects("step") if e.target == optimizer]
+    called = model.called_effects("step")
+    return steps + [e.statement for e in called if optimizer in (e.target, e.known_as)]
 
 
 def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
