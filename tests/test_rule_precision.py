@@ -669,6 +669,18 @@ WARM_UP_THROUGH = """\
         nn.functional.mse_loss(model(x), y).backward()
         {name}.step()"""
 
+# a warm-up `while` loop over the batches, run while `n < {warm}`
+WARM_UP_WHILE = """\
+    n = 0
+    limit = {warm}
+    it = iter(loader)
+    while n < limit:
+        x, y = next(it)
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        n += 1"""
+
 
 @pytest.mark.parametrize(
     ("warm_up", "reported"),
@@ -687,6 +699,9 @@ WARM_UP_THROUGH = """\
             + WARM_UP_THROUGH.format(name="o"),
             ["LF005"],
         ),
+        (WARM_UP_WHILE.format(warm="2"), []),
+        (WARM_UP_WHILE.format(warm="0"), ["LF005"]),
+        (WARM_UP_WHILE.format(warm="warm"), ["LF005"]),
     ],
     ids=[
         "warm-up loop written out",
@@ -695,6 +710,9 @@ WARM_UP_THROUGH = """\
         "none",
         "warm-up stepping the optimizer through another name",
         "warm-up stepping another optimizer",
+        "warm-up while loop that runs",
+        "warm-up while loop that does not run",
+        "warm-up while loop over a setting",
     ],
 )
 def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):
@@ -702,8 +720,10 @@ def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported,
     the optimizer (a loop over the batches written out before the epoch loop, or a function
     that runs an epoch through another) follows an optimizer step: PyTorch does not warn
     that the schedule skipped its first value, also where the warm-up steps it through
-    another name (`o = opt`). Without the warm-up (or one under a branch that does not run,
-    or one stepping another optimizer) it warns: reported."""
+    another name (`o = opt`), or in a `while` loop whose test holds when first reached.
+    Without the warm-up (or one under a branch that does not run, one stepping another
+    optimizer, a `while` loop whose test is false at first or reads a setting) it warns:
+    reported."""
     source = WARMED_UP_SCHEDULE.format(warm_up=warm_up)
     done, findings = run_and_analyse(source, tmp_path)
     assert done.returncode == 0, done.stderr

@@ -559,3 +559,33 @@ def _names_in(source: str) -> set[str]:
     except SyntaxError:
         return set()
     return {n.id for n in walk(tree) if isinstance(n, ast.Name)}
+
+
+def entered(loop: ast.While, earlier: list[ast.stmt]) -> bool:
+    """Whether a `while` loop's test holds when it is first reached: a comparison of
+    integers (`n < warm`) whose names the statements `earlier` in its block bind to integer
+    literals (`n = 0`, `warm = 2`), none of them bound again after that. A name from
+    elsewhere (`args.warmup`) may make it false: the body may not run."""
+    test = loop.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    operation = _COMPARISONS.get(type(test.ops[0]))
+    left = _entry_value(test.left, earlier)
+    right = _entry_value(test.comparators[0], earlier)
+    return operation is not None and None not in (left, right) and operation(left, right)
+
+
+def _entry_value(node: ast.expr, earlier: list[ast.stmt]) -> int | None:
+    """An integer literal, or a name whose last binding in `earlier` is one and stands."""
+    if _int_constant(node) is not None or not isinstance(node, ast.Name):
+        return _int_constant(node)
+    for position in range(len(earlier) - 1, -1, -1):
+        statement = earlier[position]
+        stored = (n for n in walk(statement) if isinstance(n, ast.Name))
+        if not any(n.id == node.id and isinstance(n.ctx, ast.Store) for n in stored):
+            continue
+        single = isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        if single and isinstance(statement.targets[0], ast.Name):
+            return _int_constant(statement.value)
+        return None  # bound otherwise (`n += 1`, in a loop or a branch): not known
+    return None

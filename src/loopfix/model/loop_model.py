@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
 from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
 from loopfix.model.index import TreeIndex, index_tree, kept_fact, syntax_key, walk
@@ -547,6 +548,12 @@ class LoopModel:
     def block_of(self, statement: ast.stmt) -> tuple[ast.AST, Block]:
         """The node owning the statement list that holds `statement`, and that list."""
         return self.parents[id(statement)]
+
+    def enters(self, loop: ast.While) -> bool:
+        """Whether a `while` loop's test holds when it is first reached, from what its block
+        binds before it (`n = 0`, `warm = 2`, then `while n < warm:`): its body runs."""
+        _, block = self.block_of(loop)
+        return entered(loop, block[: block.index(loop)])
 
     def enclosing_statements(self, statement: ast.stmt) -> list[ast.stmt]:
         """`statement` and the compound statements around it, innermost first."""

@@ -71,7 +71,9 @@ with arguments (`ReduceLROnPlateau.step(val_loss)`), one stepped under any other
 (`if epoch > 0: scheduler.step()`, which does follow an optimizer step), and one whose
 optimizer is not known from how it was built, nor a step at the start of each epoch of a loop
 after which the optimizer has already stepped (a warm-up epoch run before it: a loop over
-the batches written out, also stepping the optimizer under another name (`o = opt`), or a
+the batches written out, also stepping the optimizer under another name (`o = opt`) or as a
+`while` loop whose test holds when first reached (`n, warm` bound to `0` and `2` before
+`while n < warm:`), or a
 call of a function that steps it, however deep, or of a method of an object given it
 (`Trainer(model, opt).warmup(loader)`); one under an `if`, or over a part of the batches
 whose size is a setting (`batches[:warmup]`), may not run, and is still reported). A called
@@ -308,14 +310,17 @@ def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
 
 
 def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
-    """Whether `step` is `statement` or inside it under `with` blocks and loops over the
-    batches only (those run their body; a branch, a `try` or a loop over a part of the
-    batches whose size is a setting may not)."""
+    """Whether `step` is `statement` or inside it under `with` blocks, loops over the
+    batches and `while` loops whose test holds when first reached only (those run their
+    body; a branch, a `try` or a loop over a part of the batches whose size is a setting
+    may not)."""
     chain = model.enclosing_statements(step)
     if statement not in chain:
         return False
     return all(
-        isinstance(s, ast.With | ast.AsyncWith) or _iterates(s)
+        isinstance(s, ast.With | ast.AsyncWith)
+        or _iterates(s)
+        or (isinstance(s, ast.While) and model.enters(s))
         for s in chain[1 : chain.index(statement) + 1]
     )
 
@@ -323,7 +328,7 @@ def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
 def _iterates(loop: ast.stmt) -> bool:
     """A `for` over the batches (`for x, y in loader`), which runs its body; not over a slice
     or a `range` whose bound is a setting (`batches[:warmup]`, `range(warmup_steps)`), which
-    may be empty, nor a `while`."""
+    may be empty, nor a `while` (`LoopModel.enters` tells whether one runs)."""
     if not isinstance(loop, ast.For | ast.AsyncFor):
         return False
     source = loop.iter
