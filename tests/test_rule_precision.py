@@ -691,6 +691,7 @@ WARM_UP_WHILE = """\
             [],
         ),
         ("    warm_up(model, opt, loader)", []),
+        ("    train_one_epoch(model, opt, loader)", []),
         ("    if warm:\n        warm_up(model, opt, loader)", ["LF005"]),
         ("    pass", ["LF005"]),
         ("    o = opt\n" + WARM_UP_THROUGH.format(name="o"), []),
@@ -706,6 +707,7 @@ WARM_UP_WHILE = """\
     ids=[
         "warm-up loop written out",
         "warm-up two calls deep",
+        "warm-up epoch by the function each epoch calls",
         "warm-up that may not run",
         "none",
         "warm-up stepping the optimizer through another name",
