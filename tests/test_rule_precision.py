@@ -804,6 +804,72 @@ def test_a_warm_up_method_steps_the_optimizer_its_object_was_given(warm_up, repo
     assert [f.rule for f in findings] == reported
 
 
+STATE_RESET_UNDER_A_TEST = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(3, 6, batch_first=True)
+        self.fc = nn.Linear(6, 1)
+
+    def init_hidden(self, bs):
+        return torch.zeros(1, bs, 6)
+
+    def forward(self, x, h):
+        out, h = self.rnn(x, h)
+        return self.fc(out[:, -1]), h
+
+
+def main(reset=False):
+    model = Net()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    bs = 4
+    h = model.init_hidden(bs)
+    for i in range(12):
+        x, y = torch.randn(bs, 5, 3), torch.randn(bs, 1)
+        if {test}:
+            h = model.init_hidden(bs)
+        out, h = model(x, h)
+        loss = ((out - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "reported"),
+    [
+        ("i % 1 == 0", []),
+        ("True", []),
+        ("reset or True", []),
+        ("not False", []),
+        ("i % 10 == 0", ["LF001"]),
+        ("i % 1 != 0", ["LF001"]),
+        ("reset and True", ["LF001"]),
+        ("False", ["LF001"]),
+    ],
+)
+def test_a_state_reset_under_a_test_that_always_holds_is_fresh(test, reported, tmp_path):
+    """A hidden state re-created under a test that holds in every iteration (a modulus of
+    1, a literal, an `or` with a literal true) is fresh each batch: the loop runs. Under a
+    test that can be false (every tenth batch, a setting that is off) the next batch's
+    backward goes through the previous one's freed graph: reported."""
+    source = STATE_RESET_UNDER_A_TEST.format(test=test)
+    done, findings = run_and_analyse(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    assert done.returncode == (1 if reported else 0), done.stderr
+    assert [f.rule for f in findings] == reported
+
+
 STATE_RESET_THROUGH_A_HELPER = """\
 import torch
 import torch.nn as nn

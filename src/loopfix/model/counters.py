@@ -249,11 +249,14 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
     if len(testing) < 2:
         # one test of the counter: phases only tell apart what a whole first or last test
         # decides (`if t == 0: h = init`); a lone periodic test (`if i % 100 == 0: log`)
-        # splits nothing that the ordinary join would not give, at a multiple of the cost
+        # splits nothing that the ordinary join would not give, at a multiple of the cost,
+        # unless its modulus is 1 (`if i % 1 == 0: h = init`): it holds in every iteration
         testing = [
             test
             for test in testing
-            if probe.first_of(test) is not None or probe.last_of(test) is not None
+            if probe.first_of(test) is not None
+            or probe.last_of(test) is not None
+            or _always_periodic(test, index)
         ]
     first_tested = any(_mentions(probe.first_of, test) for test in testing)
     end = top if any(_mentions(probe.last_of, test) for test in testing) else None
@@ -403,6 +406,13 @@ def _end_of(call: ast.Call) -> str | None:
 def _mentions(edge_test, test: ast.expr) -> bool:
     """Whether `edge_test` (first or last iteration) decides the test or one of its parts."""
     return any(edge_test(part) is not None for part in _test_parts(test))
+
+
+def _always_periodic(test: ast.expr, index: str) -> bool:
+    """`(t + b) % 1 == 0` (or `!=`): every integer is a multiple of 1, so the test has one
+    value in every iteration."""
+    found = _periodic(test, index)
+    return found is not None and found.modulus == "1"
 
 
 def _periodic_parts(test: ast.expr, index: str) -> list[PeriodicTest]:

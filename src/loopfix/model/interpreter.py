@@ -646,14 +646,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _constant_test(self, test: ast.expr) -> bool | None:
         """The value of a test of module constants (`Symbols.constant`): `MODE == "detach"`,
-        `MODE != "a"`, `MODE in ("a", "b")`, `USE_LSTM`, `not USE_LSTM`, `CLIP is None`, and
-        `and`/`or` of such; None when any part is not one. The branch it rules out is not a
+        `MODE != "a"`, `MODE in ("a", "b")`, `USE_LSTM`, `not USE_LSTM`, `CLIP is None`, a
+        literal (`if True:`, `if 1:`), and `and`/`or` of such, where a part that decides
+        alone is enough (`reset or True`); None otherwise. The branch it rules out is not a
         path this code takes as written."""
+        if isinstance(test, ast.Constant):
+            return bool(test.value)
         if isinstance(test, ast.BoolOp):
             parts = [self._constant_test(value) for value in test.values]
-            if None in parts:
-                return None
-            return all(parts) if isinstance(test.op, ast.And) else any(parts)
+            decisive = isinstance(test.op, ast.Or)  # the value that decides alone
+            if decisive in parts:
+                return decisive
+            return None if None in parts else not decisive
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._constant_test(test.operand)
             return None if inner is None else not inner
