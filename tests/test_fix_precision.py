@@ -702,3 +702,54 @@ def test_a_reorder_replaces_a_lone_retain_graph_with_inputs(tmp_path):
     assert "modified by an inplace operation" in run_script(RETAINED_ACTOR_CRITIC, tmp_path).stderr
     (verdict,) = verify_file(result, VERIFY)
     assert verdict.outcome == "equivalent", verdict
+
+
+IMAGE_AND_NETWORK = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class GeneratedImage(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(*shape))
+
+    def forward(self):
+        return self.weight
+
+
+image = GeneratedImage((2, 4))
+net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt_img = torch.optim.SGD(image.parameters(), lr=0.1)
+opt_net = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(3):
+    X = image()
+    out = net(X)
+    loss_net = (out - 1).pow(2).mean()
+    loss_img = -out.mean()
+    opt_net.zero_grad()
+    loss_net.backward(retain_graph=True)
+    opt_net.step()
+    opt_img.zero_grad()
+    loss_img.backward()
+    opt_img.step()
+"""
+
+
+def test_a_reorder_keeps_a_network_loss_off_a_parameter_module(tmp_path):
+    """`X = image()` of a module that is its parameter still reaches that parameter: the
+    reorder restricts the network's backward with `inputs=`, or its gradient would pile up
+    in the image's (which its optimizer steps). The original fails; the fix verifies."""
+    from scripts import run_script
+
+    result = analyse(tmp_path, IMAGE_AND_NETWORK)
+    (finding,) = result.findings
+    assert finding.rule == "LF002" and finding.fix is not None and finding.fix.safe
+    assert "loss_net.backward(retain_graph=True, inputs=list(net.parameters()))" in (
+        result.fixed_text
+    )
+    assert "modified by an inplace operation" in run_script(IMAGE_AND_NETWORK, tmp_path).stderr
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.outcome == "equivalent", verdict

@@ -206,6 +206,7 @@ CELL_LINES = st.lists(
             "",
             "#",
             "n_batches = ",  # a cell with it does not parse: left out, written back as read
+            "s = 'a\u2028b'\x0c",  # not line ends for Python (`str.splitlines` breaks there)
             "%time x = (",
         ]
     ),

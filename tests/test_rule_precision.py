@@ -1356,6 +1356,16 @@ print(adv.shape)
 """
 
 
+# a class of the project whose `topk` is no tensor method: its result's items carry graphs
+RANKER = """class Ranker:
+    def topk(self, scores):
+        return scores * 2
+
+
+ranker = Ranker()
+"""
+
+
 @pytest.mark.parametrize(
     ("chosen", "weight", "reported"),
     [
@@ -1364,11 +1374,16 @@ print(adv.shape)
         ("target = torch.topk(out_t, 2)[1][:, 1]", "1.0", False),
         ("target = torch.max(out_t, dim=1)[1]", "1.0", False),
         ("target = out_t.argsort(dim=1)[:, -1]", "1.0", False),
+        ("target = out_t.max(1).indices", "1.0", False),
+        ("target = out_t.max(1)[-1]", "1.0", False),
         ("top, target = out_t.max(1)", "top.unsqueeze(1)", True),
         ("target = out_t.argmax(1)", "out_t.sort(dim=1)[0][:, :1]", True),
+        ("target = out_t.argmax(1)", "out_t.max(1).values.unsqueeze(1)", True),
+        (RANKER + "target = out_t.argmax(1)", "ranker.topk(out_t)[1]", True),
     ],
     ids=["sort indices", "max indices unpacked", "topk indices", "torch.max indices",
-         "argsort", "max values", "sorted values"],
+         "argsort", "indices attribute", "last item", "max values", "sorted values",
+         "values attribute", "a project method named topk"],
 )  # fmt: skip
 def test_indices_of_a_sort_or_max_carry_no_graph(chosen, weight, reported, tmp_path):
     """An attack whose class is chosen from another pass's outputs (`out_t.sort(...)[1]`,
@@ -1401,26 +1416,42 @@ class GeneratedImage(nn.Module):
 
 
 image = GeneratedImage((1, 3, 6, 6))
+{setup}
 optimizer = torch.optim.Adam(image.parameters(), lr=0.01)
 X = image()
 for step in range(3):
     loss = ((features(X) - target) ** 2).mean()
     optimizer.zero_grad()
-    loss.backward(retain_graph=True)
+    loss.backward({retain})
     optimizer.step()
 """
 
 
 @pytest.mark.parametrize(
-    ("returned", "reported"), [("self.weight", False), ("self.weight ** 2", True)]
+    ("returned", "setup", "retain", "reported"),
+    [
+        ("self.weight", "", "retain_graph=True", False),
+        ("self.weight", "target = target.detach()", "", False),
+        ("self.weight ** 2", "", "retain_graph=True", True),
+        (
+            "self.weight",
+            "image.register_forward_hook(lambda m, inputs, out: out.sigmoid() * out)",
+            "retain_graph=True",
+            True,
+        ),
+    ],
+    ids=["the parameter", "no retain needed", "its square", "a forward hook"],
 )
-def test_a_module_that_is_its_parameter_keeps_nothing(returned, reported, tmp_path):
+def test_a_module_that_is_its_parameter_keeps_nothing(returned, setup, retain, reported, tmp_path):
     """Neural style transfer's generated image: a module whose forward returns its own
     parameter (`return self.weight`), called once before the loop, and a target whose graph
     every backward goes through (hence `retain_graph=True`). The call's result is that leaf;
     each step's forward keeps it afresh, so stepping it breaks no graph (the run passes
     and nothing is reported). Squared in the forward, the call keeps the weight, which the
-    step changes: the second backward fails, and LF002 reports it."""
-    run, findings = run_and_analyse(GENERATED_IMAGE.format(returned=returned), tmp_path)
+    step changes: the second backward fails, and LF002 reports it; so it does with a forward
+    hook computing on the parameter. With the target detached, no backward needs a graph
+    kept, and none is freed twice (the parameter keeps nothing to free)."""
+    source = GENERATED_IMAGE.format(returned=returned, setup=setup, retain=retain)
+    run, findings = run_and_analyse(source, tmp_path)
     assert ("modified by an inplace operation" in run.stderr) is reported
     assert [f.rule for f in findings] == (["LF002"] if reported else [])

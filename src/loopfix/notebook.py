@@ -232,7 +232,7 @@ def _comment_magics(code: str) -> str:
     `pass` with the line in a comment, and `x = !ls` becomes `x = None` (so an indented block
     keeps a statement). A `%` starting a line inside brackets or after a backslash is the
     formatting operator of the statement going on, not a magic."""
-    lines = code.splitlines(keepends=True)
+    lines = _lines(code)
     if lines and lines[0].lstrip().startswith("%%"):
         name = lines[0].lstrip()[2:].split(maxsplit=1)[0] if lines[0].strip() != "%%" else ""
         if name not in PYTHON_CELL_MAGICS:  # `%%bash`, `%%writefile`: not Python at all
@@ -260,8 +260,14 @@ def _commented(code: str) -> str:
     """Every line of a cell that does not parse as a comment that gives it back as it was
     (magics already commented come back too: `_MAGIC_LINE` restores each line once)."""
     restored = _MAGIC_LINE.sub(r"\1\2", code)
-    lines = restored.splitlines(keepends=True)
-    return "".join(MAGIC + line if line.strip() else line for line in lines)
+    return "".join(MAGIC + line if line.strip() else line for line in _lines(restored))
+
+
+def _lines(code: str) -> list[str]:
+    """The lines of `code`, each with its `\n`: Python ends lines there only, not at the
+    form feeds, `\x85` or `\u2028` that `str.splitlines` also breaks at (and `_MAGIC_LINE`
+    restores a line only after a `\n`)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", code)
 
 
 def _depth_after(line: str, depth: int) -> int:

@@ -214,8 +214,9 @@ class CallsMixin:
             # helper handed the detach itself applies it to what it returns
             result = self._resolved_call(node, env)
             return Value(frozenset(), result.shape)
+        pair = _values_and_indices(node, qualified) and not self._not_a_tensor_method(func, env)
         result = self._resolved_call(node, env)
-        if result.shape in (TENSOR, UNKNOWN) and _values_and_indices(node, qualified):
+        if pair and result.shape in (TENSOR, UNKNOWN):
             # `out.sort(dim=1)[1]`, `_, pred = out.max(1)`: the indices are integers, with no
             # graph (`torch.return_types`); only the values carry the input's
             return Value(result.graphs, INDEXED_RESULT, (result.graphs, frozenset()))
@@ -351,6 +352,16 @@ class CallsMixin:
         name = f"{self.frame.depth}:{function.name}:{rank}"
         own = -(REPEATED_CALL_SITE + zlib.crc32(name.encode()))
         return (*(site or self.frame.site_prefix), own)
+
+    def _not_a_tensor_method(self, func: ast.expr, env: Env) -> bool:
+        """`ranker.topk(x, 2)` of a class of the project, `utils.sort(x)` of a project module,
+        `self.mode(obs)` of a network kept under a tensor method's name: not the tensor
+        method of that name."""
+        return isinstance(func, ast.Attribute) and (
+            self.symbols.member(func) is not None
+            or self._own_method(func, env)
+            or self._holds_module(func, env)
+        )
 
     def _holds_module(self, func: ast.Attribute, env: Env) -> bool:
         """`self.ge(out)`: an attribute that holds a module, called (its name is a tensor
@@ -807,8 +818,11 @@ class CallsMixin:
         if self.top_statement is not None:
             self.obs.statement_modules.setdefault(id(self.top_statement), set()).update(paths)
         info = self.module_class(shape)
-        if info is not None and self.symbols.home(info.node).returns_own_parameter(info):
-            return Value(graphs, TENSOR)  # a leaf: later operations keep it, not the call
+        if info is not None and self._returns_own_parameter(info):
+            # the result is the module's own parameter, a leaf: what reaches it reaches the
+            # module's weights, but the call keeps nothing a step of them could change
+            self.obs.leaf_sites.add(site)
+            return Value(graphs | {Graph(site)}, TENSOR)
         frozen_class = (
             info is not None and info.node.name in self.symbols.home(info.node).frozen_classes
         )
@@ -835,6 +849,15 @@ class CallsMixin:
         # the forward was followed: each returned item holds the graphs it was built from
         # (a state passed through or made fresh holds none of the module's own)
         return Value(graphs | result.graphs, result.shape, result.parts)
+
+    def _returns_own_parameter(self, info) -> bool:
+        """`Symbols.returns_own_parameter`, unless the module of the class or the one being
+        run registers a forward hook or a parametrization (`register_parametrization(image,
+        "weight", ...)`), which makes the call compute on the parameter."""
+        home = self.symbols.home(info.node)
+        if not home.returns_own_parameter(info):
+            return False
+        return not any(s.whole_module().registers_hooks for s in (home, self.instances.symbols))
 
     def _kept_module(self, func: ast.expr) -> str | None:
         """The key of the module a method reaches as `self.<attribute>`, as the frame that

@@ -14,6 +14,7 @@ from loopfix.model.graphs import (
     BackwardSite,
     CarriedGraph,
     Env,
+    Graph,
     UpdateSite,
     Value,
 )
@@ -117,7 +118,7 @@ class EventsMixin:
             if name in lists and spared & keys:
                 peers = env.get(name + PEERS, value)
                 env[name + PEERS] = peers.map_graphs(
-                    lambda g: g.consume(backward_id, retained) if g.key in keys else g
+                    lambda g: self._consumed(g, backward_id, retained) if g.key in keys else g
                 )
                 self.peer_index[name] = self.element_indices[-1] if self.element_indices else None
             eaten = keys - spared if name in lists else keys
@@ -125,8 +126,13 @@ class EventsMixin:
                 eaten = eaten - per_element
             if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
                 env[name] = value.map_graphs(
-                    lambda g, e=eaten: g.consume(backward_id, retained) if g.key in e else g
+                    lambda g, e=eaten: self._consumed(g, backward_id, retained) if g.key in e else g
                 )
+
+    def _consumed(self, graph: Graph, backward_id: int, retained: bool) -> Graph:
+        """`graph` once the backward `backward_id` went through it; a module's parameter
+        handed back as it is (`leaf_sites`) keeps nothing to free."""
+        return graph.consume(backward_id, retained or graph.site in self.obs.leaf_sites)
 
     def _update(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         """`opt.step()`, `scaler.step(opt)`, `opt.zero_grad()`, `model.zero_grad()`."""
@@ -248,6 +254,8 @@ class EventsMixin:
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
         """Whether the graph piece at `site` saved weights of `modules` (a module's call
         does; the use of a hand-made weight, `leaf_graphs`, is not known to)."""
+        if site in self.obs.leaf_sites:
+            return False
         return any(
             path is not None
             and path[:1] != shapes.TENSOR_PATH

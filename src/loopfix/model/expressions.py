@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
-from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES
+from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES, INDEXED_RESULT
 from loopfix.model.graphs import (
     EMPTY,
     OPAQUE,
@@ -71,6 +71,9 @@ class ExpressionsMixin:
             index = shape[1].index(node.attr)  # `losses.alpha_loss` of a namedtuple
             graphs = base.parts[index] if base.parts is not None else base.graphs
             return Value(graphs, shape[2][index])
+        if shape == INDEXED_RESULT and node.attr in ("values", "indices"):
+            # `out.max(1).indices` (`torch.return_types`): only the values carry the graph
+            return Value(base.part(0, 2) if node.attr == "values" else frozenset(), TENSOR)
         if node.attr in GRAPH_FREE_ATTRIBUTES:
             return EMPTY.with_shape(TENSOR if node.attr in {"data", "grad"} else OTHER)
         if node.attr == "module" and shapes.is_module(base.shape):
@@ -100,14 +103,14 @@ class ExpressionsMixin:
         self.eval(node.slice, env)
         shape = base.shape
         index = node.slice
+        position = _constant_index(index)
         if (
             isinstance(shape, tuple)
             and shape[0] == "tuple"
-            and isinstance(index, ast.Constant)
-            and isinstance(index.value, int)
-            and -len(shape[1]) <= index.value < len(shape[1])
+            and position is not None
+            and -len(shape[1]) <= position < len(shape[1])
         ):
-            position = index.value % len(shape[1])
+            position = position % len(shape[1])
             return Value(base.part(position, len(shape[1])), shape[1][position])
         if isinstance(index, ast.Slice):
             if index.lower is None and index.upper is None and index.step is None:
@@ -351,3 +354,12 @@ def _without_positions(value: Value) -> Value:
     if isinstance(shape, tuple) and shape[0] == "tuple":
         shape = ("vtuple", shapes.join_all(shape[1]))
     return Value(value.graphs, shape, None, value.item_parts)
+
+
+def _constant_index(node: ast.expr) -> int | None:
+    """The integer a subscript's index is written as (`1`, `-1`), or None."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    value = node.operand if negative else node
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return -value.value if negative else value.value
+    return None

@@ -57,6 +57,9 @@ class Observations:
     backward_modules: dict[int, set[str | None]] = field(default_factory=dict)
     # every path a module-call site is known by (a caller and the callee may name it apart)
     site_modules: dict[tuple[int, ...], set[str | None]] = field(default_factory=dict)
+    # module-call sites whose result is the module's own parameter (`return self.weight`):
+    # they reach its weights and keep nothing, so no step makes them stale
+    leaf_sites: set[tuple[int, ...]] = field(default_factory=set)
     # backwards whose retained graph is still held when its scope ends (returned, on self)
     escaping: set[int] = field(default_factory=set)
     # backwards whose loss has no graph loopfix can see, or some of unknown origin

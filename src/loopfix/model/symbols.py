@@ -335,7 +335,9 @@ PLAIN_BASES = frozenset({*PLAIN_MODULE_BASES, "object", ""})  # no attribute of 
 WEIGHTLESS_LIBRARIES = frozenset({"torch", "numpy", "math", "einops", "operator", "functools"})
 FORWARD_HOOKS = frozenset(
     {"register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook",
-     "register_module_forward_pre_hook"}
+     "register_module_forward_pre_hook",
+     # parametrizations compute a module's parameter from another on every access
+     "register_parametrization", "weight_norm", "spectral_norm", "orthogonal"}
 )  # fmt: skip
 SAFE_BUILTINS = frozenset(dir(builtins))
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
@@ -1045,7 +1047,9 @@ def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> Module
         for name, value in bound.items()
         if isinstance(value, ast.Constant) and type(value.value) is int and name in constants
     }
-    hooks = not FORWARD_HOOKS.isdisjoint(index.attributes)
+    hooks = not FORWARD_HOOKS.isdisjoint(index.attributes) or any(
+        not FORWARD_HOOKS.isdisjoint(words) for words in index.words.values()
+    )
     return ModuleFacts(integers, constants, frozenset(index.declared_global), hooks)
 
 

@@ -763,6 +763,10 @@ def _plan_backward_arguments(context: FileContext, units: list[Unit], windows: d
             raise NotReorderable(
                 f"the retain_graph argument on line {site.call.lineno} cannot be removed alone"
             )
+        if foreign and any(k.arg == "inputs" for k in site.call.keywords):
+            raise NotReorderable(
+                f"the backward on line {site.call.lineno} already restricts its inputs"
+            )
         if foreign:
             added.append(f"inputs={inputs}")
         if added and edits and not needs_retain:
