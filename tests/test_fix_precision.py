@@ -753,3 +753,68 @@ def test_a_reorder_keeps_a_network_loss_off_a_parameter_module(tmp_path):
     assert "modified by an inplace operation" in run_script(IMAGE_AND_NETWORK, tmp_path).stderr
     (verdict,) = verify_file(result, VERIFY)
     assert verdict.outcome == "equivalent", verdict
+
+
+TWO_SCHEDULES_IN_ONE_CALL = """\
+import torch
+import torch.nn as nn
+from torch.optim import lr_scheduler
+
+torch.manual_seed(0)
+
+
+class Trainer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen, self.dis = nn.Linear(4, 4), nn.Linear(4, 1)
+        self.dis_opt = torch.optim.SGD(self.dis.parameters(), lr=0.1)
+        self.gen_opt = torch.optim.SGD(self.gen.parameters(), lr=0.1)
+        self.dis_scheduler = lr_scheduler.StepLR(self.dis_opt, step_size=1, gamma=0.5)
+        self.gen_scheduler = lr_scheduler.StepLR(self.gen_opt, step_size=1, gamma=0.5)
+
+    def dis_update(self, x_a, x_b):
+        self.dis_opt.zero_grad()
+        loss = self.dis(self.gen(x_a).detach()).mean() - self.dis(x_b).mean()
+        loss.backward()
+        self.dis_opt.step()
+
+    def gen_update(self, x_a):
+        self.gen_opt.zero_grad()
+        loss = -self.dis(self.gen(x_a)).mean()
+        loss.backward()
+        print("gen lr", self.gen_opt.param_groups[0]["lr"])
+        self.gen_opt.step()
+
+    def update_learning_rate(self):
+        self.dis_scheduler.step()
+        self.gen_scheduler.step()
+
+
+trainer = Trainer()
+for it in range(3):
+    trainer.update_learning_rate()
+    images_a, images_b = torch.randn(2, 4), torch.randn(2, 4)
+    trainer.dis_update(images_a, images_b)
+    trainer.gen_update(images_a)
+"""
+
+
+def test_a_call_stepping_two_schedules_moves_after_both_optimizers(tmp_path):
+    """MUNIT's `trainer.update_learning_rate()` steps the discriminator's and the
+    generator's schedulers before `dis_update` and `gen_update` step their optimizers. The
+    fix moves it after the last of them (after `dis_update` only, the generator's first
+    step still used the decayed rate, and PyTorch still warned); verification accepts it,
+    although the generator's first gradients differ: they go through a discriminator just
+    stepped with the other rate."""
+    from scripts import run_script
+
+    result = analyse(tmp_path, TWO_SCHEDULES_IN_ONE_CALL)
+    (finding,) = result.findings
+    assert finding.rule == "LF005" and finding.fix is not None and finding.fix.safe
+    assert result.fixed_text.endswith(
+        "    trainer.gen_update(images_a)\n    trainer.update_learning_rate()\n"
+    )
+    assert "gen lr 0.05" in run_script(TWO_SCHEDULES_IN_ONE_CALL, tmp_path).stdout
+    assert "gen lr 0.1\n" in run_script(result.fixed_text, tmp_path).stdout
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.outcome == "changed as intended", verdict

@@ -52,13 +52,17 @@ The fix moves the scheduler's `step()` (with the comment lines above it) to just
 statement that steps its optimizer: after `optimizer.step()` (or the `if` / `scaler.step()`
 holding it, or the call that steps it) for a per-iteration schedule, after the batch loop for
 a per-epoch one. A call that steps the scheduler is moved whole (`lr =
-trainer.update_learning_rate()`, when nothing it moves past reads `lr`). The
+trainer.update_learning_rate()`, when nothing it moves past reads `lr`), after the last
+statement that steps an optimizer of the schedulers it steps (MUNIT's
+`update_learning_rate()` steps the discriminator's and the generator's). The
 correctness criterion, checked by verification on the learning rates each optimizer step
 used: the patched run's first step uses the schedule's first value (the learning rate right
 after the scheduler was built), and the sequence of learning rates the original used
 (distinct values, in order) is the patched one's shifted by one schedule step; the first
-step's gradients are unchanged. The original must show the effect: its first step already
-uses a later value.
+steps' gradients are unchanged, each optimizer's first step up to the first step whose
+learning rate the fix changes (after it, the weights differ on purpose: a generator's first
+gradients go through a discriminator just stepped with the other rate). The original must
+show the effect: its first step already uses a later value.
 
 ## Fix safety
 Safe by the criterion above: the schedule becomes the documented one, and nothing else moves.
@@ -100,16 +104,22 @@ class SchedulerBeforeStep(Rule):
 
     def detect(self, context: FileContext) -> list[Finding]:
         model, findings = context.model, []
-        for site, statement, optimizer in self._scheduler_steps(context):
+        for site, statement, optimizers in self._scheduler_steps(context):
             # `if scheduler is not None: scheduler.step()` steps whenever there is a schedule
             statement = model.existence_guard(statement) or statement
             owner, block = model.block_of(statement)
             if not isinstance(owner, LOOPS | ast.FunctionDef | ast.AsyncFunctionDef):
                 continue  # guarded, or at module level outside a loop: it may follow a step
-            anchor = self._stepping_statement(context, block, statement, optimizer)
+            # a call stepping several schedulers goes after the last of their optimizers'
+            # steps (`update_learning_rate()` before `dis_update(...)` and `gen_update(...)`)
+            anchors = [self._stepping_statement(context, block, statement, o) for o in optimizers]
+            anchors = [a for a in anchors if a is not None]
+            anchor = max(anchors, key=block.index) if anchors else None
             if anchor is None or not _movable(context, block, statement, anchor):
                 continue
-            if isinstance(owner, LOOPS) and self._stepped_before(context, owner, optimizer):
+            if isinstance(owner, LOOPS) and all(
+                self._stepped_before(context, owner, o) for o in optimizers
+            ):
                 continue  # a warm-up epoch before the loop: the first step follows its step
             if isinstance(anchor, LOOPS):
                 where = (
@@ -133,20 +143,23 @@ class SchedulerBeforeStep(Rule):
 
     @staticmethod
     def _scheduler_steps(context: FileContext):
-        """(the `scheduler.step()` call or None, the statement to move, the optimizer's path)
-        for every scheduler step of the scope without arguments on a known optimizer, and for
-        every statement calling a function of the file that steps one on each call and does
-        nothing else the order of updates depends on (`trainer.update_learning_rate()`)."""
+        """(the `scheduler.step()` call or None, the statement to move, the optimizers'
+        paths) for every scheduler step of the scope without arguments on a known optimizer,
+        and for every statement calling a function of the file that steps schedulers on each
+        call and does nothing else the order of updates depends on
+        (`trainer.update_learning_rate()`: the optimizers of every scheduler it steps)."""
         model = context.model
         for call, statement, optimizer, given in model.scheduler_steps():
             if not given and optimizer is not None:
-                yield call, statement, optimizer
-        seen = set()
+                yield call, statement, (optimizer,)
+        stepped: dict[int, tuple[ast.stmt, list[str]]] = {}
         for effect in model.called_effects("schedule"):
-            statement = effect.statement
-            if effect.given or effect.target is None or id(statement) in seen:
+            if effect.given or effect.target is None:
                 continue
-            seen.add(id(statement))
+            _, targets = stepped.setdefault(id(effect.statement), (effect.statement, []))
+            if effect.target not in targets:
+                targets.append(effect.target)
+        for statement, targets in stepped.values():
             effects = model.effects_within(statement)
             if model.events_within(statement) or any(e.kind == "step" for e in effects):
                 continue  # it steps an optimizer or runs a backward itself
@@ -154,7 +167,7 @@ class SchedulerBeforeStep(Rule):
                 continue
             if not isinstance(statement.value, ast.Call):
                 continue
-            yield None, statement, effect.target
+            yield None, statement, tuple(targets)
 
     @staticmethod
     def _stepping_statement(context: FileContext, block, statement, optimizer: str):
@@ -217,7 +230,7 @@ class SchedulerBeforeStep(Rule):
 
     compares = (
         "the learning rate of every step of the first optimizer, and each optimizer's first "
-        "step's gradients"
+        "step's gradients up to the first step whose learning rate changed"
     )
 
     def confirm(self, finding: Finding, runs) -> str | None:
@@ -267,9 +280,9 @@ class SchedulerBeforeStep(Rule):
         shared = min(len(old), len(new) - 1)
         if old[:shared] != new[1 : shared + 1]:
             return f"not equivalent: learning rates {new[:4]} are not {old[:4]} one step later"
-        from loopfix.rules.compare import first_steps, step_difference
+        from loopfix.rules.compare import step_difference
 
-        difference = step_difference(first_steps(original.events), first_steps(patched.events))
+        difference = step_difference(*_steps_before_rates_differ(original.events, patched.events))
         if difference is not None:
             return f"not equivalent: {difference}"
         return (
@@ -277,6 +290,24 @@ class SchedulerBeforeStep(Rule):
             f"{patched_first:g} (the original's first step used {first_lr:g}, its scheduler "
             f"{ahead} step(s) ahead); the later rates are the original's one step later"
         )
+
+
+def _steps_before_rates_differ(original: list, patched: list) -> tuple[dict, dict]:
+    """The gradients of each optimizer's first step in both runs, step by step in order, up
+    to and including the first step whose learning rates differ: its gradients were computed
+    before it, on the same weights; every later one runs on weights it changed otherwise."""
+    before: dict[int, list] = {}
+    after: dict[int, list] = {}
+    original_steps = [e for e in original if e[0] == "step"]
+    patched_steps = [e for e in patched if e[0] == "step"]
+    for old, new in zip(original_steps, patched_steps, strict=False):
+        if old[3] != new[3]:
+            break  # another optimizer: the order of steps differs (compared as the oracle says)
+        before.setdefault(old[3], old[2])
+        after.setdefault(new[3], new[2])
+        if [r[0] for r in old[4]] != [r[0] for r in new[4]]:
+            break
+    return before, after
 
 
 def _rates(events: list) -> list[tuple[float, float, int]]:
