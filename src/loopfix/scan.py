@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from loopfix import __version__, relevance
-from loopfix.analysis import analyse_source, syntax_error_message
+from loopfix.analysis import analyse_source, syntax_error_message, unparsable_cells
 from loopfix.config import Config
 from loopfix.edits import apply_edits
 from loopfix.notebook import cell_codes
@@ -262,9 +262,9 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     shown = str(path)
     consulted: set[Path] = set()
     if not _relevant(path, data, consulted):
-        problem = _syntax_error(path, data) if named else None
-        if problem is not None:
-            return FileReport(shown, errors=[problem])
+        problems = _syntax_errors(path, data) if named else []
+        if problems:
+            return FileReport(shown, errors=problems)
         report = FileReport(shown, skipped=NO_BACKWARD, dependencies=_digests(consulted))
     else:
         report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
@@ -323,19 +323,20 @@ def _unchanged(dependencies: dict[str, str]) -> bool:
     return True
 
 
-def _syntax_error(path: Path, data: bytes) -> str | None:
-    """The one-line error of a named file that does not decode or parse (a notebook is read
-    as its cells, as the analysis reads it, so IPython magics are no syntax errors)."""
+def _syntax_errors(path: Path, data: bytes) -> list[str]:
+    """The one-line errors of a named file that does not decode or parse (a notebook is read
+    as its cells, as the analysis reads it, so IPython magics are no syntax errors; each of
+    its cells that does not parse alone is one)."""
     try:
         source = SourceFile.from_bytes(path, data)
         ast.parse(source.text, filename=str(path))
     except SourceError as error:
-        return str(error)
+        return [str(error)]
     except SyntaxError as error:
-        return syntax_error_message(error, str(path), source.text, source)
+        return [syntax_error_message(error, str(path), source.text, source)]
     except (ValueError, RecursionError, MemoryError) as error:
-        return f"{path}: {error}"
-    return None
+        return [f"{path}: {error}"]
+    return unparsable_cells(source)
 
 
 def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
