@@ -703,6 +703,13 @@ WARM_UP_WHILE = """\
         (WARM_UP_WHILE.format(warm="2"), []),
         (WARM_UP_WHILE.format(warm="0"), ["LF005"]),
         (WARM_UP_WHILE.format(warm="warm"), ["LF005"]),
+        (
+            WARM_UP_WHILE.format(warm="2").replace(
+                "        x, y = next(it)\n",
+                "        x, y = next(it)\n        if n == 0:\n            break\n",
+            ),
+            ["LF005"],
+        ),
     ],
     ids=[
         "warm-up loop written out",
@@ -715,6 +722,7 @@ WARM_UP_WHILE = """\
         "warm-up while loop that runs",
         "warm-up while loop that does not run",
         "warm-up while loop over a setting",
+        "warm-up while loop leaving before its step",
     ],
 )
 def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):

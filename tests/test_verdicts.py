@@ -83,7 +83,7 @@ PAIRS = [
         "lf005_scheduler_at_epoch_start.py",
         "WARMUP_BATCHES = 0",
         "WARMUP_BATCHES = 1",  # the optimizer steps once before the scheduler ever does
-        "no scheduler had stepped before the first optimizer step",
+        "no scheduler had stepped before its optimizer's first step",
     ),
     Pair(
         "LF006",

@@ -56,9 +56,11 @@ trainer.update_learning_rate()`, when nothing it moves past reads `lr`), after t
 statement that steps an optimizer of the schedulers it steps (MUNIT's
 `update_learning_rate()` steps the discriminator's and the generator's). The
 correctness criterion, checked by verification on the learning rates each optimizer step
-used: the patched run's first step uses the schedule's first value (the learning rate right
-after the scheduler was built), and the sequence of learning rates the original used
-(distinct values, in order) is the patched one's shifted by one schedule step; the first
+used: for every optimizer whose first step the original ran with its scheduler already
+stepped, the patched run's first step uses the schedule's first value (the learning rate
+right after the scheduler was built), and the sequence of learning rates the original used
+(distinct values, in order) is the patched one's shifted by one schedule step; every other
+optimizer steps with exactly the original's learning rates; the first
 steps' gradients are unchanged, each optimizer's first step up to the first step whose
 learning rate the fix changes (after it, the weights differ on purpose: a generator's first
 gradients go through a discriminator just stepped with the other rate). The original must
@@ -112,15 +114,28 @@ class SchedulerBeforeStep(Rule):
                 continue  # guarded, or at module level outside a loop: it may follow a step
             # a call stepping several schedulers goes after the last of their optimizers'
             # steps (`update_learning_rate()` before `dis_update(...)` and `gen_update(...)`)
-            anchors = [self._stepping_statement(context, block, statement, o) for o in optimizers]
-            anchors = [a for a in anchors if a is not None]
+            found = [self._stepping_statement(context, block, statement, o) for o in optimizers]
+            anchors = [a for a in found if a is not None]
             anchor = max(anchors, key=block.index) if anchors else None
+            # an optimizer of its schedulers seen stepping nowhere in the block (a step the
+            # model does not follow: `getattr(self, "gen_opt").step()`): where it would go
+            # after that step is not known
+            unplaced = [
+                o
+                for o, a in zip(optimizers, found, strict=True)
+                if a is None and not self._stepped_earlier(context, block, statement, o)
+            ]
             if anchor is None or not _movable(context, block, statement, anchor):
                 continue
-            if isinstance(owner, LOOPS) and all(
-                self._stepped_before(context, owner, o) for o in optimizers
-            ):
+            warmed = [
+                o
+                for o in optimizers
+                if isinstance(owner, LOOPS) and self._stepped_before(context, owner, o)
+            ]
+            if len(warmed) == len(optimizers):
                 continue  # a warm-up epoch before the loop: the first step follows its step
+            # moved, the call would put off the schedule of an optimizer warmed up before
+            unplaced += warmed
             if isinstance(anchor, LOOPS):
                 where = (
                     f"at the start of each epoch, before the batch loop on line "
@@ -137,7 +152,7 @@ class SchedulerBeforeStep(Rule):
                 "its first value and runs one step ahead"
             )
             start, end = context.layout.node_range(site)
-            detail = (statement, anchor, _leaving(context, block, statement, anchor))
+            detail = (statement, anchor, _leaving(context, block, statement, anchor), unplaced)
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
         return findings
 
@@ -181,6 +196,17 @@ class SchedulerBeforeStep(Rule):
         return None
 
     @staticmethod
+    def _stepped_earlier(context: FileContext, block, statement, optimizer: str) -> bool:
+        """Whether a statement of `block` before `statement` steps `optimizer`."""
+        model = context.model
+        steps = _step_statements(context, optimizer)
+        return any(
+            earlier in model.enclosing_statements(s)
+            for earlier in block[: block.index(statement)]
+            for s in steps
+        )
+
+    @staticmethod
     def _stepped_before(context: FileContext, loop: ast.stmt, optimizer: str) -> bool:
         """The optimizer steps in a statement before `loop` in the block that holds it
         (`run_epoch(model, optimizer, loader)` as a warm-up epoch, or a warm-up loop over
@@ -199,7 +225,14 @@ class SchedulerBeforeStep(Rule):
         return False
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        statement, anchor, leaving = finding.detail
+        statement, anchor, leaving, unplaced = finding.detail
+        if unplaced:
+            finding.fix_unavailable = (
+                f"it also steps the scheduler of `{unplaced[0]}`, whose optimizer steps "
+                "before the loop or where loopfix does not see it: moving the call would "
+                "change that schedule too"
+            )
+            return None
         if leaving is not None:
             finding.fix_unavailable = (
                 f"line {leaving.lineno} may leave the iteration before its optimizer steps, "
@@ -229,67 +262,95 @@ class SchedulerBeforeStep(Rule):
         return self.removes(before, after, len(fixed))
 
     compares = (
-        "the learning rate of every step of the first optimizer, and each optimizer's first "
+        "the learning rate of every step of every optimizer, and each optimizer's first "
         "step's gradients up to the first step whose learning rate changed"
     )
 
     def confirm(self, finding: Finding, runs) -> str | None:
-        """The original's scheduler really stepped before its optimizer's first step."""
+        """The original's scheduler really stepped before its optimizer's first step (of
+        some optimizer: the first to step may have no schedule, or its own in order)."""
         from loopfix.rules.compare import Outcome, said
 
         original = runs.original
         if original.trace is None or original.error:
             return f"{Outcome.undecided}: the original raised {said(original.error)}"
-        before = _rates(original.events)
+        before = _rates_by_optimizer(original.events)
         if not before:
             return f"{Outcome.unconfirmed}: no optimizer step recorded a learning rate"
-        first_lr, _, ahead = before[0]
-        if ahead == 0:
+        if not any(rates[0][2] for rates in before.values()):
+            first_lr = next(iter(before.values()))[0][0]
             return (
-                f"{Outcome.unconfirmed}: no scheduler had stepped before the first optimizer "
-                f"step (its learning rate was {first_lr:g})"
+                f"{Outcome.unconfirmed}: no scheduler had stepped before its optimizer's "
+                f"first step (the first step's learning rate was {first_lr:g})"
             )
         return None
 
     def oracle(self, finding: Finding, runs) -> str:
-        """The patched run's first step runs with the scheduler where it was built and uses
-        the schedule's first value (within 1e-9, as schedules compute it in floating point),
-        its first step's gradients are the original's, and the original's learning rates
-        (distinct values in order) are the patched run's shifted by one. The fix changes the
-        learning rates on purpose: "changed as intended", naming the first step's rate."""
-        from loopfix.rules.compare import INTENDED, patched_raised
+        """For every optimizer whose first step the original ran with its scheduler already
+        stepped: the patched run's first step runs with the scheduler where it was built and
+        uses the schedule's first value (within 1e-9, as schedules compute it in floating
+        point), and the original's learning rates (distinct values in order) are the patched
+        run's shifted by one. Every other optimizer steps with exactly the original's rates.
+        The first steps' gradients are the original's up to the first step whose rate
+        changed. The fix changes the learning rates on purpose: "changed as intended",
+        naming the first step's rate."""
+        from loopfix.rules.compare import INTENDED, patched_raised, step_difference
 
         original, patched = runs.original, runs.patched
         if patched.trace is None or patched.error:
             return patched_raised(patched) or "unverified: the patched run left no trace"
-        before, after = _rates(original.events), _rates(patched.events)
-        if not after:
-            return "not equivalent: no step of the patched run recorded a learning rate"
-        (first_lr, _, ahead), (patched_first, patched_start, patched_ahead) = before[0], after[0]
-        if patched_ahead != 0:
-            return (
-                f"not equivalent: the patched first step came {patched_ahead} scheduler "
-                "step(s) after the schedule's start"
-            )
-        if not math.isclose(patched_first, patched_start, rel_tol=1e-9):
-            return (
-                f"not equivalent: the patched first step used {patched_first}, "
-                f"not the schedule's first value {patched_start}"
-            )
-        old, new = _distinct([r[0] for r in before]), _distinct([r[0] for r in after])
-        shared = min(len(old), len(new) - 1)
-        if old[:shared] != new[1 : shared + 1]:
-            return f"not equivalent: learning rates {new[:4]} are not {old[:4]} one step later"
-        from loopfix.rules.compare import step_difference
-
+        before = _rates_by_optimizer(original.events)
+        after = _rates_by_optimizer(patched.events)
+        shifted = []
+        for index, old_rates in before.items():
+            new_rates = after.get(index)
+            if not new_rates:
+                return f"not equivalent: optimizer {index} did not step in the patched run"
+            if old_rates[0][2] == 0:
+                old, new = [r[0] for r in old_rates], [r[0] for r in new_rates]
+                shared = min(len(old), len(new))
+                if old[:shared] != new[:shared]:
+                    return (
+                        f"not equivalent: optimizer {index}'s learning rates {new[:4]} are not "
+                        f"the original's {old[:4]}"
+                    )
+                continue
+            problem = _shifted(index, old_rates, new_rates)
+            if problem is not None:
+                return f"not equivalent: {problem}"
+            shifted.append((index, old_rates[0], new_rates[0]))
         difference = step_difference(*_steps_before_rates_differ(original.events, patched.events))
         if difference is not None:
             return f"not equivalent: {difference}"
+        if not shifted:
+            return "unverified: no optimizer's schedule was ahead in the original"
+        index, (first_lr, _, ahead), (patched_first, _, _) = shifted[0]
         return (
             f"{INTENDED}: the first step uses the schedule's first learning rate "
             f"{patched_first:g} (the original's first step used {first_lr:g}, its scheduler "
             f"{ahead} step(s) ahead); the later rates are the original's one step later"
         )
+
+
+def _shifted(index: int, old_rates: list, new_rates: list) -> str | None:
+    """Why optimizer `index`'s patched rates are not the schedule from its start with the
+    original's rates one step later, or None."""
+    patched_first, patched_start, patched_ahead = new_rates[0]
+    if patched_ahead != 0:
+        return (
+            f"optimizer {index}'s patched first step came {patched_ahead} scheduler step(s) "
+            "after the schedule's start"
+        )
+    if not math.isclose(patched_first, patched_start, rel_tol=1e-9):
+        return (
+            f"optimizer {index}'s patched first step used {patched_first}, not the "
+            f"schedule's first value {patched_start}"
+        )
+    old, new = _distinct([r[0] for r in old_rates]), _distinct([r[0] for r in new_rates])
+    shared = min(len(old), len(new) - 1)
+    if old[:shared] != new[1 : shared + 1]:
+        return f"optimizer {index}'s learning rates {new[:4]} are not {old[:4]} one step later"
+    return None
 
 
 def _steps_before_rates_differ(original: list, patched: list) -> tuple[dict, dict]:
@@ -310,15 +371,16 @@ def _steps_before_rates_differ(original: list, patched: list) -> tuple[dict, dic
     return before, after
 
 
-def _rates(events: list) -> list[tuple[float, float, int]]:
-    """(learning rate, the schedule's first value, how many scheduler steps had run beyond
-    its start) of the first parameter group, per step of the first optimizer (a `StepLR` that
-    decays every 3 epochs shows the shift in the count before it shows it in the rate)."""
-    rates = []
+def _rates_by_optimizer(events: list) -> dict[int, list[tuple[float, float, int]]]:
+    """Per optimizer (in the order they first step), per step: (learning rate, the
+    schedule's first value, how many scheduler steps had run beyond its start) of the first
+    parameter group (a `StepLR` that decays every 3 epochs shows the shift in the count
+    before it shows it in the rate)."""
+    rates: dict[int, list[tuple[float, float, int]]] = {}
     for event in events:
-        if event[0] == "step" and event[3] == 0 and len(event) > 4 and event[4]:
+        if event[0] == "step" and len(event) > 4 and event[4]:
             rate = tuple(event[4][0])
-            rates.append(rate if len(rate) == 3 else (*rate, 0))
+            rates.setdefault(event[3], []).append(rate if len(rate) == 3 else (*rate, 0))
     return rates
 
 
@@ -351,9 +413,25 @@ def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
     return all(
         isinstance(s, ast.With | ast.AsyncWith)
         or _iterates(s)
-        or (isinstance(s, ast.While) and model.enters(s))
+        or (isinstance(s, ast.While) and model.enters(s) and not _may_leave(s))
         for s in chain[1 : chain.index(statement) + 1]
     )
+
+
+def _may_leave(loop: ast.While) -> bool:
+    """A `break`, `continue` or `return` in the loop's body (outside loops nested in it):
+    the step in its first pass may not run."""
+    todo = list(loop.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break | ast.Continue | ast.Return):
+            return True
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            todo += node.orelse  # a `break` in a nested loop leaves only that loop
+            continue
+        if not isinstance(node, DEFINITIONS):
+            todo += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+    return False
 
 
 def _iterates(loop: ast.stmt) -> bool:
