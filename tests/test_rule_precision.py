@@ -646,6 +646,13 @@ def warm_up(model, opt, loader):
         group["lr"] = 0.1
 
 
+def warm_up_on(model, opt, batches, n):
+    for x, y in batches[:n]:
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+
+
 def main(warm=False):
     torch.manual_seed(0)
     model = nn.Linear(3, 1)
@@ -710,6 +717,7 @@ WARM_UP_WHILE = """\
             ),
             ["LF005"],
         ),
+        ("    warm_up_on(model, opt, loader, 0)", ["LF005"]),
     ],
     ids=[
         "warm-up loop written out",
@@ -723,6 +731,7 @@ WARM_UP_WHILE = """\
         "warm-up while loop that does not run",
         "warm-up while loop over a setting",
         "warm-up while loop leaving before its step",
+        "warm-up function stepping over a part of the batches",
     ],
 )
 def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):

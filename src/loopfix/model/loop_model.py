@@ -555,6 +555,36 @@ class LoopModel:
         _, block = self.block_of(loop)
         return entered(loop, block[: block.index(loop)])
 
+    def chain_in_callee(self, node: ast.AST) -> list[ast.stmt] | None:
+        """The statements of the function or method (of the file or a module it imports)
+        whose body holds `node`, from its body down to the statement holding `node`,
+        outermost first; None when no such function holds it (or a function nested in it
+        does). For a step a called function runs: under what it runs there."""
+        symbols = self.symbols
+        classes = [*symbols.classes.values(), *symbols.module_classes.values()]
+        functions = [*symbols.functions.values(), *(m for c in classes for m in c.methods.values())]
+        function = next((f for f in functions if _holds(f, node)), None)
+        if function is None:
+            return None
+        chain: list[ast.stmt] = []
+        block = function.body
+        while block:
+            holder = next((s for s in block if _holds(s, node)), None)
+            if holder is None or isinstance(holder, ast.FunctionDef | ast.AsyncFunctionDef):
+                return None
+            chain.append(holder)
+            handlers = [s for h in getattr(holder, "handlers", []) for s in h.body]
+            block = [
+                *getattr(holder, "body", []),
+                *getattr(holder, "orelse", []),
+                *getattr(holder, "finalbody", []),
+                *handlers,
+            ]
+            block = [s for s in block if isinstance(s, ast.stmt)]
+            if not any(_holds(s, node) for s in block):
+                break
+        return chain
+
     def enclosing_statements(self, statement: ast.stmt) -> list[ast.stmt]:
         """`statement` and the compound statements around it, innermost first."""
         chain = [statement]
@@ -1448,3 +1478,7 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
             return False
         current = parent
     return False
+
+
+def _holds(root: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in walk(root))

@@ -79,10 +79,12 @@ optimizer is not known from how it was built, nor a step at the start of each ep
 after which the optimizer has already stepped (a warm-up epoch run before it: a loop over
 the batches written out, also stepping the optimizer under another name (`o = opt`) or as a
 `while` loop whose test holds when first reached (`n, warm` bound to `0` and `2` before
-`while n < warm:`), or a
+`while n < warm:`) and cannot leave before its step, or a
 call of a function that steps it, however deep, or of a method of an object given it
-(`Trainer(model, opt).warmup(loader)`); one under an `if`, or over a part of the batches
-whose size is a setting (`batches[:warmup]`), may not run, and is still reported). A called
+(`Trainer(model, opt).warmup(loader)`), where the function holding the step runs it on every
+call; one under an `if`, or over a part of the batches whose size is a setting
+(`batches[:warmup]`), in the scope or in that function, may not run, and is still reported;
+a branch in a function between them is not looked at). A called
 function counts only when it steps the scheduler on every call (a statement of its own body,
 after nothing that may return) and runs no backward or optimizer step itself; a method that
 loops over its schedulers (`for s in self.schedulers: s.step()`) is not followed that far.
@@ -214,7 +216,7 @@ class SchedulerBeforeStep(Rule):
         inside loops over the batches there, not one under a branch or in a loop over
         `batches[:warmup]`, which may not run (verification tells)."""
         model = context.model
-        steps = _step_statements(context, optimizer)
+        steps = _step_statements(context, optimizer, every_call=True)
         for enclosing in model.enclosing_statements(loop):
             if id(enclosing) not in model.parents or isinstance(enclosing, DEFINITIONS):
                 break  # what runs before, in the function (or module body) that holds it
@@ -388,18 +390,42 @@ def _distinct(values: list) -> list:
     return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
 
 
-def _step_statements(context: FileContext, optimizer: str) -> list[ast.stmt]:
+def _step_statements(
+    context: FileContext, optimizer: str, every_call: bool = False
+) -> list[ast.stmt]:
     """The statements of the scope that step `optimizer`, themselves or by a call (also of
     a method of an object the scope gave it to: `trainer.warmup(loader)` stepping the
-    `self.opt` of `trainer = Trainer(model, opt)`)."""
+    `self.opt` of `trainer = Trainer(model, opt)`). With `every_call`, a call only where the
+    function holding the step steps on every call (`_steps_whenever_run`)."""
     model = context.model
     steps = [
         u.statement
         for u in model.updates()
         if u.kind == "step" and u.target == optimizer and u.statement is not None
     ]
-    called = model.called_effects("step")
-    return steps + [e.statement for e in called if optimizer in (e.target, e.known_as)]
+    called = [e for e in model.called_effects("step") if optimizer in (e.target, e.known_as)]
+    if every_call:
+        called = [e for e in called if _steps_whenever_run(context, e.call)]
+    return steps + [e.statement for e in called]
+
+
+def _steps_whenever_run(context: FileContext, step: ast.Call) -> bool:
+    """Whether the function of the project holding the `step` call runs it on every call:
+    under `with` blocks and loops over the batches only (not under `if self.warm:`, nor in
+    a loop over `loader[:n]`). Only that function is looked at, not the calls leading to it."""
+    chain = context.model.chain_in_callee(step)
+    if chain is None:
+        return False
+    return all(
+        isinstance(s, ast.With | ast.AsyncWith)
+        or _iterates(s)
+        or (isinstance(s, ast.While) and not _may_leave(s) and _constant_true(s.test))
+        for s in chain[:-1]
+    )
+
+
+def _constant_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
 
 
 def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
