@@ -689,6 +689,20 @@ WARM_UP_WHILE = """\
         n += 1"""
 
 
+# a warm-up `while True` loop left by a `break` after its step
+WARM_UP_UNTIL = """\
+    n = 0
+    it = iter(loader)
+    while True:
+        x, y = next(it)
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        n += 1
+        if n >= 2:
+            break"""
+
+
 @pytest.mark.parametrize(
     ("warm_up", "reported"),
     [
@@ -718,6 +732,7 @@ WARM_UP_WHILE = """\
             ["LF005"],
         ),
         ("    warm_up_on(model, opt, loader, 0)", ["LF005"]),
+        (WARM_UP_UNTIL, []),
     ],
     ids=[
         "warm-up loop written out",
@@ -732,6 +747,7 @@ WARM_UP_WHILE = """\
         "warm-up while loop over a setting",
         "warm-up while loop leaving before its step",
         "warm-up function stepping over a part of the batches",
+        "warm-up while True left after its step",
     ],
 )
 def test_a_schedule_stepped_after_a_warm_up_epoch_is_in_order(warm_up, reported, tmp_path):
@@ -869,10 +885,13 @@ main()
         ("True", []),
         ("reset or True", []),
         ("not False", []),
+        ("1 == 1", []),
+        ("(fresh := True)", []),
         ("i % 10 == 0", ["LF001"]),
         ("i % 1 != 0", ["LF001"]),
         ("reset and True", ["LF001"]),
         ("False", ["LF001"]),
+        ("1 == 2", ["LF001"]),
     ],
 )
 def test_a_state_reset_under_a_test_that_always_holds_is_fresh(test, reported, tmp_path):

@@ -577,6 +577,8 @@ def entered(loop: ast.While, earlier: list[ast.stmt]) -> bool:
     literals (`n = 0`, `warm = 2`), none of them bound again after that. A name from
     elsewhere (`args.warmup`) may make it false: the body may not run."""
     test = loop.test
+    if isinstance(test, ast.Constant):  # `while True:`, left by a `break`
+        return bool(test.value)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     operation = _COMPARISONS.get(type(test.ops[0]))

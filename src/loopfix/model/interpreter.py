@@ -647,11 +647,14 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _constant_test(self, test: ast.expr) -> bool | None:
         """The value of a test of module constants (`Symbols.constant`): `MODE == "detach"`,
         `MODE != "a"`, `MODE in ("a", "b")`, `USE_LSTM`, `not USE_LSTM`, `CLIP is None`, a
-        literal (`if True:`, `if 1:`), and `and`/`or` of such, where a part that decides
+        literal (`if True:`, `if 1:`, `if 1 == 1:`, `if (r := True):`), and `and`/`or` of
+        such, where a part that decides
         alone is enough (`reset or True`); None otherwise. The branch it rules out is not a
         path this code takes as written."""
         if isinstance(test, ast.Constant):
             return bool(test.value)
+        if isinstance(test, ast.NamedExpr):  # `if (reset := True):` tests what it binds
+            return self._constant_test(test.value)
         if isinstance(test, ast.BoolOp):
             parts = [self._constant_test(value) for value in test.values]
             decisive = isinstance(test.op, ast.Or)  # the value that decides alone
@@ -669,7 +672,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         left, op, right = test.left, test.ops[0], test.comparators[0]
         if isinstance(left, ast.Constant) and isinstance(op, ast.Eq | ast.NotEq):
             left, right = right, left
-        value = self._constant_of(left)
+        value = left.value if isinstance(left, ast.Constant) else self._constant_of(left)
         if value is NOT_CONSTANT:
             return None
         return _compared(value, op, right)

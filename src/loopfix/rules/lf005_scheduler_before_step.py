@@ -439,15 +439,20 @@ def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
     return all(
         isinstance(s, ast.With | ast.AsyncWith)
         or _iterates(s)
-        or (isinstance(s, ast.While) and model.enters(s) and not _may_leave(s))
-        for s in chain[1 : chain.index(statement) + 1]
+        or (isinstance(s, ast.While) and model.enters(s) and not _may_leave(s, chain[k - 1]))
+        for k, s in enumerate(chain[1 : chain.index(statement) + 1], start=1)
     )
 
 
-def _may_leave(loop: ast.While) -> bool:
-    """A `break`, `continue` or `return` in the loop's body (outside loops nested in it):
-    the step in its first pass may not run."""
-    todo = list(loop.body)
+def _may_leave(loop: ast.While, holder: ast.stmt | None = None) -> bool:
+    """A `break`, `continue` or `return` in the loop's body (outside loops nested in it)
+    before `holder`, the statement of its body that holds the step, or in it: the step in
+    its first pass may not run. One after it (`opt.step(); n += 1; if n >= warm: break`)
+    leaves only once the step ran. Without `holder`, anywhere in the body."""
+    body = loop.body
+    if holder is not None and holder in body:
+        body = body[: body.index(holder)] + ([] if _is_step_only(holder) else [holder])
+    todo = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Break | ast.Continue | ast.Return):
@@ -458,6 +463,11 @@ def _may_leave(loop: ast.While) -> bool:
         if not isinstance(node, DEFINITIONS):
             todo += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
     return False
+
+
+def _is_step_only(statement: ast.stmt) -> bool:
+    """A statement that is a call and nothing else (`opt.step()`, `train_step(...)`)."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
 
 
 def _iterates(loop: ast.stmt) -> bool:
