@@ -860,3 +860,26 @@ def test_a_call_stepping_two_schedules_is_moved_only_where_both_end_after(
         return
     (verdict,) = verify_file(result, VERIFY)
     assert verdict.outcome == outcome, verdict
+
+
+def test_schedules_stepped_where_they_exist_are_moved_as_steps(tmp_path):
+    """MUNIT writes `if self.dis_scheduler is not None: self.dis_scheduler.step()` in
+    `update_learning_rate()`: each step runs whenever there is a schedule, so the call is a
+    scheduler step before both updates (PyTorch warns), moved after them and verified."""
+    from scripts import run_script
+
+    source = TWO_SCHEDULES_IN_ONE_CALL.replace(
+        "        self.dis_scheduler.step()\n        self.gen_scheduler.step()\n",
+        "        if self.dis_scheduler is not None:\n            self.dis_scheduler.step()\n"
+        "        if self.gen_scheduler is not None:\n            self.gen_scheduler.step()\n",
+    )
+    assert "if self.gen_scheduler is not None" in source
+    assert "gen lr 0.05" in run_script(source, tmp_path).stdout
+    result = analyse(tmp_path, source)
+    (finding,) = result.findings
+    assert finding.rule == "LF005" and finding.fix is not None and finding.fix.safe
+    assert result.fixed_text.endswith(
+        "    trainer.gen_update(images_a)\n    trainer.update_learning_rate()\n"
+    )
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.outcome == "changed as intended", verdict

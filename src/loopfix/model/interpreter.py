@@ -31,7 +31,7 @@ from loopfix.model.graphs import (
     union,
 )
 from loopfix.model.holders import HeldModules
-from loopfix.model.index import keep, kept_fact, walk
+from loopfix.model.index import keep, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, identifies
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
@@ -1477,10 +1477,33 @@ def _under(key: str, owner: str) -> bool:
 
 def _opens_body(function: FunctionNode, node: ast.Call) -> bool:
     """`node` is a whole statement of `function`'s own body (or an assignment's or return's
-    value), and no statement before it may return or raise."""
+    value), or the whole body of an `if` there testing that its receiver exists (`if
+    self.dis_scheduler is not None: self.dis_scheduler.step()`: it runs whenever there is
+    one), and no statement before it may return or raise."""
     for statement in function.body:
         if isinstance(statement, ast.Expr | ast.Assign | ast.Return) and statement.value is node:
+            return True
+        if _guards_existence(statement, node):
             return True
         if any(isinstance(n, ast.Return | ast.Raise) for n in walk(statement)):
             return False
     return False
+
+
+def _guards_existence(statement: ast.stmt, node: ast.Call) -> bool:
+    """`if x is not None: x.step()` (or `if x: x.step()`), with nothing else in it."""
+    if not (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], ast.Expr)
+        and statement.body[0].value is node
+        and isinstance(node.func, ast.Attribute)
+    ):
+        return False
+    test, receiver = statement.test, syntax_key(node.func.value)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        other = test.comparators[0]
+        is_none = isinstance(other, ast.Constant) and other.value is None
+        return isinstance(test.ops[0], ast.IsNot) and is_none and syntax_key(test.left) == receiver
+    return syntax_key(test) == receiver

@@ -519,9 +519,14 @@ def _does_more(context: FileContext, statement: ast.stmt) -> ast.stmt | None:
 
 def _only_schedules(line: ast.stmt, steps: list[ast.Call]) -> bool:
     """A docstring, `pass`, the scheduler's step, a log line, a local name bound or a value
-    returned by an expression that calls nothing but builtins."""
+    returned by an expression that calls nothing but builtins; or an `if` that calls
+    nothing in its test, around such lines (`if self.dis_scheduler is not None:`)."""
     if isinstance(line, ast.Pass):
         return True
+    if isinstance(line, ast.If):
+        calls_in_test = any(isinstance(n, ast.Call) for n in ast.walk(line.test))
+        branches = [*line.body, *line.orelse]
+        return not calls_in_test and all(_only_schedules(b, steps) for b in branches)
     if isinstance(line, ast.Expr):
         value = line.value
         if isinstance(value, ast.Constant) or any(value is step for step in steps):
