@@ -1491,3 +1491,53 @@ def test_a_module_that_is_its_parameter_keeps_nothing(returned, setup, retain, r
     run, findings = run_and_analyse(source, tmp_path)
     assert ("modified by an inplace operation" in run.stderr) is reported
     assert [f.rule for f in findings] == (["LF002"] if reported else [])
+
+
+STATE_KEPT_BY_A_MODEL_METHOD = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    \"\"\"A recurrent model that keeps its state between updates (its own module, longer than
+    the training script: the backward's `retain_graph=True` lies past the script's end).\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRUCell(3, 4)
+        self.head = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+        self.h = torch.zeros(2, 4)
+
+    def update(self, x, y):
+        self.h = self.rnn(x, self.h)
+        loss = ((self.head(self.h) - y) ** 2).mean()
+        self.opt.zero_grad()
+        # keep the graph: the state is used by the next update
+        loss.backward(retain_graph=True)
+        self.opt.step()
+        return loss.item()
+"""
+
+
+def test_a_finding_whose_backward_is_in_another_module_plans_no_edit_there(tmp_path):
+    """The training script's loop calls `model.update(...)`, whose state `self.h` is carried
+    into the next update's backward (which fails: `retain_graph=True` only delays it).
+    Planning LF001's fix looked at removing that `retain_graph=True` with the script's own
+    text, where the line does not exist, and failed with an internal error that dropped the
+    finding. The finding is reported; no edit reaches the other module."""
+    from scripts import run_script
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(STATE_KEPT_BY_A_MODEL_METHOD)
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n\nfrom model import Model\n\nmodel = Model()\nfor step in range(3):\n"
+        "    model.update(torch.randn(2, 3), torch.randn(2, 1))\n"
+    )
+    run = run_script(script.read_text(), tmp_path)
+    assert "modified by an inplace operation" in run.stderr
+    result = analyse_source(SourceFile.read(script))
+    assert result.errors == []
+    assert [f.rule for f in result.findings] == ["LF001"]
+    assert "retain_graph=True" not in result.fixed_text  # the script never said it

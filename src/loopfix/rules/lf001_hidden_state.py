@@ -499,6 +499,8 @@ class HiddenStateNotDetached(Rule):
             keyword = site.retain_keyword
             if site.retain is not True or keyword is None or not _is_true(keyword.value):
                 continue
+            if site.statement is None:
+                continue  # a backward in a function of another module: not this file's text
             removal = context.layout.remove_keyword(site.call, keyword)
             if removal is None:
                 continue
