@@ -883,3 +883,45 @@ def test_schedules_stepped_where_they_exist_are_moved_as_steps(tmp_path):
     )
     (verdict,) = verify_file(result, VERIFY)
     assert verdict.outcome == "changed as intended", verdict
+
+
+GET_SCHEDULER = """
+
+def get_scheduler(optimizer, policy="step"):
+    if policy == "constant":
+        scheduler = None
+    elif policy == "step":
+        scheduler = lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    else:
+        return NotImplementedError("learning rate policy [%s] is not implemented" % policy)
+    return scheduler
+
+
+class Trainer"""
+
+
+def test_schedules_built_by_a_helper_that_may_return_none_are_schedules(tmp_path):
+    """MUNIT and UNIT build their schedulers with `get_scheduler(opt, hp)`, which returns a
+    `StepLR` on the optimizer it is given, or None (and `return`s, not raises, an error for
+    an unknown policy): the scheduler stepped on each call is the one on that optimizer. The
+    call stepping both before the updates is found (PyTorch warns), moved and verified."""
+    from scripts import run_script
+
+    source = (
+        TWO_SCHEDULES_IN_ONE_CALL.replace("\n\nclass Trainer", GET_SCHEDULER, 1)
+        .replace(
+            "lr_scheduler.StepLR(self.dis_opt, step_size=1, gamma=0.5)",
+            "get_scheduler(self.dis_opt)",
+        )
+        .replace(
+            "lr_scheduler.StepLR(self.gen_opt, step_size=1, gamma=0.5)",
+            "get_scheduler(self.gen_opt)",
+        )
+    )
+    assert "self.gen_scheduler = get_scheduler(self.gen_opt)" in source
+    assert "gen lr 0.05" in run_script(source, tmp_path).stdout
+    result = analyse(tmp_path, source)
+    (finding,) = result.findings
+    assert finding.rule == "LF005" and finding.fix is not None and finding.fix.safe
+    (verdict,) = verify_file(result, VERIFY)
+    assert verdict.outcome == "changed as intended", verdict

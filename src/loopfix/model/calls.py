@@ -557,6 +557,8 @@ class CallsMixin:
             return EMPTY.with_shape(("optimizer", paths))
         if kind == "scheduler":
             optimizer = self.module_path(node.args[0]) if node.args else None
+            # built in a helper given the optimizer (`get_scheduler(opt, hp)`): the caller's
+            optimizer = self.outer_key(optimizer) if optimizer is not None else None
             return EMPTY.with_shape(("scheduler", optimizer))
         if kind == "chain":
             paths = [shapes.param_paths(v.shape) for v in arguments]

@@ -148,6 +148,8 @@ class EventsMixin:
             path = self.module_path(target)
             modules = frozenset({path}) if path else None
         else:
+            if isinstance(shape, tuple) and shape[0] == "opt":
+                shape = shape[1]  # a scheduler or None (`get_scheduler`): stepped, not None
             if _is_scheduler(shape) and func.attr == "step":
                 self._note_scheduler_step(node, shape[1])
             return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None

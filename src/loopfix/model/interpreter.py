@@ -11,6 +11,7 @@ The interpreter only records observations (`Observations`); rules turn them into
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 
 from loopfix.model import shapes
@@ -537,6 +538,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_Return(self, node: ast.Return, env: Env) -> Flow:
         value = self.eval(node.value, env) if node.value is not None else EMPTY.with_shape(NONE)
+        if _builds_exception(node.value):
+            # `return NotImplementedError(...)` for `raise` (MUNIT's `get_scheduler`): what
+            # a caller gets there is no value it can use, so not one its other paths join
+            return Flow(normal=None)
         return Flow(normal=None, returns=dict(env), returned=value)
 
     def stmt_Break(self, node: ast.Break, env: Env) -> Flow:
@@ -1507,3 +1512,17 @@ def _guards_existence(statement: ast.stmt, node: ast.Call) -> bool:
         is_none = isinstance(other, ast.Constant) and other.value is None
         return isinstance(test.ops[0], ast.IsNot) and is_none and syntax_key(test.left) == receiver
     return syntax_key(test) == receiver
+
+
+_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def _builds_exception(node: ast.expr | None) -> bool:
+    """`NotImplementedError(...)`: a builtin exception made (and, returned, never raised)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    return node.func.id in _EXCEPTIONS
