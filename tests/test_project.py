@@ -231,6 +231,53 @@ def test_editing_a_dependency_invalidates_the_cached_report(tmp_path, monkeypatc
     assert rules() == []
 
 
+STEPPING_HELPER = """\
+import torch.nn.functional as F
+
+
+def train_step(model, opt, x, y):
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+CALLING_SCRIPT = """\
+import torch
+import torch.nn as nn
+
+from {package}helpers import train_step
+
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+for x, y in data:
+    train_step(model, opt, x, y)
+"""
+
+
+@pytest.mark.parametrize("package", ["", "."], ids=["absolute import", "relative import"])
+def test_writing_a_module_a_cached_file_imports_invalidates_its_report(
+    tmp_path, monkeypatch, package
+):
+    """A script importing a module not written yet is checked (and cached) without it; once
+    the module is written (its `train_step` steps without clearing), the next check, with
+    the cache warm, analyses the script again and finds what a cold check finds."""
+    folder = tmp_path / "pkg" if package else tmp_path
+    write(tmp_path, {"pyproject.toml": ""})
+    if package:
+        write(folder, {"__init__.py": ""})
+    write(folder, {"train.py": CALLING_SCRIPT.format(package=package)})
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def rules(*options: str) -> list[str]:
+        result = runner.invoke(app, ["check", "--format", "json", *options, "."])
+        return [row["rule"] for row in json.loads(result.stdout)]
+
+    assert rules() == []
+    write(folder, {"helpers.py": STEPPING_HELPER})
+    assert rules() == rules("--no-cache") == ["LF007"]
+
+
 def test_imports_outside_the_project_stay_opaque(tmp_path):
     project = Project(tmp_path)
     assert project.find(tmp_path / "train.py", "torch.nn", 0) is None

@@ -29,7 +29,7 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     suppressed: int = 0  # findings silenced by noqa comments
     # project modules the analysis looked into: path -> sha256 of the text it used
-    dependencies: dict[str, str] = field(default_factory=dict)
+    dependencies: dict[str, str | None] = field(default_factory=dict)
     skipped: bool = False  # the file says `# loopfix: noqa`
     models_built: int = 0  # loop models the analysis built (see `FileContext.models_built`)
 
@@ -121,6 +121,7 @@ def analyse_source(
     result.errors.extend(unparsable_cells(source))
     if resolver is not None:
         result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
+        result.dependencies.update({str(path): None for path in sorted(resolver.absent)})
         result.errors.extend(resolver.errors)
     spellings = source_spellings(source.text)
     for rule in rules:

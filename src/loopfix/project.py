@@ -18,7 +18,9 @@ so the loop model itself reads no file.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import importlib.util
 import os
 import re
 import stat
@@ -86,14 +88,27 @@ def text_digest(text: str) -> str:
     return digest
 
 
-def unchanged(dependencies: dict[str, str], read: Reader = read_disk) -> bool:
-    """Whether every module of `dependencies` (path -> digest of its text then) still has
-    the same text (editing `models.py` re-checks the `train.py` that imports it)."""
+def unchanged(dependencies: dict[str, str | None], read: Reader = read_disk) -> bool:
+    """Whether every module of `dependencies` (path -> digest of its text then, or None for
+    a file that was not there) still has the same text, or is still not there (editing
+    `models.py`, or creating the `networks.py` it imports, re-checks `train.py`)."""
     for path, digest in dependencies.items():
         text = read(Path(path))
-        if text is None or text_digest(text) != digest:
+        if (None if text is None else text_digest(text)) != digest:
             return False
     return True
+
+
+@functools.cache
+def _installed(module: str | None) -> bool:
+    """Whether the top-level package of an absolute import is installed or built in
+    (`torch`, `os`): not a project module that may be written later."""
+    if not module:
+        return False
+    try:
+        return importlib.util.find_spec(module.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        return True
 
 
 def find_root(path: Path) -> Path:
@@ -180,6 +195,23 @@ class Project:
             if found is not None and self._inside(found, importer):
                 return found
         return None
+
+    def candidates(self, importer: Path, module: str | None, level: int) -> list[Path]:
+        """The files `find` would take for the import, were they there: a module that does
+        not exist yet (`networks.py`, before it is written) is one of these once it does."""
+        parts = module.split(".") if module else []
+        if level:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = self.search_path(importer)
+        target = [base.joinpath(*parts) if parts else base for base in bases]
+        return [
+            *(Path(f"{t}.py") for t in target if parts),
+            *(t / "__init__.py" for t in target),
+        ]
 
     def _inside(self, path: Path, importer: Path) -> bool:
         """A project module: under the root, or beside the importing script, and never an
@@ -359,7 +391,7 @@ class Project:
         consulted = consulted if consulted is not None else set()
         for module, level, names in self.imported_names(importer):
             if not names:  # `import utils`: the whole module
-                target = self.find(importer, module, level)
+                target = self._find_noting(importer, module, level, consulted)
                 if target not in (None, importer) and self._mentions(target, consulted):
                     return True
             elif self._exports_autograd(importer, module, level, names, consulted, True):
@@ -379,7 +411,7 @@ class Project:
         that does autograd work: one of the module's classes or functions, a submodule
         (`from pkg import utils`), or, once, a name the module imports itself (a package's
         `__init__.py` re-exporting `update_params`)."""
-        target = self.find(importer, module, level)
+        target = self._find_noting(importer, module, level, consulted)
         if target == importer:
             return False
         if target is not None:
@@ -403,6 +435,16 @@ class Project:
             ):
                 return True
         return False
+
+    def _find_noting(
+        self, importer: Path, module: str | None, level: int, consulted: set[Path]
+    ) -> Path | None:
+        """`find`; a project module not there yet adds the files it would be at to
+        `consulted` (read as absent: once written, the decision is made again)."""
+        target = self.find(importer, module, level)
+        if target is None and (level or not _installed(module)):
+            consulted.update(self.candidates(importer, module, level))
+        return target
 
     def _mentions(self, path: Path, consulted: set[Path]) -> bool:
         consulted.add(path)
@@ -455,10 +497,15 @@ class Resolver:
     # modules whose symbols are given rather than loaded (the file being analysed, as the
     # modules that call into it must see it: the same nodes, so their call sites bind them)
     overrides: dict[Path, Symbols] = field(default_factory=dict)
+    # files a project module would be at, which are not there (see `Project.candidates`):
+    # created later, they make what was analysed without them out of date
+    absent: set[Path] = field(default_factory=set)
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
-        return Resolver(self.project, path, self.used, self.errors, overrides=self.overrides)
+        return Resolver(
+            self.project, path, self.used, self.errors, overrides=self.overrides, absent=self.absent
+        )
 
     def callers(self, symbols: Symbols) -> list[tuple[ast.Module, Symbols]]:
         """The project modules that may call into the importer (whose own symbols are
@@ -480,7 +527,9 @@ class Resolver:
             overrides[path] = Symbols()  # filled below; a cycle sees the same object
         callers = []
         for path, module in loaded:
-            resolver = Resolver(self.project, path, self.used, self.errors, overrides=overrides)
+            resolver = Resolver(
+                self.project, path, self.used, self.errors, overrides=overrides, absent=self.absent
+            )
             index = module.symbols.index if module.symbols is not None else None
             collect_symbols(module.tree, index, resolver=resolver, into=overrides[path])
             callers.append((module.tree, overrides[path]))
@@ -499,6 +548,8 @@ class Resolver:
             return None
         path = self.project.find(self.importer, module, level)
         if path is None:
+            if level or not _installed(module):
+                self.absent.update(self.project.candidates(self.importer, module, level))
             return None
         if path in self.overrides:
             return self.overrides[path]
@@ -523,8 +574,13 @@ _ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `proje
 
 
 def forget_roots() -> None:
-    """Look for root markers again (a run starts: a `pyproject.toml` may have been added)."""
+    """Look for root markers again, and for the modules imports name that were not found
+    (a run starts: a `pyproject.toml` or an imported module may have been written since)."""
     _ROOTS.clear()
+    for project in _PROJECTS.values():
+        project._files = {key: found for key, found in project._files.items() if found}
+        project._listings.clear()
+        project._real_folders.clear()
 
 
 def trim_projects() -> bool:

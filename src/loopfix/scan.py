@@ -76,7 +76,7 @@ class FileReport:
     skipped: str | None = None  # why the file was not analysed ("no backward pass", "noqa")
     cached: bool = False
     # project modules the analysis looked into: path -> sha256 of their text then
-    dependencies: dict[str, str] = field(default_factory=dict)
+    dependencies: dict[str, str | None] = field(default_factory=dict)
 
 
 _LINE_REFERENCE = re.compile(r"\b(lines?) (\d+)(?: and (\d+))?")
@@ -310,7 +310,7 @@ def _look_up(path: Path, settings: ScanSettings):
 _digests_now: dict[str, str | None] | None = None
 
 
-def _unchanged(dependencies: dict[str, str]) -> bool:
+def _unchanged(dependencies: dict[str, str | None]) -> bool:
     """`project.unchanged`; during a scan, each module is read and digested once."""
     if _digests_now is None:
         return unchanged(dependencies)
@@ -360,14 +360,14 @@ def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
     return project is not None and project.imports_autograd(path, consulted)
 
 
-def _digests(paths: set[Path]) -> dict[str, str]:
-    """path -> digest of the project modules a decision read (a skipped file is analysed
-    again once `utils.py` it imports from starts doing autograd work)."""
-    found = {}
-    for path in paths:
+def _digests(paths: set[Path]) -> dict[str, str | None]:
+    """path -> digest of the project modules a decision read, None for one not there (a
+    skipped file is analysed again once `utils.py` it imports from starts doing autograd
+    work, or is written)."""
+    found: dict[str, str | None] = {}
+    for path in sorted(paths):
         text = read_disk(path)
-        if text is not None:
-            found[str(path)] = text_digest(text)
+        found[str(path)] = None if text is None else text_digest(text)
     return found
 
 
