@@ -7,6 +7,7 @@ import ast
 import zlib
 
 from loopfix.model import shapes
+from loopfix.model.counters import int_constant
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import (
     EMPTY,
@@ -1380,10 +1381,4 @@ def _values_and_indices(node: ast.Call, qualified: str | None) -> bool:
     if name not in PAIR_WITH_DIM:
         return False
     keywords = {k.arg for k in node.keywords}
-    return "dim" in keywords or (len(dims) == 1 and _integer_literal(dims[0]))
-
-
-def _integer_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
+    return "dim" in keywords or (len(dims) == 1 and int_constant(dims[0]) is not None)

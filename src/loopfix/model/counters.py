@@ -305,7 +305,7 @@ def _integer_comparison(test: ast.expr, index: str) -> tuple | None:
         and type(test.ops[0]) in _COMPARISONS
     ):
         return None
-    limit = _int_constant(test.comparators[0])
+    limit = int_constant(test.comparators[0])
     return None if limit is None else (_COMPARISONS[type(test.ops[0])], limit)
 
 
@@ -314,7 +314,7 @@ def _iterations(counted: ast.Call, start: int) -> int | None:
     none)."""
     if dotted_name(counted.func) != "range" or len(counted.args) not in (1, 2):
         return None
-    top = _int_constant(counted.args[-1])
+    top = int_constant(counted.args[-1])
     return top - start if top is not None and top > start else None
 
 
@@ -333,7 +333,7 @@ def first_iteration_test(test: ast.expr, index: str, start: int) -> bool | None:
     if isinstance(right, ast.Name) and right.id == index:  # `0 == t` -> `t == 0`
         left, right = right, left
         op = _MIRRORED.get(type(op), op)
-    bound = _int_constant(right)
+    bound = int_constant(right)
     if not (isinstance(left, ast.Name) and left.id == index) or bound is None:
         return None
     first_only = {ast.Eq: bound == start, ast.LtE: bound == start, ast.Lt: bound == start + 1}
@@ -386,7 +386,7 @@ def _bound_offset(node: ast.expr, end: str) -> int | None:
     if ast.unparse(node) == end:
         return 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
-        constant = _int_constant(node.right)
+        constant = int_constant(node.right)
         if constant is not None and ast.unparse(node.left) == end:
             return constant if isinstance(node.op, ast.Add) else -constant
     return None
@@ -466,7 +466,7 @@ def _periodic(test: ast.expr, index: str) -> PeriodicTest | None:
         return None
     modulus, shift = found
     equal = isinstance(test.ops[0], ast.Eq)
-    literal = _int_constant(right)
+    literal = int_constant(right)
     if literal is not None:
         return PeriodicTest(modulus, shift, literal, None, equal)
     below = _below_modulus(right, modulus)
@@ -480,7 +480,7 @@ def _modulo(node: ast.BinOp, index: str) -> tuple[str, int] | None:
     shift = _shift_of(node.left, index)
     if shift is None:
         return None
-    if not (dotted_name(node.right) or _int_constant(node.right) is not None):
+    if not (dotted_name(node.right) or int_constant(node.right) is not None):
         return None
     return ast.unparse(node.right), shift
 
@@ -491,10 +491,10 @@ def _shift_of(node: ast.expr, index: str) -> int | None:
         return 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
         left, right = node.left, node.right
-        if isinstance(left, ast.Name) and left.id == index and _int_constant(right) is not None:
-            return _int_constant(right) * (1 if isinstance(node.op, ast.Add) else -1)
+        if isinstance(left, ast.Name) and left.id == index and int_constant(right) is not None:
+            return int_constant(right) * (1 if isinstance(node.op, ast.Add) else -1)
         if isinstance(node.op, ast.Add) and isinstance(right, ast.Name) and right.id == index:
-            return _int_constant(left)
+            return int_constant(left)
     return None
 
 
@@ -504,9 +504,9 @@ def _below_modulus(node: ast.expr, modulus: str) -> int | None:
         isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Sub)
         and ast.unparse(node.left) == modulus
-        and _int_constant(node.right) is not None
+        and int_constant(node.right) is not None
     ):
-        return _int_constant(node.right)
+        return int_constant(node.right)
     return None
 
 
@@ -521,12 +521,12 @@ def _first_index_value(call: ast.expr) -> int | None:
         return None
     function = dotted_name(call.func)
     if function == "range" and 1 <= len(call.args) <= 3 and not call.keywords:
-        if len(call.args) == 3 and _int_constant(call.args[2]) != 1:
+        if len(call.args) == 3 and int_constant(call.args[2]) != 1:
             return None
-        return 0 if len(call.args) == 1 else _int_constant(call.args[0])
+        return 0 if len(call.args) == 1 else int_constant(call.args[0])
     if function == "enumerate":
         given = call.args[1:] + [k.value for k in call.keywords if k.arg == "start"]
-        return _int_constant(given[0]) if given else 0
+        return int_constant(given[0]) if given else 0
     return None
 
 
@@ -540,7 +540,8 @@ def _counter_name(loop: ast.For | ast.AsyncFor) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _int_constant(node: ast.expr) -> int | None:
+def int_constant(node: ast.expr) -> int | None:
+    """The integer `node` is written as (`3`, `-1`), or None."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if (
@@ -589,8 +590,8 @@ def entered(loop: ast.While, earlier: list[ast.stmt]) -> bool:
 
 def _entry_value(node: ast.expr, earlier: list[ast.stmt]) -> int | None:
     """An integer literal, or a name whose last binding in `earlier` is one and stands."""
-    if _int_constant(node) is not None or not isinstance(node, ast.Name):
-        return _int_constant(node)
+    if int_constant(node) is not None or not isinstance(node, ast.Name):
+        return int_constant(node)
     for position in range(len(earlier) - 1, -1, -1):
         statement = earlier[position]
         stored = (n for n in walk(statement) if isinstance(n, ast.Name))
@@ -598,6 +599,6 @@ def _entry_value(node: ast.expr, earlier: list[ast.stmt]) -> int | None:
             continue
         single = isinstance(statement, ast.Assign) and len(statement.targets) == 1
         if single and isinstance(statement.targets[0], ast.Name):
-            return _int_constant(statement.value)
+            return int_constant(statement.value)
         return None  # bound otherwise (`n += 1`, in a loop or a branch): not known
     return None

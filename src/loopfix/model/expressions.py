@@ -6,6 +6,7 @@ import ast
 
 from loopfix.model import shapes
 from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES, INDEXED_RESULT
+from loopfix.model.counters import int_constant
 from loopfix.model.graphs import (
     EMPTY,
     OPAQUE,
@@ -103,7 +104,7 @@ class ExpressionsMixin:
         self.eval(node.slice, env)
         shape = base.shape
         index = node.slice
-        position = _constant_index(index)
+        position = int_constant(index)
         if (
             isinstance(shape, tuple)
             and shape[0] == "tuple"
@@ -354,12 +355,3 @@ def _without_positions(value: Value) -> Value:
     if isinstance(shape, tuple) and shape[0] == "tuple":
         shape = ("vtuple", shapes.join_all(shape[1]))
     return Value(value.graphs, shape, None, value.item_parts)
-
-
-def _constant_index(node: ast.expr) -> int | None:
-    """The integer a subscript's index is written as (`1`, `-1`), or None."""
-    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    value = node.operand if negative else node
-    if isinstance(value, ast.Constant) and type(value.value) is int:
-        return -value.value if negative else value.value
-    return None

@@ -38,6 +38,7 @@ from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
     NOT_CONSTANT,
+    PARAMETER_CLASSES,
     ClassInfo,
     FunctionNode,
     Symbols,
@@ -402,7 +403,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _makes_leaf(self, call: ast.Call) -> bool:
         qualified = self.symbols.qualify(call.func) or ""
-        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        if qualified in PARAMETER_CLASSES:
             return True
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "requires_grad_":
@@ -653,9 +654,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """The value of a test of module constants (`Symbols.constant`): `MODE == "detach"`,
         `MODE != "a"`, `MODE in ("a", "b")`, `USE_LSTM`, `not USE_LSTM`, `CLIP is None`, a
         literal (`if True:`, `if 1:`, `if 1 == 1:`, `if (r := True):`), and `and`/`or` of
-        such, where a part that decides
-        alone is enough (`reset or True`); None otherwise. The branch it rules out is not a
-        path this code takes as written."""
+        such, where a part that decides alone is enough (`reset or True`); None otherwise.
+        The branch it rules out is not a path this code takes as written."""
         if isinstance(test, ast.Constant):
             return bool(test.value)
         if isinstance(test, ast.NamedExpr):  # `if (reset := True):` tests what it binds

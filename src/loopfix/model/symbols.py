@@ -340,6 +340,7 @@ FORWARD_HOOKS = frozenset(
      "register_parametrization", "weight_norm", "spectral_norm", "orthogonal"}
 )  # fmt: skip
 SAFE_BUILTINS = frozenset(dir(builtins))
+PARAMETER_CLASSES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 PARAMETER_MAKERS = ("Parameter", "ParameterList", "ParameterDict", "register_parameter")
 
 
@@ -418,8 +419,7 @@ def _returns_own_parameter(node: ast.ClassDef, symbols: Symbols) -> bool:
         )
     ]
     return len(built) == 1 and (
-        isinstance(built[0], ast.Call)
-        and symbols.qualify(built[0].func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+        isinstance(built[0], ast.Call) and symbols.qualify(built[0].func) in PARAMETER_CLASSES
     )
 
 
@@ -1047,9 +1047,8 @@ def _module_facts(index: TreeIndex | None, bound: dict[str, ast.expr]) -> Module
         for name, value in bound.items()
         if isinstance(value, ast.Constant) and type(value.value) is int and name in constants
     }
-    hooks = not FORWARD_HOOKS.isdisjoint(index.attributes) or any(
-        not FORWARD_HOOKS.isdisjoint(words) for words in index.words.values()
-    )
+    # every attribute and name the module mentions is among some scope's words
+    hooks = any(not FORWARD_HOOKS.isdisjoint(words) for words in index.words.values())
     return ModuleFacts(integers, constants, frozenset(index.declared_global), hooks)
 
 

@@ -412,20 +412,17 @@ def _step_statements(
 def _steps_whenever_run(context: FileContext, step: ast.Call) -> bool:
     """Whether the function of the project holding the `step` call runs it on every call:
     under `with` blocks and loops over the batches only (not under `if self.warm:`, nor in
-    a loop over `loader[:n]`). Only that function is looked at, not the calls leading to it."""
+    a loop over `loader[:n]`). Only that function is looked at, not the calls leading to it;
+    a `while` there runs only when its test is a literal true (`while True:`)."""
     chain = context.model.chain_in_callee(step)
     if chain is None:
         return False
     return all(
-        isinstance(s, ast.With | ast.AsyncWith)
-        or _iterates(s)
-        or (isinstance(s, ast.While) and not _may_leave(s) and _constant_true(s.test))
-        for s in chain[:-1]
+        _runs_body(s, holder, isinstance(s.test, ast.Constant) and bool(s.test.value))
+        if isinstance(s, ast.While)
+        else _runs_body(s, holder)
+        for s, holder in zip(chain, chain[1:], strict=False)
     )
-
-
-def _constant_true(test: ast.expr) -> bool:
-    return isinstance(test, ast.Constant) and bool(test.value)
 
 
 def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
@@ -433,15 +430,23 @@ def _runs_in(model, step: ast.stmt, statement: ast.stmt) -> bool:
     batches and `while` loops whose test holds when first reached only (those run their
     body; a branch, a `try` or a loop over a part of the batches whose size is a setting
     may not)."""
-    chain = model.enclosing_statements(step)
+    chain = model.enclosing_statements(step)  # innermost first
     if statement not in chain:
         return False
+    outer = chain[1 : chain.index(statement) + 1]
     return all(
-        isinstance(s, ast.With | ast.AsyncWith)
-        or _iterates(s)
-        or (isinstance(s, ast.While) and model.enters(s) and not _may_leave(s, chain[k - 1]))
-        for k, s in enumerate(chain[1 : chain.index(statement) + 1], start=1)
+        _runs_body(s, holder, isinstance(s, ast.While) and model.enters(s))
+        for s, holder in zip(outer, chain, strict=False)
     )
+
+
+def _runs_body(statement: ast.stmt, holder: ast.stmt, enters: bool = False) -> bool:
+    """Whether `statement` runs `holder`, a statement of its body, at least once: a `with`
+    block, a loop over the batches, or a `while` loop that `enters` and cannot leave before
+    `holder`."""
+    if isinstance(statement, ast.With | ast.AsyncWith) or _iterates(statement):
+        return True
+    return isinstance(statement, ast.While) and enters and not _may_leave(statement, holder)
 
 
 def _may_leave(loop: ast.While, holder: ast.stmt | None = None) -> bool:
