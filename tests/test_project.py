@@ -413,6 +413,46 @@ def test_a_run_keeps_at_most_max_kept_modules_parsed_and_finds_the_same(tmp_path
     assert trimmed == kept and all(rows for rows in kept)
 
 
+def test_a_trim_keeps_the_modules_used_last_with_what_they_link_to(tmp_path, monkeypatch):
+    """Past `MAX_KEPT_MODULES`, the modules the latest files used stay parsed (the core every
+    file of a framework imports), each with the modules it links to; the others are dropped
+    and parsed again when needed, and every file finds what it finds with nothing dropped."""
+    from loopfix import project as project_module
+    from loopfix.config import Config
+    from loopfix.scan import ScanSettings, scan
+
+    files = {"pyproject.toml": "", "core.py": MODELS, "base.py": "from core import Gen\n"}
+    names = []
+    for n in range(4):
+        files[f"extra_{n}.py"] = f"def helper_{n}():\n    return {n}\n"
+        names.append(f"train_{n}.py")
+        line = f"from base import Gen\nfrom core import Disc\nfrom extra_{n} import helper_{n}"
+        files[names[-1]] = TRAIN_GAN.format(import_line=line)
+    write(tmp_path, files)
+    paths = [tmp_path / name for name in names]
+    monkeypatch.setattr(project_module, "_PROJECTS", {})
+    kept = [r.findings for r in scan(paths, ScanSettings(Config(), None), 1)]
+    parsed: list[str] = []
+    real_load = Project.load
+
+    def counting_load(self, path, resolver):
+        if path not in self.modules:
+            parsed.append(path.name)
+        return real_load(self, path, resolver)
+
+    monkeypatch.setattr(Project, "load", counting_load)
+    monkeypatch.setattr(project_module, "_PROJECTS", {})
+    monkeypatch.setattr(project_module, "MAX_KEPT_MODULES", 4)
+    trimmed = [r.findings for r in scan(paths, ScanSettings(Config(), None), 1)]
+    assert trimmed == kept and all(rows for rows in kept)
+    # core.py and base.py (which links to it) parsed once; each extra module once
+    assert sorted(parsed) == sorted(["core.py", "base.py", *(f"extra_{n}.py" for n in range(4))])
+    modules = project_module._PROJECTS[tmp_path.resolve()].modules
+    assert {path.name for path in modules} >= {"core.py", "base.py"}
+    assert len(modules) <= 4
+    assert all(link in modules for module in modules.values() for link in module.links)
+
+
 def test_an_editor_keystroke_finds_a_module_created_since(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "models.py").write_text("class Net: pass\n")

@@ -34,8 +34,9 @@ from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 MAX_MODULES = 200  # a file's imports are followed through at most this many project modules
-# parsed modules a run keeps between files (about 0.35 MB each); beyond, they are dropped
-# once a file's analysis ends and parsed again when a later file needs them
+# parsed modules a run keeps between files (about 0.35 MB each); beyond, the ones used least
+# recently are dropped once a file's analysis ends (down to half) and parsed again when a
+# later file needs them
 MAX_KEPT_MODULES = 600
 MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
 MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
@@ -133,6 +134,8 @@ class Module:
     digest: str  # sha256 of the text the symbols were built from
     symbols: Symbols | None  # None: the module does not parse
     tree: ast.Module | None = None
+    links: frozenset[Path] = frozenset()  # the project modules its symbols link to
+    last_used: int = 0  # `_FILES_DONE` when a file last asked for it
 
 
 @dataclass
@@ -276,8 +279,9 @@ class Project:
         digest = text_digest(text)
         cached = self.modules.get(path)
         if cached is not None and cached.digest == digest:
+            cached.last_used = _FILES_DONE
             return cached
-        module = Module(path, digest, None)
+        module = Module(path, digest, None, last_used=_FILES_DONE)
         self.modules[path] = module  # an import cycle finds it here, still empty
         try:
             tree = ast.parse(text, filename=str(path))
@@ -286,7 +290,9 @@ class Project:
             return module
         module.tree = tree
         module.symbols = Symbols()  # filled in place: a cycle sees the same object
-        collect_symbols(tree, resolver=resolver.child(path), into=module.symbols)
+        child = resolver.child(path)
+        collect_symbols(tree, resolver=child, into=module.symbols)
+        module.links = frozenset(child.linked)
         return module
 
     # ------------------------------------------------------------ who imports a module
@@ -500,6 +506,7 @@ class Resolver:
     # files a project module would be at, which are not there (see `Project.candidates`):
     # created later, they make what was analysed without them out of date
     absent: set[Path] = field(default_factory=set)
+    linked: set[Path] = field(default_factory=set)  # the project modules this one resolved
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
@@ -557,6 +564,7 @@ class Resolver:
         if loaded is None:
             return None
         self.used[path] = loaded.digest
+        self.linked.add(path)
         return loaded.symbols
 
     def broken(self, path: Path, error: Exception) -> None:
@@ -583,16 +591,46 @@ def forget_roots() -> None:
         project._real_folders.clear()
 
 
+_FILES_DONE = 0  # files whose analysis ended in this process (`trim_projects` counts them)
+
+
 def trim_projects() -> bool:
-    """Drop the parsed modules of every project once more than `MAX_KEPT_MODULES` are kept
-    (called between two files' analyses): a framework's tree would otherwise keep every
-    module it has in memory for the rest of the run. Returns whether it dropped them."""
-    if sum(len(project.modules) for project in _PROJECTS.values()) <= MAX_KEPT_MODULES:
+    """Called between two files' analyses: once more than `MAX_KEPT_MODULES` parsed modules
+    are kept, drop all but the ones used most recently, at most half of them (a framework's
+    tree would otherwise keep every module it has in memory for the rest of the run; the
+    modules every file imports, its core, stay). A module is kept with every module its
+    symbols link to, so no kept module refers to a dropped one's nodes: a module parsed again
+    is one object for every file that uses it after. Returns whether it dropped any."""
+    global _FILES_DONE
+    _FILES_DONE += 1
+    kept = [(m, project) for project in _PROJECTS.values() for m in project.modules.values()]
+    if len(kept) <= MAX_KEPT_MODULES:
         return False
+    keep: set[int] = set()
+    for module, project in sorted(kept, key=lambda entry: -entry[0].last_used):
+        linked = _linked_closure(module, project)
+        if len(keep | linked) <= MAX_KEPT_MODULES // 2:
+            keep |= linked
     for project in _PROJECTS.values():
-        project.modules.clear()
-        project._text_facts.clear()
+        dropped = [path for path, module in project.modules.items() if id(module) not in keep]
+        for path in dropped:
+            del project.modules[path]
+        project._text_facts = {
+            key: fact for key, fact in project._text_facts.items() if key[0] in project.modules
+        }
     return True
+
+
+def _linked_closure(module: Module, project: Project) -> set[int]:
+    """The ids of `module` and of the kept modules it links to, directly or not."""
+    found, todo = {id(module)}, [module]
+    while todo:
+        for path in todo.pop().links:
+            linked = project.modules.get(path)
+            if linked is not None and id(linked) not in found:
+                found.add(id(linked))
+                todo.append(linked)
+    return found
 
 
 def project_for(path: Path) -> Project | None:
