@@ -88,6 +88,59 @@ update(opt_b, loss_b)
     assert "update" not in build_model(parse(source)).summary_counts()
 
 
+def test_a_body_calling_a_looping_helper_by_name_is_not_tried(monkeypatch):
+    """`load(path)` calls `parse(rows)`, whose loop makes any body that runs it
+    unsummarisable: `load` is not tried as a summary (a try would run both bodies once more
+    only to fail), nor is `parse`; `scale`, which calls only a pure helper, still is."""
+    source = """
+import torch
+
+
+def parse(rows):
+    out = []
+    for row in rows:
+        out.append(row)
+    return out
+
+
+def load(path):
+    return parse(open(path))
+
+
+def double(x):
+    return x * 2
+
+
+def scale(x):
+    return double(x) + 1
+
+
+def train(net, opt, x, path):
+    data = load(path)
+    more = load(path + "1")
+    loss = net(scale(x)).sum() + net(scale(2 * x)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+    from loopfix.model.calls import CallsMixin
+
+    monkeypatch.setattr(summaries, "UNSUMMARISABLE", weakref.WeakSet())
+    tried = []
+    run_body = CallsMixin._run_body
+
+    def counting(self, call, env, placeholders=None):
+        if placeholders is not None:  # run on placeholders: a summary being computed
+            tried.append(call.function.name)
+        return run_body(self, call, env, placeholders)
+
+    monkeypatch.setattr(CallsMixin, "_run_body", counting)
+    counts = build_model(parse(source)).summary_counts()
+    assert counts["scale"][1] == 2  # applied at both calls
+    assert "load" not in counts and "parse" not in counts
+    assert "load" not in tried and "scale" in tried
+
+
 def findings(path: Path) -> list:
     result = analyse_source(SourceFile.read(path), plan_fixes=False, project=None)
     return [(f.rule, f.start, f.end, f.message) for f in result.findings]

@@ -247,10 +247,40 @@ def _ruled_out(interpreter, function) -> bool:
     """Whether the body plainly cannot be summarised, read once per function: a loop or a
     comprehension (their fixpoint relabels the graphs they carry), a nested function or
     class, or a statement with an effect (a backward, a step, a store into an attribute or
-    an item, an in-place add, a container's append), where trying would only run the body
-    twice."""
-    symbols = interpreter.home_of(function)
-    return symbols.remember(("summary-ruled-out", id(function)), _ruled_out_body, function)
+    an item, an in-place add, a container's append), in its own statements or in those of
+    a project function it calls by name (`helper(x)`, `utils.helper(x)`: that body runs
+    inside it and records the same), where trying would only run the body twice. Not trying
+    changes no result: the body runs instead, which gives what the summary would give."""
+    return _ruled_out_in(interpreter.home_of(function), function, set())
+
+
+def _ruled_out_in(symbols, function, seen: set[int]) -> bool:
+    if symbols.remember(("summary-ruled-out", id(function)), _ruled_out_body, function):
+        return True
+    if id(function) in seen:
+        return False  # recursion: what the cycle's other bodies do is asked once
+    seen.add(id(function))
+    key = ("summary-calls-ruled-out", id(function))
+    if key not in symbols.facts:
+        symbols.facts[key] = _calls_ruled_out(function, symbols, seen)
+    return symbols.facts[key]
+
+
+def _calls_ruled_out(function, symbols, seen: set[int]) -> bool:
+    """Whether the body calls, by name, a project function that is ruled out itself (a
+    method call is not followed: which body runs depends on the receiver)."""
+    from loopfix.model.symbols import project_callees
+
+    for statement in function.body:
+        for node in walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Attribute) and symbols.member(node.func) is None:
+                continue
+            for callee in project_callees(node.func, symbols):
+                if _ruled_out_in(symbols.home(callee), callee, seen):
+                    return True
+    return False
 
 
 RULED_OUT = (
