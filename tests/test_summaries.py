@@ -141,6 +141,35 @@ def train(net, opt, x, path):
     assert "load" not in tried and "scale" in tried
 
 
+def test_a_context_refused_before_its_body_runs_leaves_the_others_summarisable(monkeypatch):
+    """`scaled` reads the global `w`: while `w` holds a graph, that context has no summary
+    (found without running the body); the call where `w` holds none is summarised, since
+    refusing one context this way costs nothing that would make trying others wasteful."""
+    source = """
+import torch
+import torch.nn as nn
+
+
+def scaled(x):
+    return x * w
+
+
+net = nn.Linear(4, 4)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(3):
+    w = net(torch.randn(2, 4))
+    first = scaled(net(torch.randn(2, 4)))
+    w = torch.ones(1)
+    second = scaled(torch.randn(2, 4).sum(dim=1))
+    loss = first.sum() + second.sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+    monkeypatch.setattr(summaries, "UNSUMMARISABLE", weakref.WeakSet())
+    assert "scaled" in build_model(parse(source)).summary_counts()
+
+
 def findings(path: Path) -> list:
     result = analyse_source(SourceFile.read(path), plan_fixes=False, project=None)
     return [(f.rule, f.start, f.end, f.message) for f in result.findings]

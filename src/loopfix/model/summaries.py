@@ -71,6 +71,8 @@ class Summary:
 
 
 FAILED = object()  # a context whose body cannot be summarised
+# a context refused before the body ran (`_compute`): other contexts of the function are tried
+REFUSED = object()
 
 
 @dataclass
@@ -92,12 +94,14 @@ class Summaries:
         key = _context_key(interpreter, call, roots)
         summary = self.table.get(key)
         if summary is None:
-            summary = _compute(interpreter, call, env, roots) or FAILED
-            self.table[key] = summary
-            if summary is FAILED:
+            summary = _compute(interpreter, call, env, roots)
+            if summary is None:  # the body ran and is not a summary: in no context
                 UNSUMMARISABLE.add(call.function)
+            if summary is None or summary is REFUSED:
+                summary = FAILED
             else:
                 self.computed[call.function.name] += 1
+            self.table[key] = summary
         if summary is FAILED:
             return None
         if not _guards_hold(interpreter, summary, roots, env):
@@ -180,7 +184,9 @@ def _bound_of(call: Call) -> dict:
 # ---------------------------------------------------------------------------- computing
 def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summary | None:
     """Run the body once on placeholder arguments, in a copy of the caller's environment
-    and with observations of its own; None when the result is not a summary."""
+    and with observations of its own; None when the result is not a summary, `REFUSED`
+    when this context cannot have one (an argument holding items of its own, a read that
+    holds a graph), found without running the body."""
     function = call.function
     if _ruled_out(interpreter, function):
         return None
@@ -188,11 +194,11 @@ def _compute(interpreter, call: Call, env: dict, roots: dict[str, str]) -> Summa
     placeholders: dict[str, Value] = {}
     for index, (name, (value, _)) in enumerate(bound.items()):
         if value.item_parts is not None:
-            return None
+            return REFUSED
         placeholders[name] = _placeholder(index, value)
     reads = _reads(interpreter, function, roots, env)
     if reads is None:
-        return None
+        return REFUSED
     scratch = dict(env)
     real_obs, interpreter.obs = interpreter.obs, Observations()
     interpreter.written_stack.append(set())
