@@ -379,6 +379,33 @@ async def test_editing_an_open_module_republishes_the_documents_that_import_it(
     assert await diagnostics_for(client, train) == []
 
 
+async def test_editing_a_module_reached_through_another_republishes_its_importers(
+    client: LanguageClient, tmp_path
+):
+    """`train.py` imports `Gen` from `nets.py`, which imports it from `models.py`: editing
+    the buffer of `models.py` re-publishes `train.py`, and `nets.py` (parsed before, not
+    edited) is linked again to the class as the buffer now has it."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "models.py").write_text("")
+    (tmp_path / "nets.py").write_text("from models import Gen\n")
+    models = open_document(client, tmp_path / "models.py", GAN_MODELS)
+    await diagnostics_for(client, models)
+    train = open_document(
+        client, tmp_path / "train.py", GAN_LOOP.replace("from models", "from nets")
+    )
+    (found,) = await diagnostics_for(client, train)
+    assert found.code == "LF002"
+    renamed = GAN_MODELS.replace("class Gen(", "class Generator(")
+    client.diagnostics.pop(train, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=models, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=renamed)],
+        )
+    )
+    assert await diagnostics_for(client, train) == []
+
+
 async def test_an_unsafe_fix_is_its_own_titled_quick_fix_and_never_in_fix_all(
     client: LanguageClient, tmp_path
 ):

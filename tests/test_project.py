@@ -278,6 +278,61 @@ def test_writing_a_module_a_cached_file_imports_invalidates_its_report(
     assert rules() == rules("--no-cache") == ["LF007"]
 
 
+AGENT = """\
+import torch.nn as nn
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.l(x)
+
+    def update(self, loss):
+        return loss.detach()
+"""
+AGENT_SCRIPT = """\
+import torch
+from reexport import Agent
+
+agent = Agent()
+opt = torch.optim.SGD(agent.parameters(), lr=0.1)
+for step in range({steps}):
+    loss = agent(torch.randn(2, 4)).sum()
+    agent.update(loss)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_editing_a_module_reached_through_another_invalidates_every_report(tmp_path, monkeypatch):
+    """Two scripts import `Agent` through `reexport.py`, which imports it from `agent.py`.
+    The second script's analysis finds both modules parsed already, for the first one; its
+    report still depends on `agent.py`, so once `Agent.update` runs a backward of its own,
+    a warm check finds in both scripts what a cold check finds."""
+    write(
+        tmp_path,
+        {"pyproject.toml": "", "agent.py": AGENT, "reexport.py": "from agent import Agent\n"},
+    )
+    write(tmp_path, {f"train_{n}.py": AGENT_SCRIPT.format(steps=n + 2) for n in range(2)})
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def findings(*options: str) -> list[tuple[str, str]]:
+        result = runner.invoke(app, ["check", "--format", "json", *options, "."])
+        return [(Path(row["path"]).name, row["rule"]) for row in json.loads(result.stdout)]
+
+    assert findings() == []
+    agent = (tmp_path / "agent.py").read_text()
+    (tmp_path / "agent.py").write_text(agent.replace("return loss.detach()", "loss.backward()"))
+    assert (
+        findings() == findings("--no-cache") == [("train_0.py", "LF003"), ("train_1.py", "LF003")]
+    )
+
+
 def test_imports_outside_the_project_stay_opaque(tmp_path):
     project = Project(tmp_path)
     assert project.find(tmp_path / "train.py", "torch.nn", 0) is None

@@ -134,7 +134,10 @@ class Module:
     digest: str  # sha256 of the text the symbols were built from
     symbols: Symbols | None  # None: the module does not parse
     tree: ast.Module | None = None
-    links: frozenset[Path] = frozenset()  # the project modules its symbols link to
+    # the project modules its symbols link to -> the digest of the text they were parsed from
+    links: dict[Path, str] = field(default_factory=dict)
+    # files a project module its imports name would be at, not there when it was linked
+    absent: frozenset[Path] = frozenset()
     last_used: int = 0  # `_FILES_DONE` when a file last asked for it
 
 
@@ -158,6 +161,9 @@ class Project:
     # folder -> the names in it (None: not a folder), read once per lookup of new imports:
     # an import is looked for in up to three folders, most of which do not hold it
     _listings: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    # module -> (epoch, the module object, whether its links were current then)
+    _checked: dict[Path, tuple[int, Module, bool]] = field(default_factory=dict)
+    epoch: int = 0
     # folder -> its real path (links followed), for the files found in it: resolving each
     # file's whole path asks the file system once per folder above it
     _real_folders: dict[str, str] = field(default_factory=dict)
@@ -278,7 +284,7 @@ class Project:
             return None
         digest = text_digest(text)
         cached = self.modules.get(path)
-        if cached is not None and cached.digest == digest:
+        if cached is not None and cached.digest == digest and self._links_current(cached):
             cached.last_used = _FILES_DONE
             return cached
         module = Module(path, digest, None, last_used=_FILES_DONE)
@@ -291,9 +297,41 @@ class Project:
         module.tree = tree
         module.symbols = Symbols()  # filled in place: a cycle sees the same object
         child = resolver.child(path)
+        child.absent = set()  # this module's own, kept with it for the files that reuse it
         collect_symbols(tree, resolver=child, into=module.symbols)
-        module.links = frozenset(child.linked)
+        module.links, module.absent = dict(child.linked), frozenset(child.absent)
+        resolver.absent |= child.absent
         return module
+
+    def _links_current(self, module: Module) -> bool:
+        """Whether every module `module` links to, directly or not, is still the text it
+        was linked to (an editor's buffer, a file written since): else its symbols hold
+        another version's classes and functions, and it is parsed again. Asked once per
+        module in each `epoch` (a run; an editor's analysis)."""
+        checked = self._checked.get(module.path)
+        if checked is not None and checked[0] == self.epoch and checked[1] is module:
+            return checked[2]
+        self._checked[module.path] = (self.epoch, module, True)  # a cycle: asked already
+        current = True
+        for path, digest in module.links.items():
+            linked = self.modules.get(path)
+            text = self.read(path)
+            if (
+                linked is None
+                or linked.digest != digest
+                or text is None
+                or text_digest(text) != digest
+                or not self._links_current(linked)
+            ):
+                current = False
+                break
+        self._checked[module.path] = (self.epoch, module, current)
+        return current
+
+    def next_epoch(self) -> None:
+        """Check the links of the kept modules again (`_links_current`): a text may have
+        changed since they were parsed."""
+        self.epoch += 1
 
     # ------------------------------------------------------------ who imports a module
     def importers_of(self, path: Path) -> set[Path]:
@@ -506,12 +544,22 @@ class Resolver:
     # files a project module would be at, which are not there (see `Project.candidates`):
     # created later, they make what was analysed without them out of date
     absent: set[Path] = field(default_factory=set)
-    linked: set[Path] = field(default_factory=set)  # the project modules this one resolved
+    # the project modules this one resolved -> the digest of the text they were parsed from
+    linked: dict[Path, str] = field(default_factory=dict)
+    # the modules this file's imports reached, as `MAX_MODULES` counts them: those resolved
+    # from its own imports and from the imports of each module parsed for it
+    reached: set[Path] = field(default_factory=set)
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
         return Resolver(
-            self.project, path, self.used, self.errors, overrides=self.overrides, absent=self.absent
+            self.project,
+            path,
+            self.used,
+            self.errors,
+            overrides=self.overrides,
+            absent=self.absent,
+            reached=self.reached,
         )
 
     def callers(self, symbols: Symbols) -> list[tuple[ast.Module, Symbols]]:
@@ -530,12 +578,19 @@ class Resolver:
             if module is None or module.tree is None:
                 continue
             self.used[path] = module.digest
+            self.reached.add(path)
             loaded.append((path, module))
             overrides[path] = Symbols()  # filled below; a cycle sees the same object
         callers = []
         for path, module in loaded:
             resolver = Resolver(
-                self.project, path, self.used, self.errors, overrides=overrides, absent=self.absent
+                self.project,
+                path,
+                self.used,
+                self.errors,
+                overrides=overrides,
+                absent=self.absent,
+                reached=self.reached,
             )
             index = module.symbols.index if module.symbols is not None else None
             collect_symbols(module.tree, index, resolver=resolver, into=overrides[path])
@@ -551,7 +606,7 @@ class Resolver:
         return symbols
 
     def _resolve(self, module: str | None, level: int) -> Symbols | None:
-        if len(self.used) >= MAX_MODULES:
+        if len(self.reached) >= MAX_MODULES:
             return None
         path = self.project.find(self.importer, module, level)
         if path is None:
@@ -563,9 +618,24 @@ class Resolver:
         loaded = self.project.load(path, self)
         if loaded is None:
             return None
-        self.used[path] = loaded.digest
-        self.linked.add(path)
+        self.linked[path] = loaded.digest
+        self.reached.add(path)
+        self._depends_on(loaded)
         return loaded.symbols
+
+    def _depends_on(self, module: Module) -> None:
+        """Record `module`, and the modules it links to, directly or not, as what the
+        analysis used: a module parsed for an earlier file is linked already, and what it
+        links to is part of what this file sees (a class it re-exports), so a change there
+        makes this file's report out of date too."""
+        todo = [module]
+        while todo:
+            current = todo.pop()
+            if self.used.get(current.path) == current.digest:
+                continue
+            self.used[current.path] = current.digest
+            self.absent |= current.absent
+            todo += [m for m in map(self.project.modules.get, current.links) if m is not None]
 
     def broken(self, path: Path, error: Exception) -> None:
         if path in self.project.reported:
@@ -582,10 +652,12 @@ _ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `proje
 
 
 def forget_roots() -> None:
-    """Look for root markers again, and for the modules imports name that were not found
-    (a run starts: a `pyproject.toml` or an imported module may have been written since)."""
+    """Look for root markers again, for the modules imports name that were not found, and
+    at whether the kept modules' links are current (a run starts: a `pyproject.toml` or an
+    imported module may have been written since)."""
     _ROOTS.clear()
     for project in _PROJECTS.values():
+        project.next_epoch()
         project._files = {key: found for key, found in project._files.items() if found}
         project._listings.clear()
         project._real_folders.clear()
@@ -615,6 +687,7 @@ def trim_projects() -> bool:
         dropped = [path for path, module in project.modules.items() if id(module) not in keep]
         for path in dropped:
             del project.modules[path]
+            project._checked.pop(path, None)
         project._text_facts = {
             key: fact for key, fact in project._text_facts.items() if key[0] in project.modules
         }

@@ -125,6 +125,7 @@ class LoopfixServer(LanguageServer):
         config = self.config_for(uri)
         parser = self.parsers.setdefault(uri, ChunkParser())
         project = self.project_for(uri)
+        project.next_epoch()  # a module this one reaches may have been edited since
         analysis = features.analyse_buffer(
             uri, document.source, config, plan_fixes, parser, project
         )
