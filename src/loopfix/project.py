@@ -136,8 +136,6 @@ class Module:
     tree: ast.Module | None = None
     # the project modules its symbols link to -> the digest of the text they were parsed from
     links: dict[Path, str] = field(default_factory=dict)
-    # files a project module its imports name would be at, not there when it was linked
-    absent: frozenset[Path] = frozenset()
     last_used: int = 0  # `_FILES_DONE` when a file last asked for it
 
 
@@ -297,10 +295,8 @@ class Project:
         module.tree = tree
         module.symbols = Symbols()  # filled in place: a cycle sees the same object
         child = resolver.child(path)
-        child.absent = set()  # this module's own, kept with it for the files that reuse it
         collect_symbols(tree, resolver=child, into=module.symbols)
-        module.links, module.absent = dict(child.linked), frozenset(child.absent)
-        resolver.absent |= child.absent
+        module.links = dict(child.linked)
         return module
 
     def _links_current(self, module: Module) -> bool:
@@ -634,7 +630,6 @@ class Resolver:
             if self.used.get(current.path) == current.digest:
                 continue
             self.used[current.path] = current.digest
-            self.absent |= current.absent
             todo += [m for m in map(self.project.modules.get, current.links) if m is not None]
 
     def broken(self, path: Path, error: Exception) -> None:
