@@ -23,6 +23,7 @@ one-line message names the file and the key.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -67,11 +68,7 @@ class Config:
         for pattern, codes in self.per_file_ignores:
             if relative is not None and matches(relative, pattern):
                 ignored |= set(codes)
-        return [
-            rule
-            for rule in ALL_RULES
-            if _covered(rule.code, self.select) and not _covered(rule.code, tuple(ignored))
-        ]
+        return list(_selected_rules(self.select, tuple(sorted(ignored))))
 
     def relative(self, path: Path) -> str | None:
         """`path` relative to the config's folder, with `/`; None when outside it."""
@@ -84,8 +81,10 @@ class Config:
 
     def excluded(self, path: Path, is_folder: bool = False) -> bool:
         """Whether an `exclude` pattern covers `path` (a folder covers everything in it)."""
+        if not self.exclude:  # asked for every file and folder a run walks
+            return False
         relative = self.relative(path)
-        if relative is None or not self.exclude:
+        if relative is None:
             return False
         if is_folder:
             relative += "/"  # so that `legacy/` and `src/gen` cover the folder itself
@@ -134,6 +133,13 @@ def matches(relative: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(relative, pattern.lstrip("/")) or relative.startswith(
         pattern.strip("/") + "/"
     )
+
+
+@functools.cache
+def _selected_rules(select: tuple[str, ...], ignored: tuple[str, ...]) -> tuple[Rule, ...]:
+    """The rules `select` covers and `ignored` does not (asked for every file of a run)."""
+    chosen = [rule for rule in ALL_RULES if _covered(rule.code, select)]
+    return tuple(rule for rule in chosen if not _covered(rule.code, ignored))
 
 
 def _covered(code: str, selectors: tuple[str, ...]) -> bool:
