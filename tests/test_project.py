@@ -333,6 +333,32 @@ def test_editing_a_module_reached_through_another_invalidates_every_report(tmp_p
     )
 
 
+def test_a_kept_module_linked_to_a_module_parsed_again_is_parsed_again(tmp_path):
+    """A long-lived process (the language server): `train.py` reaches `Gen` through
+    `nets.py` -> `reexport.py` -> `models.py`. Once `models.py` renames its networks, another file's
+    analysis parses `reexport.py` again first; `nets.py`, unchanged, still links to the
+    `reexport.py` parsed before, so it is parsed again too, and `train.py` sees neither
+    network (what a cold analysis sees: no finding)."""
+    write(tmp_path, {"pyproject.toml": "", "models.py": MODELS})
+    write(tmp_path, {"reexport.py": "from models import Gen, Disc\n"})
+    write(tmp_path, {"nets.py": "from reexport import Gen, Disc\n"})
+    write(tmp_path, {"direct.py": "from reexport import Gen\n\nnet = Gen()\n"})
+    write(tmp_path, {"train.py": TRAIN_GAN.format(import_line="from nets import Gen, Disc")})
+    project = Project(tmp_path.resolve())
+
+    def rules(name: str) -> list[str]:
+        project.next_epoch()  # what the language server does before each analysis
+        result = analyse_source(SourceFile.read(tmp_path / name), project=project)
+        return [finding.rule for finding in result.findings]
+
+    assert rules("train.py") == ["LF002"]
+    models = (tmp_path / "models.py").read_text()
+    renamed = models.replace("class Gen(", "class Generator(")
+    (tmp_path / "models.py").write_text(renamed.replace("class Disc(", "class Discriminator("))
+    rules("direct.py")
+    assert rules("train.py") == []
+
+
 def test_imports_outside_the_project_stay_opaque(tmp_path):
     project = Project(tmp_path)
     assert project.find(tmp_path / "train.py", "torch.nn", 0) is None

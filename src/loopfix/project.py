@@ -134,8 +134,8 @@ class Module:
     digest: str  # sha256 of the text the symbols were built from
     symbols: Symbols | None  # None: the module does not parse
     tree: ast.Module | None = None
-    # the project modules its symbols link to -> the digest of the text they were parsed from
-    links: dict[Path, str] = field(default_factory=dict)
+    # the project modules its symbols link to, as they were when it was linked
+    links: dict[Path, Module] = field(default_factory=dict)
     last_used: int = 0  # `_FILES_DONE` when a file last asked for it
 
 
@@ -309,14 +309,12 @@ class Project:
             return checked[2]
         self._checked[module.path] = (self.epoch, module, True)  # a cycle: asked already
         current = True
-        for path, digest in module.links.items():
-            linked = self.modules.get(path)
+        for path, linked in module.links.items():
             text = self.read(path)
             if (
-                linked is None
-                or linked.digest != digest
+                self.modules.get(path) is not linked  # parsed again since, or dropped
                 or text is None
-                or text_digest(text) != digest
+                or text_digest(text) != linked.digest
                 or not self._links_current(linked)
             ):
                 current = False
@@ -540,8 +538,8 @@ class Resolver:
     # files a project module would be at, which are not there (see `Project.candidates`):
     # created later, they make what was analysed without them out of date
     absent: set[Path] = field(default_factory=set)
-    # the project modules this one resolved -> the digest of the text they were parsed from
-    linked: dict[Path, str] = field(default_factory=dict)
+    # the project modules this one resolved, by path
+    linked: dict[Path, Module] = field(default_factory=dict)
     # the modules this file's imports reached, as `MAX_MODULES` counts them: those resolved
     # from its own imports and from the imports of each module parsed for it
     reached: set[Path] = field(default_factory=set)
@@ -614,7 +612,7 @@ class Resolver:
         loaded = self.project.load(path, self)
         if loaded is None:
             return None
-        self.linked[path] = loaded.digest
+        self.linked[path] = loaded
         self.reached.add(path)
         self._depends_on(loaded)
         return loaded.symbols
@@ -630,7 +628,7 @@ class Resolver:
             if self.used.get(current.path) == current.digest:
                 continue
             self.used[current.path] = current.digest
-            todo += [m for m in map(self.project.modules.get, current.links) if m is not None]
+            todo += current.links.values()
 
     def broken(self, path: Path, error: Exception) -> None:
         if path in self.project.reported:
