@@ -335,10 +335,10 @@ def test_editing_a_module_reached_through_another_invalidates_every_report(tmp_p
 
 def test_a_kept_module_linked_to_a_module_parsed_again_is_parsed_again(tmp_path):
     """A long-lived process (the language server): `train.py` reaches `Gen` through
-    `nets.py` -> `reexport.py` -> `models.py`. Once `models.py` renames its networks, another file's
-    analysis parses `reexport.py` again first; `nets.py`, unchanged, still links to the
-    `reexport.py` parsed before, so it is parsed again too, and `train.py` sees neither
-    network (what a cold analysis sees: no finding)."""
+    `nets.py` -> `reexport.py` -> `models.py`. Once `models.py` renames its networks,
+    another file's analysis parses `reexport.py` again first; `nets.py`, unchanged, still
+    links to the `reexport.py` parsed before, so it is parsed again too, and `train.py` sees
+    neither network (what a cold analysis sees: no finding)."""
     write(tmp_path, {"pyproject.toml": "", "models.py": MODELS})
     write(tmp_path, {"reexport.py": "from models import Gen, Disc\n"})
     write(tmp_path, {"nets.py": "from reexport import Gen, Disc\n"})
