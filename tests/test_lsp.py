@@ -370,12 +370,7 @@ async def test_editing_an_open_module_republishes_the_documents_that_import_it(
     # the class is renamed in the buffer: `Gen` no longer resolves, so nothing is claimed
     detached = GAN_MODELS.replace("class Gen(", "class Generator(")
     client.diagnostics.pop(train, None)
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=models, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=detached)],
-        )
-    )
+    change_whole(client, models, detached, version=2)
     assert await diagnostics_for(client, train) == []
 
 
@@ -397,12 +392,7 @@ async def test_editing_a_module_reached_through_another_republishes_its_importer
     assert found.code == "LF002"
     renamed = GAN_MODELS.replace("class Gen(", "class Generator(")
     client.diagnostics.pop(train, None)
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=models, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=renamed)],
-        )
-    )
+    change_whole(client, models, renamed, version=2)
     assert await diagnostics_for(client, train) == []
 
 
