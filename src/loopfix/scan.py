@@ -316,11 +316,22 @@ def _unchanged(dependencies: dict[str, str | None]) -> bool:
         return unchanged(dependencies)
     for path, digest in dependencies.items():
         if path not in _digests_now:
-            text = read_disk(Path(path))
-            _digests_now[path] = None if text is None else text_digest(text)
+            _digests_now[path] = _digest_now(path)
         if _digests_now[path] != digest:
             return False
     return True
+
+
+def _digest_now(path: str) -> str | None:
+    """The digest of the text at `path` now; None when there is none. Most dependencies of a
+    large tree's reports are files an import would be at, which are not there: one `stat`
+    says so, without building a `Path`."""
+    try:
+        os.stat(path)
+    except OSError:
+        return None
+    text = read_disk(Path(path))
+    return None if text is None else text_digest(text)
 
 
 def _syntax_errors(path: Path, data: bytes) -> list[str]:
