@@ -860,23 +860,32 @@ def test_schedules_stepped_where_they_exist_are_moved_as_steps(tmp_path):
     """MUNIT writes `if self.dis_scheduler is not None: self.dis_scheduler.step()` in
     `update_learning_rate()`: each step runs whenever there is a schedule, so the call is a
     scheduler step before both updates (PyTorch warns), moved after them and verified."""
-    from scripts import run_script
-
     source = TWO_SCHEDULES_IN_ONE_CALL.replace(
         "        self.dis_scheduler.step()\n        self.gen_scheduler.step()\n",
         "        if self.dis_scheduler is not None:\n            self.dis_scheduler.step()\n"
         "        if self.gen_scheduler is not None:\n            self.gen_scheduler.step()\n",
     )
     assert "if self.gen_scheduler is not None" in source
+    result = _scheduler_call_moved_and_verified(source, tmp_path)
+    assert result.fixed_text.endswith(
+        "    trainer.gen_update(images_a)\n    trainer.update_learning_rate()\n"
+    )
+
+
+def _scheduler_call_moved_and_verified(source: str, tmp_path):
+    """Run as written, the two-schedule trainer `source` takes the generator's first step
+    at a rate its scheduler already lowered (it prints 0.05, not 0.1); loopfix finds one
+    LF005 with a safe fix, and running the fixed program verifies as changed as intended.
+    Returns the analysis."""
+    from scripts import run_script
+
     assert "gen lr 0.05" in run_script(source, tmp_path).stdout
     result = analyse(tmp_path, source)
     (finding,) = result.findings
     assert finding.rule == "LF005" and finding.fix is not None and finding.fix.safe
-    assert result.fixed_text.endswith(
-        "    trainer.gen_update(images_a)\n    trainer.update_learning_rate()\n"
-    )
     (verdict,) = verify_file(result, VERIFY)
     assert verdict.outcome == "changed as intended", verdict
+    return result
 
 
 GET_SCHEDULER = """
@@ -899,8 +908,6 @@ def test_schedules_built_by_a_helper_that_may_return_none_are_schedules(tmp_path
     `StepLR` on the optimizer it is given, or None (and `return`s, not raises, an error for
     an unknown policy): the scheduler stepped on each call is the one on that optimizer. The
     call stepping both before the updates is found (PyTorch warns), moved and verified."""
-    from scripts import run_script
-
     source = (
         TWO_SCHEDULES_IN_ONE_CALL.replace("\n\nclass Trainer", GET_SCHEDULER, 1)
         .replace(
@@ -913,9 +920,4 @@ def test_schedules_built_by_a_helper_that_may_return_none_are_schedules(tmp_path
         )
     )
     assert "self.gen_scheduler = get_scheduler(self.gen_opt)" in source
-    assert "gen lr 0.05" in run_script(source, tmp_path).stdout
-    result = analyse(tmp_path, source)
-    (finding,) = result.findings
-    assert finding.rule == "LF005" and finding.fix is not None and finding.fix.safe
-    (verdict,) = verify_file(result, VERIFY)
-    assert verdict.outcome == "changed as intended", verdict
+    _scheduler_call_moved_and_verified(source, tmp_path)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from loopfix import project as project_module
 from loopfix import scan as scan_module
 from loopfix.cli import _progress, app
 from loopfix.config import Config, parse_config
@@ -170,7 +171,7 @@ def test_a_warm_scan_reads_a_shared_dependency_once_and_the_next_scan_again(tmp_
         files[-1].write_text(f"from models import Net  # {index}\n\n" + BUGGY)
     reads = []
     monkeypatch.setattr(
-        scan_module, "read_disk", lambda path: reads.append(path) or path.read_text()
+        project_module, "read_disk", lambda path: reads.append(path) or path.read_text()
     )
     cold = list(scan_module.scan(files, settings(tmp_path), jobs=1))
     assert [r.cached for r in cold] == [False] * 3

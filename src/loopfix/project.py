@@ -89,6 +89,18 @@ def text_digest(text: str) -> str:
     return digest
 
 
+def disk_digest(path: str | Path) -> str | None:
+    """The digest of the text on disk at `path`, None when there is none. Most dependencies
+    of a large tree's reports are files an import would be at, which are not there: one
+    `stat` says so, without building a `Path`."""
+    try:
+        os.stat(path)
+    except OSError:
+        return None
+    text = read_disk(Path(path))
+    return None if text is None else text_digest(text)
+
+
 def unchanged(dependencies: dict[str, str | None], read: Reader = read_disk) -> bool:
     """Whether every module of `dependencies` (path -> digest of its text then, or None for
     a file that was not there) still has the same text, or is still not there (editing
@@ -672,8 +684,8 @@ def trim_projects() -> bool:
     if len(kept) <= MAX_KEPT_MODULES:
         return False
     keep: set[int] = set()
-    for module, project in sorted(kept, key=lambda entry: -entry[0].last_used):
-        linked = _linked_closure(module, project)
+    for module, _ in sorted(kept, key=lambda entry: -entry[0].last_used):
+        linked = _linked_closure(module)
         if len(keep | linked) <= MAX_KEPT_MODULES // 2:
             keep |= linked
     for project in _PROJECTS.values():
@@ -687,13 +699,12 @@ def trim_projects() -> bool:
     return True
 
 
-def _linked_closure(module: Module, project: Project) -> set[int]:
-    """The ids of `module` and of the kept modules it links to, directly or not."""
+def _linked_closure(module: Module) -> set[int]:
+    """The ids of `module` and of the modules it links to, directly or not."""
     found, todo = {id(module)}, [module]
     while todo:
-        for path in todo.pop().links:
-            linked = project.modules.get(path)
-            if linked is not None and id(linked) not in found:
+        for linked in todo.pop().links.values():
+            if id(linked) not in found:
                 found.add(id(linked))
                 todo.append(linked)
     return found

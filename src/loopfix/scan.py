@@ -42,10 +42,9 @@ from loopfix.edits import apply_edits
 from loopfix.notebook import cell_codes
 from loopfix.parallel import mapped_in_parallel
 from loopfix.project import (
+    disk_digest,
     forget_roots,
     project_for,
-    read_disk,
-    text_digest,
     trim_projects,
     unchanged,
 )
@@ -316,22 +315,10 @@ def _unchanged(dependencies: dict[str, str | None]) -> bool:
         return unchanged(dependencies)
     for path, digest in dependencies.items():
         if path not in _digests_now:
-            _digests_now[path] = _digest_now(path)
+            _digests_now[path] = disk_digest(path)
         if _digests_now[path] != digest:
             return False
     return True
-
-
-def _digest_now(path: str) -> str | None:
-    """The digest of the text at `path` now; None when there is none. Most dependencies of a
-    large tree's reports are files an import would be at, which are not there: one `stat`
-    says so, without building a `Path`."""
-    try:
-        os.stat(path)
-    except OSError:
-        return None
-    text = read_disk(Path(path))
-    return None if text is None else text_digest(text)
 
 
 def _syntax_errors(path: Path, data: bytes) -> list[str]:
@@ -375,11 +362,7 @@ def _digests(paths: set[Path]) -> dict[str, str | None]:
     """path -> digest of the project modules a decision read, None for one not there (a
     skipped file is analysed again once `utils.py` it imports from starts doing autograd
     work, or is written)."""
-    found: dict[str, str | None] = {}
-    for path in sorted(paths):
-        text = read_disk(path)
-        found[str(path)] = None if text is None else text_digest(text)
-    return found
+    return {str(path): disk_digest(path) for path in sorted(paths)}
 
 
 def _read_error(path: Path) -> str:
