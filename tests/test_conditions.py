@@ -117,6 +117,38 @@ def test_a_name_a_function_declares_global_is_not_invariant():
     assert invariant_tests(loop.body[0], rebound=frozenset({"aux"})) == []
 
 
+@pytest.mark.parametrize(
+    "inside",
+    ["    x_r, y_r = replay\n", "    consume(replay)\n", "    replay.pop()\n"],
+    ids=["unpacked", "passed", "method"],
+)
+def test_whether_a_name_is_none_changes_only_where_it_is_assigned(inside):
+    """Code a name is handed to may change what the object holds, not make the name None."""
+    loop = (
+        "for x in xs:\n    if replay is not None:\n        a = f(x)\n"
+        + inside
+        + "    if replay is not None:\n        g(a)\n"
+    )
+    assert keys_of(loop) == [key("replay is not None")]
+    assert keys_of(loop.replace("replay is not None", "None is replay")) == [key("None is replay")]
+
+
+@pytest.mark.parametrize(
+    ("test", "inside", "rebound"),
+    [
+        ("r is None", "r = f(x)", ()),
+        ("r is None", "del r", ()),
+        ("r is None", "pass", ("r",)),
+        ("r is None or r.done", "g(r)", ()),  # the test reads more than whether it is None
+        ("s.r is None", "g(s)", ()),
+    ],
+    ids=["assigned", "deleted", "global", "attribute_read_too", "attribute"],
+)
+def test_a_none_check_the_loop_may_change_is_not_invariant(test, inside, rebound):
+    loop = f"for x in xs:\n    if {test}:\n        {inside}\n    if {test}:\n        pass\n"
+    assert invariant_tests(ast.parse(loop).body[0], rebound=frozenset(rebound)) == []
+
+
 # The flag is turned off by a method called in the loop: from the second iteration the
 # output is read without being computed again.
 TOGGLED_BY_A_METHOD = """

@@ -16,8 +16,11 @@ code: a method called on that object or one it belongs to (`model.train()` for
 optimizer, not `self.flag`), the name passed or bound whole (`toggle(cfg)`, `setattr(cfg,
 ...)`, `alias = cfg`), or a function of the module declaring it `global`; and a store in the
 loop to an attribute of that name (on any object: an alias made before the loop) or to
-another attribute of the object the test reads (a property may derive from it). The methods
-of the loop's class it calls on `self` are read as part of the loop. Changes through `exec`,
+another attribute of the object the test reads (a property may derive from it). A name
+compared with `is None` / `is not None` (`if replay is not None:`) is the exception: code
+it is handed to may change the object, not make the name None, so only an assignment to it
+in the loop (or `global`) counts. The methods of the loop's class it calls on `self` are
+read as part of the loop. Changes through `exec`,
 `globals()` or an object holding a reference back to the one tested are not seen.
 """
 
@@ -86,13 +89,12 @@ def invariant_tests(
     assigned = set().union(*(_assigned_paths(body) for body in bodies))
     inlined = {method.name for method in methods}
     exposed = set().union(*(_exposed_paths(b, inlined, computed, held) for b in bodies))
-    exposed |= rebound
     keys: list[object] = []
     for test in tests:
         key = unnegated(test)[0]
         if tally[key] < 2 or key in keys:
             continue
-        if not _invariant(test, assigned, exposed, computed, held):
+        if not _invariant(test, assigned, exposed, computed, held, rebound):
             continue
         keys.append(key)
     return keys[:MAX_SPLIT_TESTS]
@@ -104,6 +106,7 @@ def _invariant(
     exposed: set[str],
     computed: frozenset[str] | None,
     held: frozenset[str] = frozenset(),
+    rebound: frozenset[str] = frozenset(),
 ) -> bool:
     if not all(isinstance(node, _PURE) for node in walk(test)):
         return False
@@ -116,10 +119,13 @@ def _invariant(
     # it (`held`: a data attribute)
     stored = [a.rsplit(".", 1) for a in assigned if "." in a]
     stored_owners, stored_attributes = {a[0] for a in stored}, {a[1] for a in stored}
+    bound_only = _none_checked_names(test)
     for node in walk(test):
         if isinstance(node, ast.Name | ast.Attribute):
             path = dotted_name(node)
-            if path is None or _within_any(path, exposed):
+            if path is None or _within_any(path, rebound):
+                return False
+            if id(node) not in bound_only and _within_any(path, exposed):
                 return False
             if any(path == a or path.startswith(a + ".") for a in assigned):
                 return False
@@ -130,6 +136,28 @@ def _invariant(
             if node.attr in stored_attributes or (owner in stored_owners and not plain):
                 return False
     return True
+
+
+def _none_checked_names(test: ast.expr) -> set[int]:
+    """The names `test` compares with `is None` or `is not None` (`if buffer is not None:`):
+    whether a name is bound to None changes only where the name is assigned (or rebound
+    through `global`), not where the object is handed to other code, which may change
+    what it holds but cannot make it None."""
+    found: set[int] = set()
+    for node in walk(test):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        if not isinstance(node.ops[0], ast.Is | ast.IsNot):
+            continue
+        sides = (node.left, node.comparators[0])
+        for side, other in (sides, sides[::-1]):
+            if isinstance(side, ast.Name) and _is_none(other):
+                found.add(id(side))
+    return found
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _within_any(path: str, exposed: set[str]) -> bool:
