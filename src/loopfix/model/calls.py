@@ -227,8 +227,8 @@ class CallsMixin:
         positional = [(self.eval(a, env), self.key_for(a)) for a in node.args]
         keywords = {k.arg: (self.eval(k.value, env), self.key_for(k.value)) for k in node.keywords}
         for value, key in (*positional, *keywords.values()):
-            if value.parts is not None:  # a list handed over: the call may reorder it
-                self.forget_positions(key, env, node)
+            if value.parts is not None or key in self.slots.by_list:
+                self.forget_positions(key, env, node)  # a list handed over: may reorder it
         return positional, keywords
 
     def forget_positions(self, key: str | None, env: Env, call: ast.Call | None = None) -> None:
@@ -237,9 +237,12 @@ class CallsMixin:
         another name): its items stay, their positions are forgotten. A `call` that only
         reads it (`len(t)`, `torch.stack(t)`) keeps them."""
         held = env.get(key) if key is not None else None
-        if held is None or held.parts is None or not _is_seq(held.shape):
+        if held is None:
             return
         if call is not None and self.symbols.qualify(call.func) in READ_ONLY_CALLS:
+            return
+        self.slots.forget(key, env)
+        if held.parts is None or not _is_seq(held.shape):
             return
         env[key] = Value(held.graphs, held.shape, None, held.item_parts)
 

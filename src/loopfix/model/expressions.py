@@ -97,6 +97,11 @@ class ExpressionsMixin:
 
     def expr_Subscript(self, node: ast.Subscript, env: Env) -> Value:
         key = self.key_for(node.value) if isinstance(node.value, ast.Name) else None
+        if key is not None and key in self.slots.by_list and isinstance(node.slice, ast.Name):
+            stored = self.slots.read(key, self.key_for(node.slice), env)
+            if stored is not None:  # `losses[i]` just after `losses[i] = ...`
+                self.eval(node.slice, env)
+                return stored
         if key is not None and key in env:  # an element of a list: this one's, or a peer's
             base = self.peer_view(key, node, env) or env[key]
         else:

@@ -35,6 +35,7 @@ from loopfix.model.holders import HeldModules
 from loopfix.model.index import keep, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, identifies
 from loopfix.model.shapes import NONE, TENSOR
+from loopfix.model.slots import ItemSlots
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
     NOT_CONSTANT,
@@ -112,6 +113,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_from: dict[str, str] = {}
         # names that stand for one element of a container of modules (`for h in heads`)
         self.element_names: set[str] = set()
+        self.slots = ItemSlots()  # `losses[i] = ...` read back as `losses[i]`
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
@@ -530,7 +532,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)
         )
         positions = concatenated_positions(old, value) if isinstance(node.op, ast.Add) else None
-        self.bind(node.target, Value(old.graphs | value.graphs, shape, positions), env)
+        combined = Value(old.graphs | value.graphs, shape, positions)
+        self.bind(node.target, combined, env, exact=not isinstance(node.target, ast.Subscript))
         return Flow(normal=env)
 
     def stmt_Expr(self, node: ast.Expr, env: Env) -> Flow:
@@ -576,6 +579,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             old = env.get(key)
             env[key] = Value(frozenset(), old.shape if old is not None else None)
             self.note_write(key)
+            self.slots.forget(key, env)
 
     def stmt_FunctionDef(self, node: ast.stmt, env: Env) -> Flow:
         return Flow(normal=env)
@@ -1129,7 +1133,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.element_names.add(element.id)
 
     # ---------------------------------------------------------------- binding
-    def bind(self, target: ast.expr, value: Value, env: Env, *, write: bool = True) -> None:
+    def bind(
+        self, target: ast.expr, value: Value, env: Env, *, write: bool = True, exact: bool = True
+    ) -> None:
+        """Bind `target` to `value` in `env`; `exact=False`: an item store whose value is not
+        the whole of what the item holds (`xs[i] += y`)."""
         if isinstance(target, ast.Tuple | ast.List):
             items = _item_shapes(value.shape, target.elts)
             count = len(target.elts)
@@ -1141,7 +1149,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value.with_shape(("seq", value.shape)), env, write=write)
         elif isinstance(target, ast.Subscript):
-            self._bind_item(target, value, env)
+            self._bind_item(target, value, env, exact)
         else:
             if isinstance(target, ast.Name) and target.id in self.element_names:
                 self.element_names.discard(target.id)  # no longer a container's element
@@ -1155,6 +1163,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if key is None:
                 self.eval(target.value, env) if isinstance(target, ast.Attribute) else None
                 return
+            if key in self.slots.by_index:
+                value = self.slots.rebound_index(key, value, env)
             env[key] = value
             env.pop(key + PEERS, None)  # a new list: no element of it was stepped yet
             below = (key + ".", key + "[")
@@ -1163,7 +1173,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if write:
                 self.note_write(key)
 
-    def _bind_item(self, target: ast.Subscript, value: Value, env: Env) -> None:
+    def _bind_item(self, target: ast.Subscript, value: Value, env: Env, exact: bool = True) -> None:
+        """`xs[i] = value`: the list holds it among its items; with `exact` (a plain store,
+        not `xs[i] += ...`), a local list indexed by a name also keeps it as that item
+        (`ItemSlots`)."""
         key = self.key_for(target.value)
         self.eval(target.slice, env)
         if key is None:
@@ -1171,11 +1184,19 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         old = env[key] if key in env else self._unbound_attribute(target.value, env)
         env[key] = _with_item(old, value)
         self.note_write(key)
+        self.slots.forget(key, env)  # another index may name the same item
+        if exact and self._own_local(target.value, key) and isinstance(target.slice, ast.Name):
+            self.slots.store(key, self.key_for(target.slice), value, env)
         caller_key = self._argument_stored_into(target.value)
         if caller_key is not None and caller_key in env:
             # the caller's list is the list the function was given
             env[caller_key] = _with_item(env[caller_key], value)
             self.note_write(caller_key)
+
+    def _own_local(self, node: ast.expr, key: str) -> bool:
+        """Whether `node` is a name of the running scope's own (not a parameter standing
+        for the caller's object, nor a module global read from a function)."""
+        return isinstance(node, ast.Name) and key == self.frame.prefix + node.id
 
     def _argument_stored_into(self, node: ast.expr) -> str | None:
         """The caller's key of the container a called function stores an item into through
