@@ -458,6 +458,27 @@ class LoopModel:
                     return statement
         return None
 
+    def counts_iterations(self, test: ast.expr, loop_id: int) -> bool:
+        """Whether `test` is a schedule over the loop's iterations (a step every k
+        micro-batches): it takes a remainder (`%`) of a count the loop keeps, `(i + 1) %
+        accumulation == 0`, or compares such a count that the loop also sets back to a
+        constant (`if micro == k: ...; micro = 0`). A count is a name the loop's target binds
+        (`for i, batch in enumerate(loader)`) or a name or attribute the loop adds to
+        (`step += 1`, `self.global_step += 1`). Not a test of the gradients, the loss, a
+        setting or an outer loop's counter (`if epoch >= unfreeze_at:`)."""
+        loop = self.loop(loop_id)
+        counts = _iteration_counts(loop)
+        if not counts:
+            return False
+        reset = counts & _reset_in(loop)
+        for node in walk(test):
+            remainder = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+            if remainder and _reads_any(node.left, counts):
+                return True
+            if isinstance(node, ast.Compare) and _reads_any(node, reset):
+                return True
+        return False
+
     def _loop_counters(self, statement: ast.stmt) -> set[str]:
         return {
             name.id
@@ -1320,6 +1341,41 @@ def _returns_detached(function, symbols: Symbols) -> bool:
 
 def _names_used(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in walk(node) if isinstance(n, ast.Name))
+
+
+def _iteration_counts(loop: ast.AST) -> set[str]:
+    """The names (and attribute paths) `loop` counts its iterations with: those its target
+    binds and those it adds a constant to."""
+    counts = set()
+    if isinstance(loop, ast.For | ast.AsyncFor):
+        counts |= {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    for node in walk(loop):
+        if (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, ast.Add)
+            and isinstance(node.value, ast.Constant)
+        ):
+            path = dotted_name(node.target)
+            if path is not None:
+                counts.add(path)
+    return counts
+
+
+def _reset_in(loop: ast.AST) -> set[str]:
+    """The names and attribute paths `loop` binds to a constant (`micro = 0`)."""
+    return {
+        path
+        for node in walk(loop)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if (path := dotted_name(target)) is not None
+    }
+
+
+def _reads_any(node: ast.AST, paths: set[str]) -> bool:
+    return any(
+        isinstance(n, ast.Name | ast.Attribute) and dotted_name(n) in paths for n in walk(node)
+    )
 
 
 def _inside(node: ast.AST, container: ast.AST) -> bool:

@@ -17,9 +17,14 @@ it, in one loop iteration:
 - **between the backward and the step**: `loss.backward(); optimizer.zero_grad();
   optimizer.step()`, so every step sees zero gradients;
 - **every micro-batch of an accumulation**: `optimizer.zero_grad()` at the top of each
-  iteration while the step runs only under `if (i + 1) % accumulation == 0:`, so each step
-  uses the last micro-batch's gradient alone (not a step skipped on a bad loss, `if
-  torch.isfinite(loss):`, whose gradients the next `zero_grad()` must clear);
+  iteration while the step runs only under a schedule over the loop's iterations, so each
+  step uses the last micro-batch's gradient alone. A schedule takes a remainder of a count
+  the loop keeps (`if (i + 1) % accumulation == 0:`, `step += 1; if step % k == 0:`), or
+  compares a count the loop sets back (`if micro == k: ...; micro = 0`). A step skipped on
+  purpose is not one: on a bad batch (`if torch.isfinite(loss):`, `if not found_inf:`), a
+  gradient spike (`if norm < limit:`), a strong discriminator (`if d_accuracy < 0.8:`), a
+  frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`); there the next
+  `zero_grad()` must clear the skipped batch's gradients;
 - **never**: the optimizer steps in every iteration and nothing in the loop clears its
   gradients, so they pile up across iterations (not reported when the step is guarded, as in
   a deliberate accumulation, or when the loop clears gradients another way:
@@ -184,6 +189,11 @@ class ZeroGradMisplaced(Rule):
         guarded = isinstance(owner, ast.If) and not owner.orelse and owner in loop.body
         if guarded and _tests_finite(owner.test):
             guarded = False  # a bad batch's step skipped (`if torch.isfinite(loss):`)
+        if guarded and not model.counts_iterations(owner.test, loop_id):
+            # a step skipped on purpose (a bad batch: `if not found_inf:`, a gradient
+            # spike, a strong discriminator, a frozen phase): the top-of-loop `zero_grad()`
+            # is what drops the skipped batch's gradients
+            guarded = False
         inside = [b for b in backwards if owner in model.enclosing_statements(b.statement)]
         other_steps = [
             u

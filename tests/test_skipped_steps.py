@@ -1,0 +1,126 @@
+"""LF007 reads a step guarded by a schedule over the loop's iterations as a gradient
+accumulation (`model.LoopModel.counts_iterations`), and a step skipped on purpose (a bad
+batch, a gradient spike, a strong discriminator, a frozen phase) as what it is: there the
+`zero_grad()` at the top of the loop is what drops the skipped batch's gradients. The
+skipping scripts are run: each steps on the iterations it means to, and keeps its weights
+finite or frozen."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import rules_reported, run_script
+
+HEADER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+stepped = []
+"""
+
+# (loop, the iterations it steps on)
+SKIPS = {
+    "gradient_norm_spike": (
+        """
+for i in range(6):
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    if i == 3:
+        y = y * 1e6
+    optimizer.zero_grad()
+    F.mse_loss(model(x), y).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
+    if norm < 1e3:
+        optimizer.step()
+        stepped.append(i)
+""",
+        [0, 1, 2, 4, 5],
+    ),
+    "quality_threshold": (
+        """
+for i in range(6):
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    optimizer.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    accuracy = 0.9 if i % 3 == 0 else 0.5
+    if accuracy < 0.8:
+        optimizer.step()
+        stepped.append(i)
+""",
+        [1, 2, 4, 5],
+    ),
+    "outer_loop_phase": (
+        """
+frozen = [p.clone() for p in model.parameters()]
+for epoch in range(3):
+    for i in range(2):
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        if epoch >= 1:
+            optimizer.step()
+            stepped.append(2 * epoch + i)
+    if epoch == 0:
+        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), frozen))
+""",
+        [2, 3, 4, 5],
+    ),
+    "after_warm_up_iterations": (
+        """
+for i in range(6):
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    optimizer.zero_grad()
+    F.mse_loss(model(x), y).backward()
+    if i >= 2:
+        optimizer.step()
+        stepped.append(i)
+""",
+        [2, 3, 4, 5],
+    ),
+}
+
+ACCUMULATIONS = {
+    "remainder_of_target": """
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    if (i + 1) % 3 == 0:
+        optimizer.step()
+""",
+    "remainder_of_counter": """
+step = 0
+for x in torch.randn(6, 8, 4):
+    optimizer.zero_grad()
+    F.mse_loss(model(x), torch.randn(8, 1)).backward()
+    step += 1
+    if step % 3 == 0:
+        optimizer.step()
+""",
+    "counter_set_back": """
+micro = 0
+for x in torch.randn(6, 8, 4):
+    optimizer.zero_grad()
+    F.mse_loss(model(x), torch.randn(8, 1)).backward()
+    micro += 1
+    if micro == 3:
+        optimizer.step()
+        micro = 0
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKIPS))
+def test_a_step_skipped_on_purpose_is_not_an_accumulation(name, tmp_path):
+    loop, expected = SKIPS[name]
+    source = HEADER + loop + f"assert stepped == {expected}, stepped\n"
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(source) == []
+
+
+@pytest.mark.parametrize("name", sorted(ACCUMULATIONS))
+def test_a_step_every_k_iterations_with_gradients_cleared_every_iteration_is_found(name):
+    assert rules_reported(HEADER + ACCUMULATIONS[name]) == ["LF007"]
