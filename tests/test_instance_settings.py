@@ -90,3 +90,95 @@ def test_a_private_setting_set_under_its_mangled_name_is_no_constant(tmp_path):
     run = run_script(source, tmp_path)
     assert "backward through the graph a second time" in run.stderr, run.stderr
     assert rules_reported(source) == ["LF001"]
+
+
+# a recurrent model whose `forward` detaches the state it is given when its setting says so,
+# tested together with whether a state was given
+TRUNCATING_GRU = """\
+import torch
+import torch.nn as nn
+
+
+class StatefulGRU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 8, batch_first=True)
+        self.head = nn.Linear(8, 1)
+        self.truncate = {flag}
+
+    def forward(self, x, h=None):
+        if h is not None and self.truncate:
+            h = h.detach()
+        out, h = self.gru(x, h)
+        return self.head(out), h
+
+
+torch.manual_seed(0)
+model = StatefulGRU()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+h = None
+for t in range(4):
+    prediction, h = model(torch.randn(2, 5, 3), h)
+    loss = prediction.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+# an actor-critic whose actor head reads the shared features detached when its setting says
+# so (in a conditional expression); the critic, encoder included, steps first
+DETACHING_ACTOR = """\
+import torch
+import torch.nn as nn
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(6, 16), nn.ReLU())
+        self.actor, self.critic = nn.Linear(16, 3), nn.Linear(16, 1)
+        self.detach_actor = {flag}
+
+    def forward(self, obs):
+        features = self.encoder(obs)
+        logits = self.actor(features.detach() if self.detach_actor else features)
+        return logits, self.critic(features).squeeze(-1)
+
+
+torch.manual_seed(0)
+net = ActorCritic()
+critic_optimizer = torch.optim.SGD([*net.encoder.parameters(), *net.critic.parameters()], lr=0.1)
+actor_optimizer = torch.optim.SGD(net.actor.parameters(), lr=0.1)
+for it in range(3):
+    logits, values = net(torch.randn(8, 6))
+    critic_loss = (values - torch.randn(8)).pow(2).mean()
+    critic_optimizer.zero_grad()
+    critic_loss.backward()
+    critic_optimizer.step()
+    actor_loss = -logits.log_softmax(-1)[:, 0].mean()
+    actor_optimizer.zero_grad()
+    actor_loss.backward()
+    actor_optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "flag", "error", "rules"),
+    [
+        (TRUNCATING_GRU, "True", None, []),
+        (TRUNCATING_GRU, "False", "backward through the graph a second time", ["LF001"]),
+        (DETACHING_ACTOR, "True", None, []),
+        (DETACHING_ACTOR, "False", "backward through the graph a second time", ["LF003"]),
+    ],
+    ids=["truncating", "not_truncating", "detached_actor", "shared_actor"],
+)
+def test_a_setting_decides_an_and_with_another_test_and_a_conditional_expression(
+    program, flag, error, rules, tmp_path
+):
+    source = program.format(flag=flag)
+    run = run_script(source, tmp_path)
+    if error is None:
+        assert run.returncode == 0, run.stderr
+    else:
+        assert error in run.stderr, run.stderr
+    assert rules_reported(source) == rules

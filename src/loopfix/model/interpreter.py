@@ -606,7 +606,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if known is not None:  # `if t == 0:` in a loop over t: the phase decides
             return self.exec_block(node.body if known else node.orelse, dict(env))
         taken, skipped = dict(env), dict(env)
-        none_check = self._none_check(node.test)
+        none_check = self._none_check(self._undecided_part(node.test))
         if none_check is not None:
             key, none_when_true = none_check
             if key in env:  # on the branch where it is None, it holds no graph
@@ -685,6 +685,16 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if value is NOT_CONSTANT:
             return None
         return _compared(value, op, right)
+
+    def _undecided_part(self, test: ast.expr) -> ast.expr:
+        """The one part of an `and` (`or`) whose other parts are constants that do not decide
+        it (`_constant_test`): `h is not None` of `if h is not None and self.truncate:` with
+        `self.truncate = True`; else `test` itself."""
+        if not isinstance(test, ast.BoolOp):
+            return test
+        neutral = isinstance(test.op, ast.And)  # the value a part adds nothing with
+        left = [value for value in test.values if self._constant_test(value) is not neutral]
+        return left[0] if len(left) == 1 else test
 
     def _constant_of(self, node: ast.expr) -> object:
         """A module constant's value, when `node` names one that no local shadows; or, in a
