@@ -265,3 +265,51 @@ def test_a_module_with_relative_imports_runs_in_its_package(tmp_path):
     result = analyse_source(SourceFile.read(script), project=None)
     (verdict,) = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
     assert verdict.outcome == "equivalent", verdict
+
+
+CLASSIFIER = """\
+import torch
+import torch.nn as nn
+
+from utils import make_batches
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def train_epoch(self, n):
+        for x, y in make_batches(n):
+            loss = (self(x) - y).pow(2).mean()
+            loss.backward()
+            self.optimizer.zero_grad()
+            self.optimizer.step()
+"""
+
+
+def test_a_package_module_imports_as_the_project_imports_it(tmp_path):
+    """A method of `models/classifier.py`, run on its own, imports `utils` as the project
+    does when `main.py` beside `models/` imports it: the project's `utils.py`, not the
+    `models/utils/` package beside the module."""
+    from loopfix.analysis import analyse_source
+    from loopfix.source import SourceFile
+    from loopfix.verify.verifier import verify_file
+
+    models = tmp_path / "models"
+    (models / "utils").mkdir(parents=True)
+    (models / "__init__.py").write_text("")
+    (models / "utils" / "__init__.py").write_text("def init_weights(module):\n    return module\n")
+    (tmp_path / "utils.py").write_text(
+        "import torch\n\n\ndef make_batches(n):\n"
+        "    return [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(n)]\n"
+    )
+    (models / "classifier.py").write_text(CLASSIFIER)
+    result = analyse_source(SourceFile.read(models / "classifier.py"))
+    assert [f.rule for f in result.findings] == ["LF007"]
+    (verdict,) = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
+    assert verdict.outcome == "equivalent", verdict

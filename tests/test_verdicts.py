@@ -88,8 +88,8 @@ PAIRS = [
     Pair(
         "LF006",
         "lf006_logged_total.py",
-        "KEEP_GRAPH = True",
-        "KEEP_GRAPH = False",  # the helper hands the total a detached value
+        "KEEP_GRAPH = bool(1)",
+        "KEEP_GRAPH = bool(0)",  # the helper hands the total a detached value
         "held no graph in the original run",
     ),
     Pair(
@@ -109,8 +109,8 @@ PAIRS = [
     Pair(
         "LF009",
         "lf009_fake_seen_by_the_critic.py",
-        "DETACH_FAKE = False",
-        "DETACH_FAKE = True",  # the critic's loss never reaches the generator
+        "DETACH_FAKE = bool(0)",
+        "DETACH_FAKE = bool(1)",  # the critic's loss never reaches the generator
         "no backward's gradients reached two optimizers' steps",
     ),
 ]

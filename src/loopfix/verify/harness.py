@@ -87,6 +87,7 @@ def run_script(
     synthetic_loop: int | None = None,
     overlay: dict[str, bytes] | None = None,
     package: tuple[str, Path] | None = None,
+    import_path: tuple[Path, ...] | None = None,
 ) -> ChildRun:
     """Run `code` as the script `name` of the folder `home`, in a temporary copy; or, with
     `call`, call that function of it with the `fixture`'s arguments or, without one, with
@@ -94,7 +95,9 @@ def run_script(
     `home`) that the run imports in another version (an entry script run to verify a
     change to a module it imports). `graphs`: record which earlier backwards' graphs each
     backward goes through again (see `trace.py`). `package`: (the package the script is a
-    module of, the folder that holds that package's top level), for relative imports."""
+    module of, the folder that holds that package's top level), for relative imports.
+    `import_path`: the folders its absolute imports are looked up in (`home` alone by
+    default; see `module_import_path`)."""
     with tempfile.TemporaryDirectory(prefix="loopfix-verify-") as workdir:
         script, trace_file = Path(workdir) / name, Path(workdir) / ".loopfix-trace.pt"
         script.write_bytes(code)
@@ -114,8 +117,9 @@ def run_script(
         if package is not None:
             argv += ["--package", package[0], str(package[1])]
         argv += [str(trace_file), str(script)]
+        folders = import_path or (home,)
         if settings.warm and _fork_is_safe(settings):
-            run = _WORKER.run(argv, Path(workdir), home, settings)
+            run = _WORKER.run(argv, Path(workdir), folders, settings)
             if run is not None:
                 run.trace = _load(trace_file) if trace_file.exists() and not run.timed_out else None
                 return run
@@ -124,7 +128,7 @@ def run_script(
         process = subprocess.Popen(
             command,
             cwd=workdir,
-            env=_child_environment(home, settings, Path(workdir)),
+            env=_child_environment(folders, settings, Path(workdir)),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -168,16 +172,18 @@ def _load(trace_file: Path) -> dict | None:
     return portable.load(trace_file)
 
 
-def _child_environment(home: Path, settings: RunSettings, workdir: Path) -> dict[str, str]:
+def _child_environment(
+    folders: tuple[Path, ...], settings: RunSettings, workdir: Path
+) -> dict[str, str]:
     """The parent's variables less credentials, the sandbox's (home, caches and temporary
-    folder inside `workdir`, offline switches), and an import path with the project's folder
-    (and, for another interpreter, the folder that holds only the tracer)."""
+    folder inside `workdir`, offline switches), and an import path with the project's
+    `folders` (and, for another interpreter, the folder that holds only the tracer)."""
     env = {
         k: v for k, v in os.environ.items() if not CREDENTIALS.search(k) or k in settings.pass_env
     }
     tracer = [] if settings.own_python else [interpreter.tracer_path()]
     inherited = [] if not settings.own_python else [env.get("PYTHONPATH")]
-    paths = [*tracer, str(home), *filter(None, inherited)]
+    paths = [*tracer, *map(str, folders), *filter(None, inherited)]
     env |= {"PYTHONPATH": os.pathsep.join(paths), "PYTHONHASHSEED": "0"}
     env |= sandbox.environment(workdir)
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -213,13 +219,13 @@ class _Worker:
         self.process: subprocess.Popen | None = None
         self.python: str | None = None
 
-    def run(self, argv: list[str], workdir: Path, home: Path, settings: RunSettings):
+    def run(self, argv: list[str], workdir: Path, folders: tuple[Path, ...], settings):
         stderr_file = workdir / ".loopfix-stderr.txt"
         request = {
             "argv": argv,
             "cwd": str(workdir),
-            "path": [str(home)],
-            "env": _child_environment(home, settings, workdir),
+            "path": [str(folder) for folder in folders],
+            "env": _child_environment(folders, settings, workdir),
             "timeout": settings.timeout,
             "memory_limit": settings.memory_limit if not _may_use_gpu(settings) else 0,
             "stderr": str(stderr_file),
@@ -273,6 +279,20 @@ class _Worker:
 
 
 _WORKER = _Worker()
+
+
+def module_import_path(path: Path) -> tuple[Path, ...]:
+    """Where the absolute imports of the module at `path` resolve when the project runs it:
+    a module of a package (its folder holds an `__init__.py`) is imported by an entry script
+    beside the top-level package (`python main.py` importing `models.classifier`), so the
+    folder that holds that package comes first (its `import utils` is the project's
+    `utils.py`, not a `models/utils/` package beside the module), then the module's own
+    folder; any other module: its own folder."""
+    own = path.resolve().parent
+    top = own
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    return (top, own) if top != own else (own,)
 
 
 def package_of(path: Path, text: str) -> tuple[str, Path] | None:

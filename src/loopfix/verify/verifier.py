@@ -39,7 +39,13 @@ from loopfix.rules import Finding, rule_by_code
 from loopfix.rules.compare import WRITTEN, Outcome, outcome_of, said
 from loopfix.scan import in_cells
 from loopfix.verify import interpreter
-from loopfix.verify.harness import ChildRun, RunSettings, package_of, run_script
+from loopfix.verify.harness import (
+    ChildRun,
+    RunSettings,
+    module_import_path,
+    package_of,
+    run_script,
+)
 from loopfix.verify.units import (
     enclosing_function,
     is_runnable,
@@ -296,7 +302,8 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         if entry is None:
             return f"nothing runs it: no module-level code or __main__ block, and no {FIXTURES}"
         return _entry_runs(result, entry, settings)
-    if unit != SCRIPT:
+    if unit != SCRIPT:  # a function or method of a module: run as the project imports it
+        run["import_path"] = module_import_path(path)
         run["fixture"] = _fixture_for(path, unit)
         plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
         if plan is not None and plan.needs_data and not plan.stands_in:

@@ -5,7 +5,7 @@ torch.manual_seed(0)
 model = nn.Linear(4, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
-KEEP_GRAPH = True
+KEEP_GRAPH = bool(1)  # a call: which branch runs, only running it tells
 
 
 def logged(loss):

@@ -8,7 +8,7 @@ optimizer_g = torch.optim.Adam(generator.parameters(), lr=2e-4, betas=(0.5, 0.99
 optimizer_d = torch.optim.Adam(discriminator.parameters(), lr=2e-4, betas=(0.5, 0.999))
 bce = nn.BCEWithLogitsLoss()
 data = [torch.randn(6, 8) for _ in range(4)]
-DETACH_FAKE = False
+DETACH_FAKE = bool(0)  # a call: which branch runs, only running it tells
 
 for real in data:
     ones, zeros = torch.ones(real.size(0), 1), torch.zeros(real.size(0), 1)
