@@ -149,6 +149,65 @@ def test_a_none_check_the_loop_may_change_is_not_invariant(test, inside, rebound
     assert invariant_tests(ast.parse(loop).body[0], rebound=frozenset(rebound)) == []
 
 
+# a closure rebinds the tested name (`nonlocal`) between its two tests: the replay loss is
+# read in an iteration that did not compute it
+REBOUND_BY_A_CLOSURE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Linear(8, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+memory = (torch.randn(4, 8), torch.randint(0, 3, (4,)))
+
+
+def train(batches):
+    replay = memory
+
+    def use_replay(on):
+        nonlocal replay
+        replay = memory if on else None
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        if replay is not None:
+            loss_replay = F.cross_entropy(model(memory[0]), memory[1])
+        use_replay(True)
+        if replay is not None:
+            loss = loss + loss_replay
+        loss.backward()
+        optimizer.step()
+        use_replay(False)
+
+
+train([(torch.randn(4, 8), torch.randint(0, 3, (4,))) for _ in range(3)])
+"""
+
+
+def test_a_name_a_closure_rebinds_is_not_invariant(tmp_path):
+    run = run_script(REBOUND_BY_A_CLOSURE, tmp_path)
+    assert "backward through the graph a second time" in run.stderr, run.stderr
+    assert rules_reported(REBOUND_BY_A_CLOSURE) == ["LF001"]
+
+
+BINDINGS = {
+    "except": "    try:\n        g(x)\n    except ValueError as r:\n        pass\n",
+    "match": "    match x:\n        case (_, r):\n            pass\n",
+}
+
+
+@pytest.mark.parametrize("binding", list(BINDINGS))
+def test_a_name_bound_by_a_handler_or_a_pattern_is_not_invariant(binding):
+    loop = (
+        "for x in xs:\n    if r is None:\n        a = f(x)\n"
+        + BINDINGS[binding]
+        + "    if r is None:\n        g(a)\n"
+    )
+    assert invariant_tests(ast.parse(loop).body[0]) == []
+
+
 # The flag is turned off by a method called in the loop: from the second iteration the
 # output is read without being computed again.
 TOGGLED_BY_A_METHOD = """

@@ -75,6 +75,40 @@ for step in range(4):
     losses[i].backward()
     optimizer.step()
 """,
+    # an alias made before the loop stores a freed graph as the item read back
+    "alias_before_the_loop": """
+kept = net(torch.randn(2, 3)).sum()
+losses = [None, None]
+alias = losses
+for step in range(3):
+    optimizer.zero_grad()
+    for i in range(2):
+        losses[i] = net(torch.randn(2, 3)).sum()
+        alias[i] = kept
+        losses[i].backward()
+    optimizer.step()
+""",
+    # an object the list was handed to stores into it between the store and the read
+    "held_by_an_object": """
+class Log:
+    def __init__(self, items):
+        self.items = items
+
+    def put(self, i, value):
+        self.items[i] = value
+
+
+kept = net(torch.randn(2, 3)).sum()
+losses = [None, None]
+log = Log(losses)
+for step in range(3):
+    optimizer.zero_grad()
+    for i in range(2):
+        losses[i] = net(torch.randn(2, 3)).sum()
+        log.put(i, kept)
+        losses[i].backward()
+    optimizer.step()
+""",
     # `+=` keeps what the item held: every pass's graph, freed by the pass before
     "augmented": """
 losses = [torch.zeros(()), torch.zeros(())]

@@ -99,12 +99,67 @@ for x in torch.randn(6, 8, 4):
     if step % 3 == 0:
         optimizer.step()
 """,
+    "flag": """
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    update = (i + 1) % 3 == 0 or i == 5
+    if update:
+        optimizer.step()
+""",
+    "step_computed_from_counts": """
+for epoch in range(2):
+    for i in range(3):
+        global_step = epoch * 3 + i + 1
+        optimizer.zero_grad()
+        F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+        if global_step % 3 == 0:
+            optimizer.step()
+""",
+    "count_kept_by_a_method": """
+class Trainer:
+    def __init__(self):
+        self.global_step = 0
+
+    def tick(self):
+        self.global_step = self.global_step + 1
+
+    def fit(self, batches):
+        for x in batches:
+            self.tick()
+            optimizer.zero_grad()
+            F.mse_loss(model(x), torch.randn(8, 1)).backward()
+            if self.global_step % 3 == 0:
+                optimizer.step()
+
+
+Trainer().fit(torch.randn(6, 8, 4))
+""",
+    "predicate_of_the_count": """
+def is_update_step(i, every):
+    return (i + 1) % every == 0
+
+
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    if is_update_step(i, 3):
+        optimizer.step()
+""",
+    "listed_steps": """
+update_steps = {2, 5}
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    if i in update_steps:
+        optimizer.step()
+""",
     "counter_set_back": """
 micro = 0
 for x in torch.randn(6, 8, 4):
     optimizer.zero_grad()
     F.mse_loss(model(x), torch.randn(8, 1)).backward()
-    micro += 1
+    micro = micro + 1
     if micro == 3:
         optimizer.step()
         micro = 0

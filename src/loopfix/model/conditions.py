@@ -231,4 +231,8 @@ def _assigned_paths(loop: ast.AST) -> set[str]:
             paths.add(node.name)
         elif isinstance(node, ast.alias):
             paths.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            paths.add(node.name)  # `except E as x`, `case (_, x)`, `case [*x]`
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            paths.add(node.rest)  # `case {**x}`
     return paths

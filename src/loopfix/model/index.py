@@ -36,7 +36,8 @@ class TreeIndex:
     # `out, h = model(x, h)`: a call fed one of the names it assigns (a recurrent step)
     recurrent_calls: list[ast.Call] = field(default_factory=list)
     stores: dict[str, int] = field(default_factory=dict)  # name -> bindings (parameters too)
-    declared_global: set[str] = field(default_factory=set)  # names `global` statements name
+    # names `global` and `nonlocal` statements name: a call of the function may rebind them
+    declared_global: set[str] = field(default_factory=set)
     attributes: set[str] = field(default_factory=set)  # every attribute name the module reads
 
 
@@ -165,7 +166,7 @@ def _walk_index(tree: ast.Module) -> TreeIndex:
                     attributes.add(child.attr)
                 elif kind is ast.arg:  # a parameter binds its name
                     stores[child.arg] = stores.get(child.arg, 0) + 1
-                elif kind is ast.Global:
+                elif kind is ast.Global or kind is ast.Nonlocal:
                     index.declared_global.update(child.names)
                 elif kind is ast.keyword and child.arg:
                     scope_words.add(child.arg)

@@ -1195,7 +1195,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         env[key] = _with_item(old, value)
         self.note_write(key)
         self.slots.forget(key, env)  # another index may name the same item
-        if exact and self._own_local(target.value, key) and isinstance(target.slice, ast.Name):
+        if (
+            exact
+            and self._own_local(target.value, key)
+            and isinstance(target.slice, ast.Name)
+            and self.slots.kept_alone(self.symbols.tree, target.value.id)
+        ):
             self.slots.store(key, self.key_for(target.slice), value, env)
         caller_key = self._argument_stored_into(target.value)
         if caller_key is not None and caller_key in env:

@@ -460,24 +460,31 @@ class LoopModel:
 
     def counts_iterations(self, test: ast.expr, loop_id: int) -> bool:
         """Whether `test` is a schedule over the loop's iterations (a step every k
-        micro-batches): it takes a remainder (`%`) of a count the loop keeps, `(i + 1) %
-        accumulation == 0`, or compares such a count that the loop also sets back to a
-        constant (`if micro == k: ...; micro = 0`). A count is a name the loop's target binds
-        (`for i, batch in enumerate(loader)`) or a name or attribute the loop adds to
-        (`step += 1`, `self.global_step += 1`). Not a test of the gradients, the loss, a
-        setting or an outer loop's counter (`if epoch >= unfreeze_at:`)."""
+        micro-batches), as gradient accumulation writes it:
+        - a remainder, floor division or bit mask of a name or attribute (`(i + 1) %
+          accumulation == 0`, `self.global_step % k == 0`, `(i + 1) // k * k == i + 1`);
+        - a count the loop keeps, compared where the loop also sets it back to a constant
+          (`if micro == k: ...; micro = 0`), tested for membership (`if i in update_steps:`)
+          or handed to a function (`if is_update_step(i, k):`). A count is a name the loop's
+          target binds (`for i, batch in enumerate(loader)`), one it adds to (`step += 1`,
+          `step = step + 1`, `seen += len(x)`) or one it computes from a count
+          (`global_step = epoch * len(loader) + i + 1`);
+        - a name the loop binds to such a test (`do_step = (i + 1) % k == 0`).
+        Not a test of the gradients, the loss, a setting or an outer loop's phase alone
+        (`if not found_inf:`, `if norm < limit:`, `if epoch >= unfreeze_at:`,
+        `if i >= warm_up:`)."""
         loop = self.loop(loop_id)
         counts = _iteration_counts(loop)
-        if not counts:
-            return False
-        reset = counts & _reset_in(loop)
-        for node in walk(test):
-            remainder = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
-            if remainder and _reads_any(node.left, counts):
-                return True
-            if isinstance(node, ast.Compare) and _reads_any(node, reset):
-                return True
-        return False
+        flags = {  # `do_step = ...`, `_, left = divmod(i + 1, k)`
+            path
+            for node in walk(loop)
+            if isinstance(node, ast.Assign) and _is_schedule(node.value, counts, loop)
+            for target in node.targets
+            for bound in walk(target)
+            if isinstance(bound, ast.Name | ast.Attribute)
+            and (path := dotted_name(bound)) is not None
+        }
+        return _is_schedule(test, counts, loop) or _reads_any(test, flags)
 
     def _loop_counters(self, statement: ast.stmt) -> set[str]:
         return {
@@ -1343,21 +1350,59 @@ def _names_used(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in walk(node) if isinstance(n, ast.Name))
 
 
+_SCHEDULE_OPERATORS = (ast.Mod, ast.FloorDiv, ast.BitAnd)
+
+
+def _is_schedule(test: ast.expr, counts: set[str], loop: ast.AST) -> bool:
+    """`counts_iterations` for one expression (a test, or a value a name is bound to)."""
+    if not isinstance(test, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.BinOp | ast.Call):
+        return False
+    reset = counts & _reset_in(loop)
+    for node in walk(test):
+        cycle = isinstance(node, ast.BinOp) and isinstance(node.op, _SCHEDULE_OPERATORS)
+        if cycle and any(isinstance(n, ast.Name | ast.Attribute) for n in walk(node.left)):
+            return True
+        if isinstance(node, ast.Compare):
+            if _reads_any(node, reset):
+                return True
+            if isinstance(node.ops[0], ast.In) and _reads_any(node.left, counts):
+                return True
+        if isinstance(node, ast.Call) and any(
+            _reads_any(argument, counts) for argument in node.args
+        ):
+            return True
+    return False
+
+
 def _iteration_counts(loop: ast.AST) -> set[str]:
     """The names (and attribute paths) `loop` counts its iterations with: those its target
-    binds and those it adds a constant to."""
+    binds, those it adds to (`step += 1`, `step = step + 1`), and those it computes from a
+    count (`global_step = epoch * steps + i`)."""
     counts = set()
     if isinstance(loop, ast.For | ast.AsyncFor):
         counts |= {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    assignments = []
     for node in walk(loop):
-        if (
-            isinstance(node, ast.AugAssign)
-            and isinstance(node.op, ast.Add)
-            and isinstance(node.value, ast.Constant)
-        ):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
             path = dotted_name(node.target)
             if path is not None:
                 counts.add(path)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+            for target in node.targets:
+                path = dotted_name(target)
+                if path is not None:
+                    assignments.append((path, node.value))
+    for path, value in assignments:  # `step = step + 1`
+        added_to = {dotted_name(value.left), dotted_name(value.right)}
+        if isinstance(value.op, ast.Add) and path in added_to:
+            counts.add(path)
+    grown = True
+    while grown:  # `global_step = epoch * len(loader) + i + 1`
+        grown = False
+        for path, value in assignments:
+            if path not in counts and _reads_any(value, counts):
+                counts.add(path)
+                grown = True
     return counts
 
 

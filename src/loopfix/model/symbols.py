@@ -78,7 +78,8 @@ class Symbols:
         return self._whole
 
     def global_names(self) -> frozenset[str]:
-        """Names some function of the module declares `global` (a call may rebind them)."""
+        """Names some function of the module declares `global` or `nonlocal` (a call may
+        rebind them)."""
         return self.whole_module().declared_global
 
     def int_constant(self, name: str) -> int | None:
@@ -325,7 +326,7 @@ class ModuleFacts:
 
     int_constants: dict[str, int]  # see `Symbols.int_constant`
     constants: dict[str, object]  # see `Symbols.constant`
-    declared_global: frozenset[str]  # names a `global` statement declares
+    declared_global: frozenset[str]  # names a `global` or `nonlocal` statement declares
     registers_hooks: bool  # a forward (pre-)hook is registered on some module
 
 

@@ -18,9 +18,13 @@ it, in one loop iteration:
   optimizer.step()`, so every step sees zero gradients;
 - **every micro-batch of an accumulation**: `optimizer.zero_grad()` at the top of each
   iteration while the step runs only under a schedule over the loop's iterations, so each
-  step uses the last micro-batch's gradient alone. A schedule takes a remainder of a count
-  the loop keeps (`if (i + 1) % accumulation == 0:`, `step += 1; if step % k == 0:`), or
-  compares a count the loop sets back (`if micro == k: ...; micro = 0`). A step skipped on
+  step uses the last micro-batch's gradient alone. A schedule takes a remainder of a name or
+  attribute (`if (i + 1) % accumulation == 0:`, `if self.global_step % k == 0:`), compares a
+  count the loop sets back (`if micro == k: ...; micro = 0`), tests a count's membership
+  (`if i in update_steps:`) or hands a count to a function (`if is_update_step(i, k):`); a
+  count is the loop's target, a name it adds to or one computed from a count (`global_step
+  = epoch * len(loader) + i`), and a name bound to a schedule is one (`do_step = (i + 1) %
+  k == 0`). A step skipped on
   purpose is not one: on a bad batch (`if torch.isfinite(loss):`, `if not found_inf:`), a
   gradient spike (`if norm < limit:`), a strong discriminator (`if d_accuracy < 0.8:`), a
   frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`); there the next
