@@ -182,3 +182,49 @@ def test_a_setting_decides_an_and_with_another_test_and_a_conditional_expression
     else:
         assert error in run.stderr, run.stderr
     assert rules_reported(source) == rules
+
+
+# the setting is a constructor argument: what every construction passes decides it
+CONSTRUCTED_GRU = (
+    TRUNCATING_GRU.replace("def __init__(self):", "def __init__(self, truncate=True):")
+    .replace("self.truncate = {flag}", "self.truncate = truncate")
+    .replace("model = StatefulGRU()", "model = StatefulGRU({arguments})")
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "rules"),
+    [
+        ("", None, []),  # the literal default
+        ("truncate=True", None, []),
+        ("False", "backward through the graph a second time", ["LF001"]),
+        ("truncate=False", "backward through the graph a second time", ["LF001"]),
+    ],
+    ids=["default", "keyword", "positional_off", "keyword_off"],
+)
+def test_a_setting_every_construction_passes_as_a_literal_decides_its_branches(
+    arguments, error, rules, tmp_path
+):
+    source = CONSTRUCTED_GRU.format(arguments=arguments)
+    run = run_script(source, tmp_path)
+    if error is None:
+        assert run.returncode == 0, run.stderr
+    else:
+        assert error in run.stderr, run.stderr
+    assert rules_reported(source) == rules
+
+
+def test_constructions_that_disagree_leave_both_branches_open(tmp_path):
+    """Another instance built with the setting off: the class's setting is no constant."""
+    source = CONSTRUCTED_GRU.format(arguments="truncate=True") + (
+        "\nmodel = StatefulGRU(truncate=False)\nh = None\n"
+        "for t in range(3):\n"
+        "    prediction, h = model(torch.randn(2, 5, 3), h)\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    optimizer.zero_grad()\n"
+        "    prediction.pow(2).mean().backward()\n"
+        "    optimizer.step()\n"
+    )
+    run = run_script(source, tmp_path)
+    assert "backward through the graph a second time" in run.stderr, run.stderr
+    assert "LF001" in rules_reported(source)

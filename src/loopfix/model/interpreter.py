@@ -38,6 +38,7 @@ from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.slots import ItemSlots
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
+    NO_CONSTRUCTION,
     NOT_CONSTANT,
     PARAMETER_CLASSES,
     ClassInfo,
@@ -712,10 +713,16 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return NOT_CONSTANT
         home = self.symbols.home(cls.node)
         names = {node.attr, mangled_name(cls.node.name, node.attr)}
-        for module in self._modules_seen():
+        seen = self._modules_seen()
+        for module in seen:
             if module is not home and any(module.stores_attribute(n) != 0 for n in names):
                 return NOT_CONSTANT  # set from outside the class, by name or by `setattr`
-        return home.instance_constant(cls, node.attr)
+        value = home.instance_constant(cls, node.attr)
+        if value is NOT_CONSTANT:
+            argument = home.init_argument(cls, node.attr)
+            if argument is not None:
+                value = _constructed_with(cls, argument, seen)
+        return value
 
     def _modules_seen(self) -> list[Symbols]:
         """The modules the analysis has looked into: the file's, the running code's, and
@@ -1562,3 +1569,19 @@ def _builds_exception(node: ast.expr | None) -> bool:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return False
     return node.func.id in _EXCEPTIONS
+
+
+def _constructed_with(cls: ClassInfo, argument, modules: list[Symbols]) -> object:
+    """The literal every construction of `cls` in `modules` passes for the `__init__`
+    argument a setting is bound to (`StatefulGRU(3, 16, truncate=True)`), where each of them
+    names the class only to call it and at least one constructs it; else `NOT_CONSTANT`."""
+    found = []
+    for module in modules:
+        value = module.constructed_with(cls.node, argument)
+        if value is NOT_CONSTANT:
+            return NOT_CONSTANT
+        if value is not NO_CONSTRUCTION:
+            found.append(value)
+    if not found or any(type(v) is not type(found[0]) or v != found[0] for v in found):
+        return NOT_CONSTANT
+    return found[0]

@@ -125,6 +125,80 @@ class Symbols:
                 return literal_value(statement.value)
         return NOT_CONSTANT
 
+    def init_argument(self, info: ClassInfo, attribute: str) -> InitArgument | None:
+        """The `__init__` parameter an attribute is bound to, in its own body
+        (`self.truncate = truncate`), where the class's module stores to no other attribute
+        of that name and `__init__` binds the parameter nowhere else; None otherwise. Its
+        value is what every construction passes (`constructed_with`)."""
+        home = self.home(info.node)
+        init = info.methods.get("__init__")
+        if init is None or home.stores_attribute(attribute) != 1:
+            return None
+        if mangled_name(info.node.name, attribute) != attribute:
+            return None  # a private setting: its mangled name is set elsewhere unseen
+        arguments = init.args
+        positional = [a.arg for a in arguments.posonlyargs + arguments.args][1:]  # not self
+        defaults = dict(zip(positional[::-1], arguments.defaults[::-1], strict=False))
+        keyword_only = [a.arg for a in arguments.kwonlyargs]
+        defaults.update(
+            (name, default)
+            for name, default in zip(keyword_only, arguments.kw_defaults, strict=True)
+            if default is not None
+        )
+        for statement in init.body:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target, value = statement.targets[0], statement.value
+            if not (
+                isinstance(target, ast.Attribute)
+                and target.attr == attribute
+                and _is_self(target.value)
+                and isinstance(value, ast.Name)
+                and value.id in (*positional, *keyword_only)
+            ):
+                continue
+            rebound = [
+                n
+                for n in walk(init)
+                if isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+            ]
+            if rebound:
+                return None
+            index = positional.index(value.id) if value.id in positional else None
+            return InitArgument(value.id, index, defaults.get(value.id))
+        return None
+
+    def constructed_with(self, node: ast.ClassDef, argument: InitArgument) -> object:
+        """The literal every construction of the class in this module passes for `argument`
+        (or leaves to its literal default); `NOT_CONSTANT` where one passes anything else,
+        or where the module names the class other than to call it (a subclass, a factory
+        table, `model_cls = Net`); `NO_CONSTRUCTION` where it constructs none."""
+        if self.tree is None:
+            return NOT_CONSTANT
+        names = {name for name, info in self.classes.items() if info.node is node}
+        names.add(node.name)  # `models.Net(...)`, or the class's own module
+        calls = {id(n.func): n for n in walk(self.tree) if isinstance(n, ast.Call)}
+        passed = []
+        for reference in walk(self.tree):
+            named = (
+                isinstance(reference, ast.Name)
+                and reference.id in names
+                and isinstance(reference.ctx, ast.Load)
+            ) or (isinstance(reference, ast.Attribute) and reference.attr == node.name)
+            if not named:
+                continue
+            if id(reference) not in calls:
+                return NOT_CONSTANT  # named other than to construct it
+            value = argument.passed_by(calls[id(reference)])
+            if value is NOT_CONSTANT:
+                return NOT_CONSTANT
+            passed.append(value)
+        if not passed:
+            return NO_CONSTRUCTION
+        if any(type(v) is not type(passed[0]) or v != passed[0] for v in passed):
+            return NOT_CONSTANT
+        return passed[0]
+
     def stores_attribute(self, attribute: str) -> int | None:
         """How many times the module stores to (or deletes) an attribute of that name, on
         any object; None when it may set attributes by name (`setattr`, `vars`,
@@ -1088,6 +1162,37 @@ def _writes_any_global(node: ast.AST) -> bool:
 
 
 LITERAL_TYPES = (int, float, str, bool, type(None))
+
+
+NO_CONSTRUCTION = object()  # `constructed_with`: the module constructs no instance
+
+
+@dataclass(frozen=True)
+class InitArgument:
+    """An `__init__` parameter a setting of `self` is bound to: its name, its position
+    after `self` (None: keyword-only) and its default (None: none)."""
+
+    name: str
+    position: int | None
+    default: ast.expr | None
+
+    def passed_by(self, call: ast.Call) -> object:
+        """The literal `call` passes for it, or its literal default; `NOT_CONSTANT` when
+        not a literal, or not known (`*args`, `**kwargs`)."""
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return NOT_CONSTANT
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return NOT_CONSTANT
+            if keyword.arg == self.name:
+                return literal_value(keyword.value)
+        if self.position is not None and self.position < len(call.args):
+            return literal_value(call.args[self.position])
+        return literal_value(self.default) if self.default is not None else NOT_CONSTANT
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def literal_value(node: ast.expr) -> object:
