@@ -92,6 +92,16 @@ def test_a_private_setting_set_under_its_mangled_name_is_no_constant(tmp_path):
     assert rules_reported(source) == ["LF001"]
 
 
+def runs_as_reported(source: str, error: str | None, rules: list[str], tmp_path) -> None:
+    """`source` runs cleanly (`error` None) or raises `error`, and reports `rules`."""
+    run = run_script(source, tmp_path)
+    if error is None:
+        assert run.returncode == 0, run.stderr
+    else:
+        assert error in run.stderr, run.stderr
+    assert rules_reported(source) == rules
+
+
 # a recurrent model whose `forward` detaches the state it is given when its setting says so,
 # tested together with whether a state was given
 TRUNCATING_GRU = """\
@@ -175,13 +185,7 @@ for it in range(3):
 def test_a_setting_decides_an_and_with_another_test_and_a_conditional_expression(
     program, flag, error, rules, tmp_path
 ):
-    source = program.format(flag=flag)
-    run = run_script(source, tmp_path)
-    if error is None:
-        assert run.returncode == 0, run.stderr
-    else:
-        assert error in run.stderr, run.stderr
-    assert rules_reported(source) == rules
+    runs_as_reported(program.format(flag=flag), error, rules, tmp_path)
 
 
 # the setting is a constructor argument: what every construction passes decides it
@@ -205,13 +209,7 @@ CONSTRUCTED_GRU = (
 def test_a_setting_every_construction_passes_as_a_literal_decides_its_branches(
     arguments, error, rules, tmp_path
 ):
-    source = CONSTRUCTED_GRU.format(arguments=arguments)
-    run = run_script(source, tmp_path)
-    if error is None:
-        assert run.returncode == 0, run.stderr
-    else:
-        assert error in run.stderr, run.stderr
-    assert rules_reported(source) == rules
+    runs_as_reported(CONSTRUCTED_GRU.format(arguments=arguments), error, rules, tmp_path)
 
 
 def test_constructions_that_disagree_leave_both_branches_open(tmp_path):
