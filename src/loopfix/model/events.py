@@ -110,24 +110,23 @@ class EventsMixin:
             and g not in failing
             and g.key not in self.obs.chained.get(g.crossed, ())
         }
+        consumed = _Once(lambda g: self._consumed(g, backward_id, retained))
         for name, value in list(env.items()):
             # a list of per-element results (`outputs = [m(x) for m in models]`) keeps the
             # other elements' graphs: this backward went through one element's; the later
             # iterations' reads of other elements (peers) see what it consumed
-            spared = {g.key for g in value.graphs if self._element_graph(g)}
-            if name in lists and spared & keys:
+            spared = (
+                {g.key for g in value.graphs if self._element_graph(g)} if name in lists else ()
+            )
+            if spared and spared & keys:
                 peers = env.get(name + PEERS, value)
-                env[name + PEERS] = peers.map_graphs(
-                    lambda g: self._consumed(g, backward_id, retained) if g.key in keys else g
-                )
+                env[name + PEERS] = peers.map_graphs(lambda g: consumed(g) if g.key in keys else g)
                 self.peer_index[name] = self.element_indices[-1] if self.element_indices else None
-            eaten = keys - spared if name in lists else keys
+            eaten = keys - spared if spared else keys
             if name in walked:
                 eaten = eaten - per_element
             if any(g.key in eaten and backward_id not in g.consumers for g in value.graphs):
-                env[name] = value.map_graphs(
-                    lambda g, e=eaten: self._consumed(g, backward_id, retained) if g.key in e else g
-                )
+                env[name] = value.map_graphs(lambda g, e=eaten: consumed(g) if g.key in e else g)
 
     def _consumed(self, graph: Graph, backward_id: int, retained: bool) -> Graph:
         """`graph` once the backward `backward_id` went through it; a module's parameter
@@ -237,20 +236,21 @@ class EventsMixin:
     ) -> None:
         """The step changed these modules' weights in place: graphs that saved them are stale
         (except in `spared`, containers whose other elements it did not touch)."""
+        stale = _Once(lambda g: g.go_stale(step_id))
         for name, value in list(env.items()):
             if name in spared:
                 # the other elements' readers see the stepped element among them
                 peers = env.get(name + PEERS, value)
                 if any(self._owned(g.site, modules) for g in peers.graphs):
                     env[name + PEERS] = peers.map_graphs(
-                        lambda g: g.go_stale(step_id) if self._owned(g.site, modules) else g
+                        lambda g: stale(g) if self._owned(g.site, modules) else g
                     )
                     index = self.element_indices[-1] if self.element_indices else None
                     self.peer_index[name] = index
                 continue
             if any(self._owned(g.site, modules) and g.stale_by is None for g in value.graphs):
                 env[name] = value.map_graphs(
-                    lambda g: g.go_stale(step_id) if self._owned(g.site, modules) else g
+                    lambda g: stale(g) if self._owned(g.site, modules) else g
                 )
 
     def _owned(self, site: tuple[int, ...], modules: frozenset[str]) -> bool:
@@ -274,3 +274,19 @@ class EventsMixin:
             first = node.args[0]
             return isinstance(first, ast.Constant) and first.value is False
         return False
+
+
+class _Once:
+    """`change(graph)` computed once per graph object in one event (a backward, a step):
+    the values of an environment share their graphs, and keep sharing the changed ones
+    (else each value gets its own copy, and every later event changes each copy again)."""
+
+    def __init__(self, change) -> None:
+        self.change = change
+        self.done: dict[int, tuple[Graph, Graph]] = {}  # id -> (the graph, what it became)
+
+    def __call__(self, graph: Graph) -> Graph:
+        found = self.done.get(id(graph))
+        if found is None or found[0] is not graph:  # kept alive here: no id is reused
+            found = self.done[id(graph)] = (graph, self.change(graph))
+        return found[1]
