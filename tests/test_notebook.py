@@ -208,6 +208,8 @@ CELL_LINES = st.lists(
             "n_batches = ",  # a cell with it does not parse: left out, written back as read
             "s = 'a\u2028b'\x0c",  # not line ends for Python (`str.splitlines` breaks there)
             "%time x = (",
+            "!python train.py \\\n    --epochs 3 \\\n  --lr 0.1",  # a shell line going on
+            "if x:\n    !echo a \\\n--flag b\n    y = 2",
         ]
     ),
     max_size=4,
@@ -234,6 +236,17 @@ def test_reading_and_writing_back_unchanged_gives_the_same_bytes(cells, as_strin
     text, parsed = to_python(data)
     assert from_python(parsed, text) == data
     compile(text, "<notebook>", "exec")  # magics are comments: the joined cells parse
+
+
+def test_a_shell_escape_continued_over_lines_is_one_magic(tmp_path, monkeypatch):
+    """`!python train.py \\` goes on in the next lines (IPython joins them for the shell):
+    they are part of the escape, not Python."""
+    monkeypatch.chdir(tmp_path)
+    shell = "!python prepare.py --dataroot ./data \\\n    --name demo \\\n    --gpu_ids -1\n"
+    (tmp_path / "gan.ipynb").write_bytes(notebook(shell, HEAD, "for i in range(3):\n" + LOOP))
+    result = invoke("check", "--no-cache", ".")
+    assert "syntax error" not in result.output, result.output
+    assert "gan.ipynb:cell 4:15:5: LF002" in result.stdout, result.output
 
 
 def test_the_body_of_a_timed_cell_is_checked(tmp_path, monkeypatch):

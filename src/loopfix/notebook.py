@@ -238,20 +238,28 @@ def _comment_magics(code: str) -> str:
         if name not in PYTHON_CELL_MAGICS:  # `%%bash`, `%%writefile`: not Python at all
             return "".join(MAGIC + line if line.strip() else line for line in lines)
         lines = [MAGIC + lines[0], *lines[1:]]  # `%%time`: the body is Python
-    out, depth, continued = [], 0, False
+    out, depth, continued, magic_goes_on = [], 0, False, False
     for line in lines:
         body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
+        escape = not continued and (_ASSIGNED_ESCAPE.match(body) or _ESCAPE.match(body))
+        if magic_goes_on:  # `!python train.py \` goes on: the shell's line, not Python
+            magic_goes_on = body.rstrip().endswith("\\")
+            out.append(MAGIC + body + end)
+            continue
         if body.startswith(MAGIC):  # a cell magic's first line, already a comment
             pass
-        elif not continued and (match := _ASSIGNED_ESCAPE.match(body)):
+        elif escape and (match := _ASSIGNED_ESCAPE.match(body)):
             # `files = !ls` gives a list of lines; `t = %timeit -o ...` a result object
             empty = "[]" if body[match.end() - 1] == "!" else "None"
             body = f"{match.group(1)}{match.group(2)} = {empty}  {MAGIC}{body.lstrip()}"
-        elif not continued and (match := _ESCAPE.match(body)):
+        elif escape and (match := _ESCAPE.match(body)):
             body = f"{match.group(1)}pass  {MAGIC}{match.group(2)}"
         else:
             depth = _depth_after(body, depth)
-        continued = depth > 0 or body.rstrip().endswith("\\")
+        if escape:  # a comment now: its `\` continues the magic, not a Python statement
+            magic_goes_on, continued = body.rstrip().endswith("\\"), False
+        else:
+            continued = depth > 0 or body.rstrip().endswith("\\")
         out.append(body + end)
     return "".join(out)
 
