@@ -82,14 +82,17 @@ for i in range(6):
     ),
 }
 
-ACCUMULATIONS = {
-    "remainder_of_target": """
+# six micro-batches, gradients cleared at each, a step under `guard`
+EVERY_BATCH_CLEARED = """
 for i in range(6):
     optimizer.zero_grad()
     F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
-    if (i + 1) % 3 == 0:
+{inside}    if {guard}:
         optimizer.step()
-""",
+"""
+
+ACCUMULATIONS = {
+    "remainder_of_target": EVERY_BATCH_CLEARED.format(inside="", guard="(i + 1) % 3 == 0"),
     "remainder_of_counter": """
 step = 0
 for x in torch.randn(6, 8, 4):
@@ -99,14 +102,9 @@ for x in torch.randn(6, 8, 4):
     if step % 3 == 0:
         optimizer.step()
 """,
-    "flag": """
-for i in range(6):
-    optimizer.zero_grad()
-    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
-    update = (i + 1) % 3 == 0 or i == 5
-    if update:
-        optimizer.step()
-""",
+    "flag": EVERY_BATCH_CLEARED.format(
+        inside="    update = (i + 1) % 3 == 0 or i == 5\n", guard="update"
+    ),
     "step_computed_from_counts": """
 for epoch in range(2):
     for i in range(3):
@@ -135,25 +133,11 @@ class Trainer:
 
 Trainer().fit(torch.randn(6, 8, 4))
 """,
-    "predicate_of_the_count": """
-def is_update_step(i, every):
-    return (i + 1) % every == 0
-
-
-for i in range(6):
-    optimizer.zero_grad()
-    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
-    if is_update_step(i, 3):
-        optimizer.step()
-""",
-    "listed_steps": """
-update_steps = {2, 5}
-for i in range(6):
-    optimizer.zero_grad()
-    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
-    if i in update_steps:
-        optimizer.step()
-""",
+    "predicate_of_the_count": "def is_update_step(i, every):\n"
+    "    return (i + 1) % every == 0\n"
+    + EVERY_BATCH_CLEARED.format(inside="", guard="is_update_step(i, 3)"),
+    "listed_steps": "update_steps = {2, 5}\n"
+    + EVERY_BATCH_CLEARED.format(inside="", guard="i in update_steps"),
     "counter_set_back": """
 micro = 0
 for x in torch.randn(6, 8, 4):

@@ -241,19 +241,20 @@ def _comment_magics(code: str) -> str:
     out, depth, continued, magic_goes_on = [], 0, False, False
     for line in lines:
         body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
-        escape = not continued and (_ASSIGNED_ESCAPE.match(body) or _ESCAPE.match(body))
         if magic_goes_on:  # `!python train.py \` goes on: the shell's line, not Python
             magic_goes_on = body.rstrip().endswith("\\")
             out.append(MAGIC + body + end)
             continue
+        assigned = None if continued else _ASSIGNED_ESCAPE.match(body)
+        escape = assigned or (None if continued else _ESCAPE.match(body))
         if body.startswith(MAGIC):  # a cell magic's first line, already a comment
             pass
-        elif escape and (match := _ASSIGNED_ESCAPE.match(body)):
+        elif assigned:
             # `files = !ls` gives a list of lines; `t = %timeit -o ...` a result object
-            empty = "[]" if body[match.end() - 1] == "!" else "None"
-            body = f"{match.group(1)}{match.group(2)} = {empty}  {MAGIC}{body.lstrip()}"
-        elif escape and (match := _ESCAPE.match(body)):
-            body = f"{match.group(1)}pass  {MAGIC}{match.group(2)}"
+            empty = "[]" if body[assigned.end() - 1] == "!" else "None"
+            body = f"{assigned.group(1)}{assigned.group(2)} = {empty}  {MAGIC}{body.lstrip()}"
+        elif escape:
+            body = f"{escape.group(1)}pass  {MAGIC}{escape.group(2)}"
         else:
             depth = _depth_after(body, depth)
         if escape:  # a comment now: its `\` continues the magic, not a Python statement

@@ -38,7 +38,6 @@ from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.slots import ItemSlots
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
-    NO_CONSTRUCTION,
     NOT_CONSTANT,
     PARAMETER_CLASSES,
     ClassInfo,
@@ -694,8 +693,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if not isinstance(test, ast.BoolOp):
             return test
         neutral = isinstance(test.op, ast.And)  # the value a part adds nothing with
-        left = [value for value in test.values if self._constant_test(value) is not neutral]
-        return left[0] if len(left) == 1 else test
+        undecided = [part for part in test.values if self._constant_test(part) is not neutral]
+        return undecided[0] if len(undecided) == 1 else test
 
     def _constant_of(self, node: ast.expr) -> object:
         """A module constant's value, when `node` names one that no local shadows; or, in a
@@ -1577,11 +1576,10 @@ def _constructed_with(cls: ClassInfo, argument, modules: list[Symbols]) -> objec
     names the class only to call it and at least one constructs it; else `NOT_CONSTANT`."""
     found = []
     for module in modules:
-        value = module.constructed_with(cls.node, argument)
-        if value is NOT_CONSTANT:
+        passed = module.constructions(cls.node, argument)
+        if passed is None:
             return NOT_CONSTANT
-        if value is not NO_CONSTRUCTION:
-            found.append(value)
+        found += passed
     if not found or any(type(v) is not type(found[0]) or v != found[0] for v in found):
         return NOT_CONSTANT
     return found[0]

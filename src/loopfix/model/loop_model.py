@@ -475,16 +475,17 @@ class LoopModel:
         `if i >= warm_up:`)."""
         loop = self.loop(loop_id)
         counts = _iteration_counts(loop)
+        reset = counts & _reset_in(loop)
         flags = {  # `do_step = ...`, `_, left = divmod(i + 1, k)`
             path
             for node in walk(loop)
-            if isinstance(node, ast.Assign) and _is_schedule(node.value, counts, loop)
+            if isinstance(node, ast.Assign) and _is_schedule(node.value, counts, reset)
             for target in node.targets
             for bound in walk(target)
             if isinstance(bound, ast.Name | ast.Attribute)
             and (path := dotted_name(bound)) is not None
         }
-        return _is_schedule(test, counts, loop) or _reads_any(test, flags)
+        return _is_schedule(test, counts, reset) or _reads_any(test, flags)
 
     def _loop_counters(self, statement: ast.stmt) -> set[str]:
         return {
@@ -1353,11 +1354,11 @@ def _names_used(node: ast.AST) -> frozenset[str]:
 _SCHEDULE_OPERATORS = (ast.Mod, ast.FloorDiv, ast.BitAnd)
 
 
-def _is_schedule(test: ast.expr, counts: set[str], loop: ast.AST) -> bool:
-    """`counts_iterations` for one expression (a test, or a value a name is bound to)."""
+def _is_schedule(test: ast.expr, counts: set[str], reset: set[str]) -> bool:
+    """`counts_iterations` for one expression (a test, or a value a name is bound to);
+    `reset`: the counts the loop sets back to a constant."""
     if not isinstance(test, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.BinOp | ast.Call):
         return False
-    reset = counts & _reset_in(loop)
     for node in walk(test):
         cycle = isinstance(node, ast.BinOp) and isinstance(node.op, _SCHEDULE_OPERATORS)
         if cycle and any(isinstance(n, ast.Name | ast.Attribute) for n in walk(node.left)):

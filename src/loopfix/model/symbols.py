@@ -105,13 +105,43 @@ class Symbols:
         attribute of that name; `NOT_CONSTANT` otherwise. Whether the module being analysed
         sets it on an instance is `stores_attribute`'s question; code elsewhere may still
         set it (`agent.reset_each_step = False` in another module): not seen."""
+        bound = self._init_binding(info, attribute)
+        return NOT_CONSTANT if bound is None else literal_value(bound)
+
+    def init_argument(self, info: ClassInfo, attribute: str) -> InitArgument | None:
+        """The `__init__` parameter an attribute is bound to in the same way
+        (`self.truncate = truncate`), where `__init__` binds the parameter nowhere else;
+        None otherwise. Its value is what every construction passes (`constructions`)."""
+        bound = self._init_binding(info, attribute)
+        if not isinstance(bound, ast.Name):
+            return None
+        init = info.methods["__init__"]
+        arguments = init.args
+        positional = [a.arg for a in arguments.posonlyargs + arguments.args][1:]  # not self
+        keyword_only = [a.arg for a in arguments.kwonlyargs]
+        if bound.id not in (*positional, *keyword_only):
+            return None
+        if any(
+            isinstance(n, ast.Name) and n.id == bound.id and not isinstance(n.ctx, ast.Load)
+            for n in walk(init)
+        ):
+            return None  # the parameter is bound again: its value is not what was passed
+        defaults = dict(zip(positional[::-1], arguments.defaults[::-1], strict=False))
+        defaults.update(zip(keyword_only, arguments.kw_defaults, strict=True))
+        index = positional.index(bound.id) if bound.id in positional else None
+        return InitArgument(bound.id, index, defaults.get(bound.id))
+
+    def _init_binding(self, info: ClassInfo, attribute: str) -> ast.expr | None:
+        """What the class's `__init__` binds `self.<attribute>` to in its own body, where the
+        class's module stores to no other attribute of that name (nor to its mangled name,
+        `agent._Agent__reset`); None otherwise."""
         home = self.home(info.node)
         init = info.methods.get("__init__")
         mangled = mangled_name(info.node.name, attribute)
         if init is None or home.stores_attribute(attribute) != 1:
-            return NOT_CONSTANT
+            return None
         if mangled != attribute and home.stores_attribute(mangled) != 0:
-            return NOT_CONSTANT  # `agent._Agent__reset = False`
+            return None
         for statement in init.body:
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                 continue
@@ -122,59 +152,16 @@ class Symbols:
                 and isinstance(target.value, ast.Name)
                 and target.value.id == "self"
             ):
-                return literal_value(statement.value)
-        return NOT_CONSTANT
-
-    def init_argument(self, info: ClassInfo, attribute: str) -> InitArgument | None:
-        """The `__init__` parameter an attribute is bound to, in its own body
-        (`self.truncate = truncate`), where the class's module stores to no other attribute
-        of that name and `__init__` binds the parameter nowhere else; None otherwise. Its
-        value is what every construction passes (`constructed_with`)."""
-        home = self.home(info.node)
-        init = info.methods.get("__init__")
-        if init is None or home.stores_attribute(attribute) != 1:
-            return None
-        if mangled_name(info.node.name, attribute) != attribute:
-            return None  # a private setting: its mangled name is set elsewhere unseen
-        arguments = init.args
-        positional = [a.arg for a in arguments.posonlyargs + arguments.args][1:]  # not self
-        defaults = dict(zip(positional[::-1], arguments.defaults[::-1], strict=False))
-        keyword_only = [a.arg for a in arguments.kwonlyargs]
-        defaults.update(
-            (name, default)
-            for name, default in zip(keyword_only, arguments.kw_defaults, strict=True)
-            if default is not None
-        )
-        for statement in init.body:
-            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-                continue
-            target, value = statement.targets[0], statement.value
-            if not (
-                isinstance(target, ast.Attribute)
-                and target.attr == attribute
-                and _is_self(target.value)
-                and isinstance(value, ast.Name)
-                and value.id in (*positional, *keyword_only)
-            ):
-                continue
-            rebound = [
-                n
-                for n in walk(init)
-                if isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
-            ]
-            if rebound:
-                return None
-            index = positional.index(value.id) if value.id in positional else None
-            return InitArgument(value.id, index, defaults.get(value.id))
+                return statement.value
         return None
 
-    def constructed_with(self, node: ast.ClassDef, argument: InitArgument) -> object:
-        """The literal every construction of the class in this module passes for `argument`
-        (or leaves to its literal default); `NOT_CONSTANT` where one passes anything else,
-        or where the module names the class other than to call it (a subclass, a factory
-        table, `model_cls = Net`); `NO_CONSTRUCTION` where it constructs none."""
+    def constructions(self, node: ast.ClassDef, argument: InitArgument) -> list | None:
+        """The literal each construction of the class in this module passes for `argument`
+        (or leaves to its literal default); None where one passes anything else, or where
+        the module names the class other than to call it (a subclass, a factory table,
+        `model_cls = Net`)."""
         if self.tree is None:
-            return NOT_CONSTANT
+            return None
         names = {name for name, info in self.classes.items() if info.node is node}
         names.add(node.name)  # `models.Net(...)`, or the class's own module
         calls = {id(n.func): n for n in walk(self.tree) if isinstance(n, ast.Call)}
@@ -188,16 +175,12 @@ class Symbols:
             if not named:
                 continue
             if id(reference) not in calls:
-                return NOT_CONSTANT  # named other than to construct it
+                return None  # named other than to construct it
             value = argument.passed_by(calls[id(reference)])
             if value is NOT_CONSTANT:
-                return NOT_CONSTANT
+                return None
             passed.append(value)
-        if not passed:
-            return NO_CONSTRUCTION
-        if any(type(v) is not type(passed[0]) or v != passed[0] for v in passed):
-            return NOT_CONSTANT
-        return passed[0]
+        return passed
 
     def stores_attribute(self, attribute: str) -> int | None:
         """How many times the module stores to (or deletes) an attribute of that name, on
@@ -1164,9 +1147,6 @@ def _writes_any_global(node: ast.AST) -> bool:
 LITERAL_TYPES = (int, float, str, bool, type(None))
 
 
-NO_CONSTRUCTION = object()  # `constructed_with`: the module constructs no instance
-
-
 @dataclass(frozen=True)
 class InitArgument:
     """An `__init__` parameter a setting of `self` is bound to: its name, its position
@@ -1189,10 +1169,6 @@ class InitArgument:
         if self.position is not None and self.position < len(call.args):
             return literal_value(call.args[self.position])
         return literal_value(self.default) if self.default is not None else NOT_CONSTANT
-
-
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def literal_value(node: ast.expr) -> object:

@@ -289,10 +289,19 @@ def module_import_path(path: Path) -> tuple[Path, ...]:
     `utils.py`, not a `models/utils/` package beside the module), then the module's own
     folder; any other module: its own folder."""
     own = path.resolve().parent
-    top = own
-    while (top / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
+    top = _packages_above(own)[1]
     return (top, own) if top != own else (own,)
+
+
+def _packages_above(folder: Path) -> tuple[list[str], Path]:
+    """The names of the packages from the top-level one down to `folder` (each folder with an
+    `__init__.py`), and the folder that holds the top-level one (`folder` itself when it is
+    no package)."""
+    parts: list[str] = []
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return parts, folder
 
 
 def package_of(path: Path, text: str) -> tuple[str, Path] | None:
@@ -302,8 +311,5 @@ def package_of(path: Path, text: str) -> tuple[str, Path] | None:
     only in a module run as part of its package (`python -m package.module`)."""
     if not re.search(r"^\s*from\s+\.", text, re.MULTILINE):
         return None
-    parts, folder = [], path.resolve().parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.insert(0, folder.name)
-        folder = folder.parent
+    parts, folder = _packages_above(path.resolve().parent)
     return (".".join(parts), folder) if parts else None
