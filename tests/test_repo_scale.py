@@ -16,6 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from loopfix import cache as cache_module
 from loopfix import project as project_module
 from loopfix import scan as scan_module
 from loopfix.cli import _progress, app
@@ -194,7 +195,7 @@ def test_the_cache_is_invalidated_by_content_version_and_settings(tmp_path, monk
     ignoring = parse_config({"ignore": ["LF001"]})
     changed = analyse_path(path, settings(tmp_path, ignoring))
     assert not changed.cached and changed.findings == []
-    monkeypatch.setattr(scan_module, "__version__", "999.0")
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
     assert not analyse_path(path, settings(tmp_path)).cached
 
 

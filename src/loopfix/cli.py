@@ -328,6 +328,9 @@ def _project_root(folder: Path) -> Path | None:
 
 
 def _display(path: Path) -> str:
+    """`path` relative to the current folder when it is inside it, else as given."""
+    if not path.is_absolute() and ".." not in path.parts:
+        return os.fspath(path)  # what relpath gives, without two calls to getcwd per file
     try:
         relative = os.path.relpath(path)
     except ValueError:

@@ -43,12 +43,13 @@ def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Pa
             yield f"{path}: no such file or folder"
             continue
         for found in candidates:
-            problem = _link_problem(found, roots)
+            link = found.is_symlink()
+            problem = _link_problem(found, roots) if link else None
             if problem is not None:
                 yield problem
                 continue
-            if walked and not found.is_symlink():  # the walk follows no folder link
-                real = os.path.join(real_root, os.path.relpath(found, root))
+            if walked and not link:  # the walk follows no folder link
+                real = os.path.join(real_root, _below(os.fspath(found), root))
             else:
                 real = os.path.realpath(found)
             if real not in seen:
@@ -56,10 +57,18 @@ def python_files(paths: list[Path], config: Config | None = None) -> Iterator[Pa
                 yield found
 
 
+def _below(found: str, root: str) -> str:
+    """`os.path.relpath(found, root)` for a path the walk of `root` gave (its folder names
+    follow `root`'s own, so it is one slice of the text for most)."""
+    if root == ".":
+        return found
+    if found.startswith(root + os.sep):
+        return found[len(root) + 1 :]
+    return os.path.relpath(found, root)
+
+
 def _link_problem(path: Path, roots: list[Path]) -> str | None:
     """Why a symlinked file is not analysed (broken, a loop, or outside the given paths)."""
-    if not path.is_symlink():
-        return None
     try:
         target = Path(os.path.realpath(path, strict=True))
     except OSError as error:

@@ -10,11 +10,11 @@
   are mostly loaded in one worker (`loopfix.parallel`).
 - Python's cyclic garbage collector runs less often during a scan, and never over what the
   files analysed so far left for the next ones (`fewer_collections`).
-- A persistent cache maps (file content, loopfix version, settings) to the file's report, so
-  unchanged files are not analysed again; a report also names the project modules its
-  analysis looked into, with the digest of their text, and is used only while they match.
-  Entries are written atomically (a temporary file and a rename), so concurrent runs never
-  see half an entry; an unreadable entry is a miss.
+- A persistent cache (`loopfix.cache`) maps (file content, loopfix version, settings) to the
+  file's report, so unchanged files are not analysed again; a report also names the project
+  modules its analysis looked into, with the digest of their text, and is used only while
+  they match. In front of it, the manifest answers a file whose stamp (its status: times,
+  size, inode) and whose modules' stamps are those of the last scan, without reading them.
 
 A `FileReport` is plain data (it crosses processes and goes into the cache as JSON). `apply`
 and `verify` re-analyse in process only the files whose report has a fix.
@@ -26,31 +26,22 @@ import ast
 import contextlib
 import functools
 import gc
-import hashlib
-import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from loopfix import __version__, relevance
+from loopfix import relevance
 from loopfix.analysis import analyse_source, syntax_error_message, unparsable_cells
+from loopfix.cache import Cache, Manifest, Stamp, stamp_of
 from loopfix.config import Config
 from loopfix.edits import apply_edits
 from loopfix.notebook import cell_codes
 from loopfix.parallel import mapped_in_parallel
-from loopfix.project import (
-    disk_digest,
-    forget_roots,
-    project_for,
-    trim_projects,
-    unchanged,
-)
+from loopfix.project import disk_digest, forget_roots, project_for, trim_projects, unchanged
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
-CACHE_SCHEMA = "4"
 SEQUENTIAL_BELOW = 32  # files: fewer than this are not worth starting workers for
 NO_BACKWARD = "no backward pass"  # why a file was not analysed
 # Allocations between collections of the youngest generation, then the two older thresholds
@@ -76,6 +67,8 @@ class FileReport:
     cached: bool = False
     # project modules the analysis looked into: path -> sha256 of their text then
     dependencies: dict[str, str | None] = field(default_factory=dict)
+    # the file's stamp when it was read (`loopfix.cache`); None for a report the manifest gave
+    stamp: Stamp | None = field(default=None, compare=False)
 
 
 _LINE_REFERENCE = re.compile(r"\b(lines?) (\d+)(?: and (\d+))?")
@@ -188,56 +181,6 @@ def _line_column(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
-@functools.cache
-def _code_digest() -> str:
-    """loopfix's own source: a development checkout changes between runs without a new
-    version, and its findings with it."""
-    digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-class Cache:
-    """One JSON file per (content, version, settings) key under `folder`."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    def key(self, data: bytes, settings_key: str) -> str:
-        digest = hashlib.sha256()
-        for part in (CACHE_SCHEMA, __version__, _code_digest(), settings_key):
-            digest.update(part.encode() + b"\0")
-        digest.update(data)
-        return digest.hexdigest()
-
-    def _entry(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict | None:
-        try:
-            return json.loads(self._entry(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def put(self, key: str, value: dict) -> None:
-        entry = self._entry(key)
-        try:
-            if not self.folder.exists():
-                self.folder.mkdir(parents=True, exist_ok=True)
-                (self.folder / ".gitignore").write_text("*\n")
-                tag = "Signature: 8a477f597d28d172789f06886806bc55\n# loopfix cache\n"
-                (self.folder / "CACHEDIR.TAG").write_text(tag)
-            entry.parent.mkdir(exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(value, stream)
-            os.replace(temporary, entry)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
-
-
 @dataclass(frozen=True)
 class ScanSettings:
     config: Config
@@ -257,7 +200,7 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
     looked_up = _look_up(path, settings)
     if isinstance(looked_up, FileReport):
         return looked_up
-    data, cache, key, rules, named = looked_up
+    data, cache, key, rules, named, stamp = looked_up
     shown = str(path)
     consulted: set[Path] = set()
     if not _relevant(path, data, consulted):
@@ -269,8 +212,14 @@ def analyse_path(path: Path, settings: ScanSettings) -> FileReport:
         report = _analyse(path, data, settings.config, rules, settings.plan_fixes)
         _between_files()
     if cache is not None and not report.errors:  # messages name the path; errors are cheap
-        cache.put(key, {k: v for k, v in asdict(report).items() if k not in ("path", "cached")})
+        cache.put(key, _stored(report))
+    report.stamp = stamp
     return report
+
+
+def _stored(report: FileReport) -> dict:
+    """What the cache keeps of a report: all but where and when it was read."""
+    return {k: v for k, v in asdict(report).items() if k not in ("path", "cached", "stamp")}
 
 
 def known_report(path: Path, settings: ScanSettings) -> FileReport | None:
@@ -281,11 +230,24 @@ def known_report(path: Path, settings: ScanSettings) -> FileReport | None:
 
 
 def _look_up(path: Path, settings: ScanSettings):
-    """The file's report from the cache or its read error, else what analysing it needs:
-    (its bytes, the cache, the cache key, its rules, whether it was named)."""
+    """The file's report from the manifest or the cache, or its read error, else what
+    analysing it needs: (its bytes, the cache, the cache key, its rules, whether it was
+    named, its stamp when read)."""
     shown = str(path)
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
+        status = os.stat(path)
+    except OSError as error:
+        return FileReport(shown, errors=[f"{path}: cannot read: {error.strerror or error}"])
+    stamp = stamp_of(status)
+    rules = settings.config.rules_for(path)
+    codes = repr([r.code for r in rules])
+    named = bool(settings.named) and str(path.resolve()) in settings.named
+    if _manifest is not None and settings.cache_folder:
+        known = _from_store(_manifest.report(path, stamp, codes), shown, None, named)
+        if known is not None:
+            return known
+    try:
+        if status.st_size > MAX_SOURCE_BYTES:
             return FileReport(shown, errors=[_read_error(path)])
         data = path.read_bytes()
     except OSError as error:
@@ -293,32 +255,36 @@ def _look_up(path: Path, settings: ScanSettings):
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
-    rules = settings.config.rules_for(path)
-    key = cache.key(data, settings.key + repr([r.code for r in rules])) if cache else ""
-    named = bool(settings.named) and str(path.resolve()) in settings.named
-    hit = cache.get(key) if cache is not None else None
-    # a file named on the command line and skipped is parsed again, for its syntax error
-    usable = hit is not None and not (named and hit.get("skipped") == NO_BACKWARD)
-    if usable and _unchanged(hit.get("dependencies", {})):
-        return FileReport(**{**hit, "path": shown, "cached": True})
-    return data, cache, key, rules, named
+    key = cache.key(data, settings.key + codes) if cache else ""
+    hit = _from_store(cache.get(key) if cache is not None else None, shown, stamp, named)
+    if hit is not None and _unchanged(hit.dependencies):
+        return hit
+    return data, cache, key, rules, named, stamp
 
 
-# during a scan, dependency path -> the digest of its text now (None: unreadable), read
-# once per scan: a module imported by hundreds of files is a dependency of each of them
-_digests_now: dict[str, str | None] | None = None
+def _from_store(stored: dict | None, shown: str, stamp: Stamp | None, named: bool):
+    """The report the cache or the manifest stored, None when there is none or it does not
+    answer: a file named on the command line and skipped is parsed again, for its syntax
+    error, and a damaged entry is a miss."""
+    if stored is None or (named and stored.get("skipped") == NO_BACKWARD):
+        return None
+    try:
+        report = FileReport(shown, **stored, cached=True, stamp=stamp)
+    except TypeError:
+        return None
+    return report if isinstance(report.dependencies, dict) else None
+
+
+# during a scan, what the last scans with its settings reported (`loopfix.cache`): it also
+# reads each dependency once per scan, and only when its stamp changed
+_manifest: Manifest | None = None
 
 
 def _unchanged(dependencies: dict[str, str | None]) -> bool:
     """`project.unchanged`; during a scan, each module is read and digested once."""
-    if _digests_now is None:
+    if _manifest is None:
         return unchanged(dependencies)
-    for path, digest in dependencies.items():
-        if path not in _digests_now:
-            _digests_now[path] = disk_digest(path)
-        if _digests_now[path] != digest:
-            return False
-    return True
+    return all(_manifest.module_digest(path) == digest for path, digest in dependencies.items())
 
 
 def _syntax_errors(path: Path, data: bytes) -> list[str]:
@@ -402,14 +368,29 @@ def scan(
     """Reports for `paths` (files), in their order; `progress(n)` after each n files. With
     several `jobs`, the files the cache answers are read here first and only the others go
     to the worker processes (a warm run starts none)."""
-    global _digests_now
+    global _manifest
     forget_roots()
-    _digests_now = {}
+    folder = settings.cache_folder
+    _manifest = Manifest(Path(folder), settings.key) if folder else None
     try:
         with fewer_collections():
-            yield from _scanned(paths, settings, jobs, progress)
+            for report in _scanned(paths, settings, jobs, progress):
+                _record(report, settings)
+                yield report
+        if _manifest is not None:
+            _manifest.save()
     finally:
-        _digests_now = None  # a module may change before the next scan
+        _manifest = None  # a module may change before the next scan
+
+
+def _record(report: FileReport, settings: ScanSettings) -> None:
+    """Keep a report made or read by content this scan in the manifest."""
+    if _manifest is None or report.stamp is None or report.errors:
+        return
+    path = Path(report.path)
+    codes = repr([r.code for r in settings.config.rules_for(path)])
+    stored = _stored(report)
+    _manifest.record(path, report.stamp, codes, stored, stored.pop("dependencies"))
 
 
 _freezing = False  # inside `fewer_collections`: what outlives a file's analysis is frozen
