@@ -26,10 +26,12 @@ from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
     MODULE_PLUMBING,
     MODULE_WRAPPERS,
+    NOT_CONSTANT,
     ClassInfo,
     FunctionNode,
     Symbols,
     dotted_name,
+    literal_value,
     parameter_defaults,
     project_callees,
     root_name,
@@ -524,15 +526,18 @@ class CallsMixin:
         passed = {k.arg: k.value for k in node.keywords if k.arg is not None}
         if kind == "function":
             site = self._call_site(node, callee[1], positional, keywords)
-            call = Call(callee[1], positional, keywords, None, None, site, passed)
+            literals = self._literal_arguments(callee[1], node, method=False)
+            call = Call(callee[1], positional, keywords, None, None, site, passed, literals)
             return self._call_function(call, env)
         if kind == "method":
             _, info, method, receiver_key = callee
             if receiver_key is None and self._constructed(func.value, env) is not None:
                 self.eval(func.value, env)  # `Trainer(model, opt).warmup(x)`: built first
             site = self._call_site(node, method, positional, keywords)
+            literals = self._literal_arguments(method, node, method=True)
             return self._call_function(
-                Call(method, positional, keywords, receiver_key, info, site, passed), env
+                Call(method, positional, keywords, receiver_key, info, site, passed, literals),
+                env,
             )
         if kind == "constructed":
             return EMPTY.with_shape(callee[1])
@@ -846,7 +851,8 @@ class CallsMixin:
         # an element of a container of modules (`m` in `[m(x) for m in models]`) runs its
         # forward as `models[*]`, so that its submodules' graphs are that element's too
         receiver = path if path is not None and "[*]" in path else receiver_key
-        call = Call(forward, positional, keywords, receiver, info, site)
+        literals = self._literal_arguments(forward, node, method=True)
+        call = Call(forward, positional, keywords, receiver, info, site, literals=literals)
         self.frozen_forwards += frozen_class  # its submodules are frozen with it
         try:
             result = self._call_function(call, env)
@@ -1012,7 +1018,49 @@ class CallsMixin:
         var_keywords = call.function.args.kwarg
         frame.var_keywords = var_keywords.arg if var_keywords is not None else None
         frame.passed = call.passed
+        frame.literals = call.literals
         return frame
+
+    def _literal_arguments(self, function: FunctionNode, node: ast.Call, method: bool) -> dict:
+        """`Call.literals`: the literal each parameter the body tests and never binds again
+        gets at this call, passed (`mode="ce"`, a module constant, a literal the caller was
+        itself given) or left at a literal default. Python binds exactly these values, so a
+        test of them (`if mode == "l2":`) is decided at this call. An argument unpacked from
+        `*args` or `**kwargs` may fill any parameter after it: those are left out."""
+        tested = self.home_of(function).remember(
+            ("tested-parameters", id(function)), tested_parameters, function
+        )
+        if not tested:
+            return {}
+        arguments = function.args
+        ordered = [a.arg for a in arguments.posonlyargs + arguments.args]
+        unpacked = any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        )
+        given: dict[str, ast.expr] = {}
+        if not unpacked:
+            given.update(zip(reversed(ordered), reversed(arguments.defaults), strict=False))
+            given.update(
+                (a.arg, default)
+                for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                if default is not None
+            )
+        if method and ordered and ordered[0] in ("self", "cls"):
+            ordered = ordered[1:]
+        for name, argument in zip(ordered, node.args, strict=False):
+            if isinstance(argument, ast.Starred):
+                break
+            given[name] = argument
+        given.update((k.arg, k.value) for k in node.keywords if k.arg is not None)
+        literals = {}
+        for name, argument in given.items():
+            if name in tested:
+                value = literal_value(argument)
+                if value is NOT_CONSTANT:
+                    value = self._constant_of(argument)
+                if value is not NOT_CONSTANT:
+                    literals[name] = value
+        return literals
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
@@ -1044,12 +1092,45 @@ class CallsMixin:
 UNSEEN = "unseen"
 
 
-def local_names(function: FunctionNode) -> frozenset[str]:
-    """The names local to a function, as Python scopes them: its parameters and every name it
-    binds, less those it declares `global`. Any other name it reads is the module's."""
+def tested_parameters(function: FunctionNode) -> frozenset[str]:
+    """The parameters a test of the body reads (`if`, `while`, a conditional expression) or
+    a call hands on as an argument (whose callee may test it), that nothing in the body
+    binds again (an assignment, `del`, `global`, `nonlocal`, a loop or `with` target, an
+    import, an exception or `match` capture, a nested definition)."""
     arguments = function.args
-    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    parameters = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    tested: set[str] = set()
+    for node in walk(function):
+        if isinstance(node, ast.If | ast.IfExp | ast.While):
+            tested.update(n.id for n in walk(node.test) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Call):
+            handed = [*node.args, *(k.value for k in node.keywords)]
+            tested.update(a.id for a in handed if isinstance(a, ast.Name))
+    candidates = parameters & tested
+    if not candidates:
+        return frozenset()
+    return frozenset(candidates - (local_names(function, parameters=False) | _declared(function)))
+
+
+def _declared(function: FunctionNode) -> set[str]:
+    """The names a `global` or `nonlocal` statement in the function declares."""
+    return {
+        name
+        for node in walk(function)
+        if isinstance(node, ast.Global | ast.Nonlocal)
+        for name in node.names
+    }
+
+
+def local_names(function: FunctionNode, parameters: bool = True) -> frozenset[str]:
+    """The names local to a function, as Python scopes them: its parameters (unless
+    `parameters` is False) and every name it binds, less those it declares `global`. Any
+    other name it reads is the module's."""
+    arguments = function.args
+    names: set[str] = set()
+    if parameters:
+        names |= {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+        names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
     declared: set[str] = set()
     for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):

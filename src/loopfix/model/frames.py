@@ -125,6 +125,9 @@ class Call:
     # the call site's literal keywords (`retain_graph=True`), for a `**kwargs` the callee
     # passes on to `backward(**kwargs)`
     passed: dict[str, ast.expr] = field(default_factory=dict)
+    # the literal each parameter the body tests and never binds again has at this call
+    # (`mode="ce"`, a literal default): `if mode == "l2":` is decided here
+    literals: dict[str, object] = field(default_factory=dict)
 
     def argument_values(self) -> list[Value]:
         return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
@@ -144,6 +147,7 @@ class Frame:
     # the function's `**kwargs` parameter and the keywords its call site gave it
     var_keywords: str | None = None
     passed: dict[str, ast.expr] = field(default_factory=dict)
+    literals: dict[str, object] = field(default_factory=dict)  # `Call.literals`
     # names `aliases` holds because they were bound to an attribute (`model = self.model`)
     attribute_aliases: set[str] = field(default_factory=set)
 

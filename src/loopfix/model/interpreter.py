@@ -697,14 +697,20 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return undecided[0] if len(undecided) == 1 else test
 
     def _constant_of(self, node: ast.expr) -> object:
-        """A module constant's value, when `node` names one that no local shadows; or, in a
-        method, a setting of `self` its class's `__init__` binds once to a literal, which no
-        module the analysis looked into sets anywhere else (`Symbols.instance_constant`)."""
+        """A module constant's value, when `node` names one that no local shadows; in a
+        called function, a parameter this call binds to a literal that the body never binds
+        again (`Call.literals`); or, in a method, a setting of `self` its class's `__init__`
+        binds once to a literal, which no module the analysis looked into sets anywhere else
+        (`Symbols.instance_constant`)."""
         if isinstance(node, ast.Attribute):
             return self._instance_constant(node)
-        if not isinstance(node, ast.Name) or self.key_for(node) != node.id:
+        if not isinstance(node, ast.Name):
             return NOT_CONSTANT
-        return self.symbols.constant(node.id)
+        key = self.key_for(node)
+        frame = self.frame
+        if node.id in frame.literals and key == frame.prefix + node.id:
+            return frame.literals[node.id]
+        return self.symbols.constant(node.id) if key == node.id else NOT_CONSTANT
 
     def _instance_constant(self, node: ast.Attribute) -> object:
         cls = self.frame.cls

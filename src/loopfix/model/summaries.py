@@ -25,7 +25,8 @@ files importing it do not try again). The body must:
   read is a guard, checked again, renamed, where the summary is applied.
 The context key holds what else the body's evaluation depends on: the function and its
 class, each argument's shape, which arguments name modules, the grad mode, whether the
-module is frozen, the call depth and the tests its enclosing loops assume.
+module is frozen, the call depth, the tests its enclosing loops assume and the literals the
+call binds the parameters its tests read to (`Call.literals`).
 
 `Summaries.stats` counts, per function, the summaries computed and the calls they served:
 `LoopModel.summary_counts()` gives them to tests (a helper called from N sites is summarised
@@ -172,6 +173,7 @@ def _context_key(interpreter, call: Call, roots: dict[str, str]) -> tuple:
         interpreter.frame.depth,
         tuple(sorted(interpreter.assumed.items())),
         tuple(sorted((k, repr(v)) for k, v in interpreter.phases.items())),
+        tuple(sorted((k, repr(v)) for k, v in call.literals.items())),
     )
 
 
