@@ -311,3 +311,72 @@ def test_a_forward_reading_only_plain_settings_of_self_builds_no_graph(case):
     assert failed is carries, "the table disagrees with torch"
     result = analyse_source(SourceFile.from_bytes("train.py", text.encode()))
     assert [f.rule for f in result.findings] == (["LF001"] if carries else [])
+
+
+TORCHRL_LOSS = """
+    import torch
+    from torch import nn
+    from tensordict import TensorDict
+
+
+    class TwoLosses(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 4)
+            self.actor, self.critic = nn.Linear(4, 1), nn.Linear(4, 1)
+
+        def forward(self, x):
+            features = {features}
+            return TensorDict(
+                source={{
+                    "loss_actor": self.actor(features).mean(),
+                    "loss_value": self.critic({critic_input}).mean(),
+                }},
+                batch_size=[],
+            )
+
+
+    loss_module = TwoLosses()
+    actor_opt = torch.optim.SGD(loss_module.actor.parameters(), lr=0.1)
+    critic_opt = torch.optim.SGD(loss_module.critic.parameters(), lr=0.1)
+    for step in range(3):
+        losses = loss_module(torch.randn(8, 4))
+        losses["loss_actor"].backward()
+        actor_opt.step()
+        actor_opt.zero_grad()
+        losses["loss_value"].backward()
+        critic_opt.step()
+        critic_opt.zero_grad()
+"""
+
+
+TORCHRL_CASES = pytest.mark.parametrize(
+    ("features", "critic_input", "rules"),
+    [("x", "x", []), ("self.body(x)", "features", ["LF003"])],
+    ids=["separate graphs", "the critic on the actor's features (control)"],
+)
+
+
+@TORCHRL_CASES
+def test_a_tensordict_built_from_a_dict_keeps_its_entries_apart(features, critic_input, rules):
+    """torchrl's losses return `TensorDict(source={...}, batch_size=[])`: each entry read
+    back by its key is the tensor it was given (checked with tensordict 0.15.3, where
+    `td["loss_actor"] is loss_actor`), so losses built apart are separate graphs and the
+    second backward goes through nothing the first freed; built on shared features, the
+    first backward frees them."""
+    source = TORCHRL_LOSS.format(features=features, critic_input=critic_input)
+    assert [f.rule for f in analyse(source).findings] == rules
+
+
+@TORCHRL_CASES
+def test_the_tensordict_losses_run_as_reported(features, critic_input, rules, tmp_path):
+    """The programs above, run where tensordict is installed (it is not a dependency)."""
+    pytest.importorskip("tensordict")
+    from scripts import run_python
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(TORCHRL_LOSS.format(features=features, critic_input=critic_input))
+    )
+    run = run_python([str(script)], tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is bool(rules), run.stderr

@@ -88,6 +88,9 @@ READ_ONLY_CALLS = frozenset(
         "numpy.array",
     }
 )
+# library mappings built from a dict (the keyword that passes it): an entry read back by its
+# key is what that key was given (tensordict's `TensorDict(source, batch_size)`)
+MAPPING_CONSTRUCTORS = {"tensordict.TensorDict": "source"}
 # NumPy arrays made from sizes or numbers (`np.zeros(n)`), not from another array's items
 NUMPY_ARRAYS = frozenset(
     f"numpy.{name}"
@@ -589,6 +592,8 @@ class CallsMixin:
             # `accuracy_fn(y_true=y, y_pred=logits)` of a module loopfix cannot see: the share
             # of predictions that match, which no graph reaches
             return EMPTY.with_shape(UNKNOWN)
+        if kind == "unknown" and (mapping := self._mapping_given(func, positional, keywords)):
+            return mapping
         shape = TENSOR if kind == "torch" else UNKNOWN
         graphs = union(arguments) | receiver.graphs
         if self.leaves and _saving_call(func, self.symbols):  # `torch.mm(x, W)`, `x.mm(W)`
@@ -597,6 +602,17 @@ class CallsMixin:
         if kind == "unknown":
             graphs |= OPAQUE.graphs  # a function loopfix cannot see may return any graph
         return Value(graphs, shape)
+
+    def _mapping_given(self, func: ast.expr, positional, keywords) -> Value | None:
+        """A library mapping built from a dict literal (`TensorDict(source={"loss_actor": a,
+        "loss_value": b}, batch_size=[])`, as torchrl's losses return theirs): that dict, its
+        entries apart, as a dict literal is. None for any other call."""
+        keyword = MAPPING_CONSTRUCTORS.get(self.symbols.qualify(func) or "")
+        if keyword is None:
+            return None
+        given = positional[0][0] if positional else keywords.get(keyword, (None, None))[0]
+        shape = given.shape if given is not None else None
+        return given if isinstance(shape, tuple) and shape[0] == "dict" else None
 
     def _hands_back(self, node: ast.Call, positional) -> bool:
         """A call loopfix cannot see, given only modules and optimizers (or lists of them),

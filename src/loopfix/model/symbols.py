@@ -327,7 +327,7 @@ class Symbols:
         )
         return self.remember(
             ("stateless_forward", id(info.node)),
-            lambda node: _reads_no_self(node, libraries, outside),
+            lambda node: _reads_no_self(node, forward, libraries, outside),
             info.node,
         )
 
@@ -482,17 +482,15 @@ def _returns_own_parameter(node: ast.ClassDef, symbols: Symbols) -> bool:
 
 
 def _reads_no_self(
-    node: ast.ClassDef, libraries: set[str], outside: frozenset[str] = frozenset()
+    node: ast.ClassDef,
+    forward: FunctionNode,
+    libraries: set[str],
+    outside: frozenset[str] = frozenset(),
 ) -> frozenset[str] | None:
-    """The settings of `self` the forward reads (`_plain_settings`, less those stored from
-    outside the class), when it reads nothing else of `self` and no name of the module but
-    library ones (`torch`, `F`): a global parameter, a module (imported from the project
-    too) or a helper may hold weights. None otherwise."""
-    forward = next(
-        m
-        for m in node.body
-        if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name == "forward"
-    )
+    """The settings of `self` the `forward` of class `node` reads (`_plain_settings`, less
+    those stored from outside the class), when it reads nothing else of `self` and no name
+    of the module but library ones (`torch`, `F`): a global parameter, a module (imported
+    from the project too) or a helper may hold weights. None otherwise."""
     arguments = forward.args
     own = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
     own |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
@@ -515,7 +513,8 @@ def _reads_no_self(
             return None
         if name.id not in own and name.id not in libraries and name.id not in SAFE_BUILTINS:
             return None
-    for inner in walk(node):
+    outside_class = forward not in node.body  # `forward = _forward` in the class body
+    for inner in (*walk(node), *(walk(forward) if outside_class else ())):
         if isinstance(inner, ast.Call):
             name = dotted_name(inner.func) or ""
             if name.rpartition(".")[2] in PARAMETER_MAKERS:
@@ -697,6 +696,8 @@ def collect_symbols(
         fields = _namedtuple_fields(statement)
         if fields is not None:
             symbols.namedtuples[fields[0]] = fields[1]
+    for info in made.values():
+        _adopt_assigned_methods(info, symbols)
     foreign = {
         name: function
         for name, function in symbols.functions.items()
@@ -1192,6 +1193,21 @@ def _as_function(name: str, node: ast.Lambda) -> ast.FunctionDef:
         name=name, args=node.args, body=[body], decorator_list=[], returns=None, type_params=[]
     )
     return ast.copy_location(function, node)  # every node below it comes from the parse
+
+
+def _adopt_assigned_methods(info: ClassInfo, symbols: Symbols) -> None:
+    """A function of the module bound to a name in the class body (`forward = _forward`, as
+    torchrl's tutorials write a loss module) is that method, as Python makes it one; a
+    `def` of the same name in the class body wins."""
+    for item in info.node.body:
+        if not (isinstance(item, ast.Assign) and isinstance(item.value, ast.Name)):
+            continue
+        function = symbols.functions.get(item.value.id)
+        if function is None:
+            continue
+        for target in item.targets:
+            if isinstance(target, ast.Name) and target.id not in info.methods:
+                info.methods[target.id] = function
 
 
 def _class_info(node: ast.ClassDef) -> ClassInfo:
