@@ -317,3 +317,19 @@ def _edited(cell: str, edits: list[dict]) -> str:
     for (start, end), edit in sorted(zip(offsets, edits, strict=True), key=lambda p: p[0])[::-1]:
         cell = cell[:start] + edit["text"] + cell[end:]
     return cell
+
+
+def test_a_future_import_after_a_shell_escape_cell_verifies(tmp_path, monkeypatch):
+    """`!pip install ...` in the first cell, `from __future__ import print_function` opening
+    the next, as Jupyter accepts: the joined cells run as a script, so the escape becomes a
+    comment only (not `pass`, which would come before the future import) and the fix is
+    verified and written."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "gan.ipynb"
+    head = "from __future__ import print_function\n" + HEAD
+    path.write_bytes(notebook("!pip -q install torch\n", head, "for i in range(3):\n" + LOOP))
+    result = invoke("apply", "--device", "cpu", ".")
+    assert result.exit_code == 0, result.output
+    assert "wrote gan.ipynb: LF002 cell 4 line 15: equivalent" in result.stderr, result.stderr
+    cells = json.loads(path.read_bytes())["cells"]
+    assert cells[1]["source"] == ["!pip -q install torch\n"]  # the escape comes back

@@ -228,9 +228,10 @@ def _joined(source) -> str:
 
 def _comment_magics(code: str) -> str:
     """IPython syntax as Python: a cell magic (`%%time` first) comments the whole cell; a line
-    magic or shell escape at the start of a statement (`%pip ...`, `!nvidia-smi`) becomes
-    `pass` with the line in a comment, and `x = !ls` becomes `x = None` (so an indented block
-    keeps a statement). A `%` starting a line inside brackets or after a backslash is the
+    magic or shell escape at the start of a statement (`%pip ...`, `!nvidia-smi`) becomes a
+    comment holding the line, after `pass` where it is indented (so a block keeps a
+    statement; at the top level nothing, so a `from __future__` import after a `!pip` cell
+    still opens the script), and `x = !ls` becomes `x = None`. A `%` starting a line inside brackets or after a backslash is the
     formatting operator of the statement going on, not a magic."""
     lines = _lines(code)
     if lines and lines[0].lstrip().startswith("%%"):
@@ -253,8 +254,10 @@ def _comment_magics(code: str) -> str:
             # `files = !ls` gives a list of lines; `t = %timeit -o ...` a result object
             empty = "[]" if body[assigned.end() - 1] == "!" else "None"
             body = f"{assigned.group(1)}{assigned.group(2)} = {empty}  {MAGIC}{body.lstrip()}"
-        elif escape:
+        elif escape and escape.group(1):  # an indented block may need the statement
             body = f"{escape.group(1)}pass  {MAGIC}{escape.group(2)}"
+        elif escape:  # at the top level, a comment: `from __future__` may follow
+            body = f"{MAGIC}{escape.group(2)}"
         else:
             depth = _depth_after(body, depth)
         if escape:  # a comment now: its `\` continues the magic, not a Python statement
