@@ -1040,43 +1040,84 @@ class CallsMixin:
     def _literal_arguments(self, function: FunctionNode, node: ast.Call, method: bool) -> dict:
         """`Call.literals`: the literal each parameter the body tests and never binds again
         gets at this call, passed (`mode="ce"`, a module constant, a literal the caller was
-        itself given) or left at a literal default. Python binds exactly these values, so a
-        test of them (`if mode == "l2":`) is decided at this call. An argument unpacked from
-        `*args` or `**kwargs` may fill any parameter after it: those are left out."""
-        tested = self.home_of(function).remember(
-            ("tested-parameters", id(function)), tested_parameters, function
-        )
-        if not tested:
+        itself given) or left at a literal default (a constant of the function's own module,
+        as Python evaluates it where the `def` runs). Python binds exactly these values, so
+        a test of them (`if mode == "l2":`) is decided at this call. Nothing is taken where
+        something between the call and the body may change the arguments: a decorator other
+        than `staticmethod`/`classmethod`/no-grad, a module's own `__call__` or a forward
+        hook, or code that rebinds defaults (`step.__defaults__ = ...`). An argument
+        unpacked from `*args` or `**kwargs` may fill any parameter after it: those are left
+        out, and a keyword named as a positional-only parameter goes to `**kwargs`."""
+        home = self.home_of(function)
+        tested = home.remember(("tested-parameters", id(function)), tested_parameters, function)
+        if not tested or not self._arguments_arrive_as_given(function, home, method):
             return {}
         arguments = function.args
         ordered = [a.arg for a in arguments.posonlyargs + arguments.args]
         unpacked = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         )
-        given: dict[str, ast.expr] = {}
-        if not unpacked:
-            given.update(zip(reversed(ordered), reversed(arguments.defaults), strict=False))
-            given.update(
-                (a.arg, default)
-                for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-                if default is not None
-            )
+        given: dict[str, object] = {}
+        if not unpacked and not self._defaults_rebound():
+            defaults = [
+                *zip(reversed(ordered), reversed(arguments.defaults), strict=False),
+                *(
+                    (a.arg, d)
+                    for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                    if d is not None
+                ),
+            ]
+            given.update((name, _default_value(default, home)) for name, default in defaults)
+        positional_only = {a.arg for a in arguments.posonlyargs}
         if method and ordered and ordered[0] in ("self", "cls"):
             ordered = ordered[1:]
         for name, argument in zip(ordered, node.args, strict=False):
             if isinstance(argument, ast.Starred):
                 break
-            given[name] = argument
-        given.update((k.arg, k.value) for k in node.keywords if k.arg is not None)
-        literals = {}
-        for name, argument in given.items():
-            if name in tested:
-                value = literal_value(argument)
-                if value is NOT_CONSTANT:
-                    value = self._constant_of(argument)
-                if value is not NOT_CONSTANT:
-                    literals[name] = value
-        return literals
+            given[name] = self._argument_value(argument)
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg not in positional_only:
+                given[keyword.arg] = self._argument_value(keyword.value)
+        return {
+            name: value
+            for name, value in given.items()
+            if name in tested and value is not NOT_CONSTANT
+        }
+
+    def _argument_value(self, argument: ast.expr) -> object:
+        """A call argument's literal value, or the constant it names where the call is."""
+        value = literal_value(argument)
+        return self._constant_of(argument) if value is NOT_CONSTANT else value
+
+    def _arguments_arrive_as_given(self, function: FunctionNode, home: Symbols, method: bool):
+        """Whether the body receives what the call site passes: no decorator that may wrap
+        it (a no-grad one, `staticmethod` and `classmethod` pass them on), and for a
+        module's `forward`, no `__call__` of its class and no forward hook in its module."""
+        for decorator in function.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = dotted_name(target) or ""
+            if name not in ("staticmethod", "classmethod") and not _no_grad_decorator(
+                decorator, home
+            ):
+                return False
+        if method and function.name == "forward":
+            hooked = home.whole_module().registers_hooks
+            called = any(
+                "__call__" in info.methods and function in info.methods.values()
+                for info in home.classes.values()
+            )
+            return not hooked and not called
+        return True
+
+    def _defaults_rebound(self) -> bool:
+        """Whether a module the analysis looked into stores `__defaults__` or
+        `__kwdefaults__` (or sets attributes by name): a function's defaults may not be the
+        ones its `def` wrote."""
+        return any(
+            module.stores_attribute(name) != 0
+            for module in self._modules_seen()
+            for name in ("__defaults__", "__kwdefaults__")
+        )
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
@@ -1106,6 +1147,14 @@ class CallsMixin:
 
 # a module call's callee known a module only by how the code uses the name (`.parameters()`)
 UNSEEN = "unseen"
+
+
+def _default_value(default: ast.expr, home: Symbols) -> object:
+    """A parameter's default: a literal, or a constant of the function's own module."""
+    value = literal_value(default)
+    if value is NOT_CONSTANT and isinstance(default, ast.Name):
+        return home.constant(default.id)
+    return value
 
 
 def tested_parameters(function: FunctionNode) -> frozenset[str]:
@@ -1252,19 +1301,20 @@ def _retain_flag(node: ast.Call) -> bool | None:
 def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
     """`@torch.no_grad()`, `@torch.inference_mode()`, or a project decorator that applies one
     of them (YOLOv5's `@smart_inference_mode()`)."""
-    for decorator in function.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if symbols.qualify(target) in NO_GRAD_CONTEXTS:
-            return True
-        name = dotted_name(target) or ""
-        maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
-        if isinstance(maker, ast.FunctionDef):
-            home = symbols.home(maker)
-            applies = home.remember(
-                ("applies no grad", id(maker)), lambda f, h=home: _applies_no_grad(f, h), maker
-            )
-            if applies:
-                return True
+    return any(_no_grad_decorator(d, symbols) for d in function.decorator_list)
+
+
+def _no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if symbols.qualify(target) in NO_GRAD_CONTEXTS:
+        return True
+    name = dotted_name(target) or ""
+    maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
+    if isinstance(maker, ast.FunctionDef):
+        home = symbols.home(maker)
+        return home.remember(
+            ("applies no grad", id(maker)), lambda f, h=home: _applies_no_grad(f, h), maker
+        )
     return False
 
 
