@@ -156,3 +156,119 @@ def test_the_manifest_forgets_deleted_files(project, old_enough):
     scan(project)
     kept = json.loads(manifest.read_text())["files"]
     assert sorted(Path(path).name for path in kept) == ["models.py", "train.py"]
+
+
+DETACHING_MODELS = MODELS.replace("class Net(nn.Linear):\n    pass\n", "")
+RECURRENT = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 8, batch_first=True)
+
+    def forward(self, x, h):
+        out, h = self.rnn(x, h)
+        return out.sum(), h{detach}
+"""
+TRAIN = """\
+import torch
+from models import Net
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+h = None
+for step in range(3):
+    loss, h = net(torch.randn(2, 5, 4), h)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def check(folder: Path, *paths: str) -> list[str]:
+    """`loopfix check` output lines of `paths` (relative to `folder`), with the cache."""
+    settings = ScanSettings(Config(), str(folder / ".loopfix_cache"))
+    files = [folder / path for path in paths]
+    return sorted(
+        f"{Path(r.path).relative_to(folder)}:{f['rule']}"
+        for r in scan_module.scan(files, settings, 1)
+        for f in r.findings
+    )
+
+
+def test_two_copies_of_a_file_importing_different_modules_are_two_reports(tmp_path, old_enough):
+    """`a/train.py` and `b/train.py` are the same bytes, and each imports its own folder's
+    `models.py`: only `b`'s keeps the state's graph."""
+    (tmp_path / ".git").mkdir()
+    for folder, detach in (("a", ".detach()"), ("b", "")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "models.py").write_text(RECURRENT.format(detach=detach))
+        (tmp_path / folder / "train.py").write_text(TRAIN)
+    assert check(tmp_path, "a/train.py") == []
+    assert check(tmp_path, "a/train.py", "b/train.py") == ["b/train.py:LF001"]
+
+
+def test_a_module_written_where_an_import_looks_first_re_checks_the_importer(tmp_path, old_enough):
+    """`sub/train.py` imported the root's `models.py`; `python sub/train.py` imports a
+    `sub/models.py` once there is one."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "models.py").write_text(RECURRENT.format(detach=".detach()"))
+    (tmp_path / "sub" / "train.py").write_text(TRAIN)
+    assert check(tmp_path, "sub/train.py") == []
+    (tmp_path / "sub" / "models.py").write_text(RECURRENT.format(detach=""))
+    assert check(tmp_path, "sub/train.py") == ["sub/train.py:LF001"]
+
+
+def test_a_project_root_written_below_the_old_one_re_checks_the_file(tmp_path, old_enough):
+    """A `pyproject.toml` written in `sub/` makes it the project: the root's `models.py` is
+    no longer what `sub/train.py` imports (the state is then not known to be detached)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "models.py").write_text(RECURRENT.format(detach=".detach()"))
+    (tmp_path / "sub" / "train.py").write_text(TRAIN)
+    before = check(tmp_path, "sub/train.py")
+    (tmp_path / "sub" / "pyproject.toml").write_text("[project]\nname = 'sub'\n")
+    after = check(tmp_path, "sub/train.py")
+    fresh = check_without_cache(tmp_path, "sub/train.py")
+    assert before == [] and after == fresh
+
+
+def check_without_cache(folder: Path, *paths: str) -> list[str]:
+    settings = ScanSettings(Config(), None)
+    return sorted(
+        f"{Path(r.path).relative_to(folder)}:{f['rule']}"
+        for r in scan_module.scan([folder / p for p in paths], settings, 1)
+        for f in r.findings
+    )
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"findings": 3},
+        {"findings": [{"line": "a"}]},
+        {"errors": 5},
+        {"dependencies": ["x"]},
+        {"suppressed": "many"},
+    ],
+)
+def test_a_damaged_cache_entry_is_a_miss(project, damage):
+    cold = scan(project)
+    for entry in (project / ".loopfix_cache").glob("*/*.json"):
+        entry.write_text(json.dumps({**json.loads(entry.read_text()), **damage}))
+    for manifest in (project / ".loopfix_cache" / "manifests").glob("*.json"):
+        manifest.unlink()
+    assert facts(scan(project)) == facts(cold)
+
+
+def test_a_damaged_module_entry_in_the_manifest_is_a_miss(project, old_enough):
+    cold = scan(project)
+    (manifest,) = (project / ".loopfix_cache" / "manifests").glob("*.json")
+    stored = json.loads(manifest.read_text())
+    stored["modules"] = {path: 7 for path in stored["modules"]}
+    manifest.write_text(json.dumps(stored))
+    assert facts(scan(project)) == facts(cold)

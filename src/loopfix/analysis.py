@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
-from loopfix.project import Project, project_for
+from loopfix.project import Project, project_for, root_markers_absent
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.rules.base import Fix
 from loopfix.source import SourceError, SourceFile, respell, source_spellings
@@ -121,7 +121,8 @@ def analyse_source(
     result.errors.extend(unparsable_cells(source))
     if resolver is not None:
         result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
-        result.dependencies.update({str(path): None for path in sorted(resolver.absent)})
+        absent = resolver.absent | set(root_markers_absent(source.path, project.root))
+        result.dependencies.update({str(path): None for path in sorted(absent)})
         result.errors.extend(resolver.errors)
     spellings = source_spellings(source.text)
     for rule in rules:

@@ -64,6 +64,16 @@ def stamp_of(status: os.stat_result) -> Stamp:
     return [status.st_mtime_ns, status.st_size, status.st_ino, status.st_ctime_ns]
 
 
+def _is_recorded(recorded: object, stamp: Stamp) -> bool:
+    """Whether a manifest's `[*stamp, digest]` entry for a module is this stamp's."""
+    return (
+        isinstance(recorded, list)
+        and len(recorded) == 5
+        and recorded[:4] == stamp
+        and isinstance(recorded[4], str)
+    )
+
+
 def _write_atomically(folder: Path, target: Path, value) -> None:
     """`value` as JSON at `target` under the cache `folder` (created with its `.gitignore`
     and `CACHEDIR.TAG` the first time); a cache that cannot be written only costs time."""
@@ -153,17 +163,22 @@ class Manifest:
         key = self.key_of(path)
         self._looked_up.add(key)
         entry = self._files.get(key)
-        current = self._pair_current  # a report has dozens of dependencies: a plain loop
         try:
             if entry is None or entry[0] != stamp or entry[1] != codes:
                 return None
             if not self.trusted(stamp):
                 return None
-            for index in entry[3]:
-                if current[index] is not True and not self._pair_is_current(index):
+            # a report has dozens of dependencies, most of them already known to be current:
+            # looked up all at once, and those not known yet one by one
+            states = list(map(self._pair_current.__getitem__, entry[3]))
+            if False in states:
+                return None
+            if None in states:
+                unknown = [i for i, state in zip(entry[3], states, strict=True) if state is None]
+                if not all(map(self._pair_is_current, unknown)):
                     return None
-            pairs = self._pairs
-            report = {**entry[2], "dependencies": dict(pairs[index] for index in entry[3])}
+            dependencies = dict(map(self._pairs.__getitem__, entry[3]))
+            report = {**entry[2], "dependencies": dependencies}
         except (TypeError, ValueError, IndexError):
             return None  # a damaged manifest
         self._answered.add(key)
@@ -188,7 +203,7 @@ class Manifest:
                 known = (None, None)
             else:
                 recorded = self._modules.get(module)
-                if recorded is not None and recorded[:4] == stamp and self.trusted(stamp):
+                if _is_recorded(recorded, stamp) and self.trusted(stamp):
                     known = (stamp, recorded[4])
                 else:  # stamped before it is read: a change in between is seen next time
                     known = (stamp, disk_digest(module))

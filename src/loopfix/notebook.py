@@ -231,8 +231,9 @@ def _comment_magics(code: str) -> str:
     magic or shell escape at the start of a statement (`%pip ...`, `!nvidia-smi`) becomes a
     comment holding the line, after `pass` where it is indented (so a block keeps a
     statement; at the top level nothing, so a `from __future__` import after a `!pip` cell
-    still opens the script), and `x = !ls` becomes `x = None`. A `%` starting a line inside brackets or after a backslash is the
-    formatting operator of the statement going on, not a magic."""
+    still opens the script), and `x = !ls` becomes `x = None`. A `%` starting a line
+    inside brackets or after a backslash is the formatting operator of the statement going
+    on, not a magic."""
     lines = _lines(code)
     if lines and lines[0].lstrip().startswith("%%"):
         name = lines[0].lstrip()[2:].split(maxsplit=1)[0] if lines[0].strip() != "%%" else ""

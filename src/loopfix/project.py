@@ -124,6 +124,15 @@ def _installed(module: str | None) -> bool:
         return True
 
 
+def root_markers_absent(path: Path, root: Path) -> list[Path]:
+    """The root markers (`ROOT_MARKERS`) that are not in the folders from `path`'s up to
+    `root`, which `find_root` took: once one is written, the file's project root moves."""
+    start = path.resolve().parent
+    folders = [start, *start.parents]
+    above = folders[: folders.index(root)] if root in folders else []
+    return [folder / marker for folder in above for marker in ROOT_MARKERS]
+
+
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` with a `pyproject.toml`, `setup.py`, `setup.cfg` or
     `.git`; else the folder Python imports the file's top-level package from (the file's
@@ -216,8 +225,9 @@ class Project:
         return None
 
     def candidates(self, importer: Path, module: str | None, level: int) -> list[Path]:
-        """The files `find` would take for the import, were they there: a module that does
-        not exist yet (`networks.py`, before it is written) is one of these once it does."""
+        """The files `find` would take for the import, were they there, in the order it
+        looks at them: a module that does not exist yet (`networks.py`, before it is
+        written) is one of these once it does."""
         parts = module.split(".") if module else []
         if level:
             base = importer.parent
@@ -226,11 +236,15 @@ class Project:
             bases = [base]
         else:
             bases = self.search_path(importer)
-        target = [base.joinpath(*parts) if parts else base for base in bases]
-        return [
-            *(Path(f"{t}.py") for t in target if parts),
-            *(t / "__init__.py" for t in target),
-        ]
+        found: list[Path] = []  # in the order the import looks at them
+        for base in bases:
+            target = base.joinpath(*parts) if parts else base
+            found += (
+                [target / "__init__.py", Path(f"{target}.py")]
+                if parts
+                else [target / "__init__.py"]
+            )
+        return found
 
     def _inside(self, path: Path, importer: Path) -> bool:
         """A project module: under the root, or beside the importing script, and never an
@@ -619,6 +633,12 @@ class Resolver:
             if level or not _installed(module):
                 self.absent.update(self.project.candidates(self.importer, module, level))
             return None
+        # a module written later where the import looks first (`sub/models.py` beside
+        # `sub/train.py`, which imported the root's `models.py`) is the one Python takes
+        for candidate in self.project.candidates(self.importer, module, level):
+            if os.path.exists(candidate):
+                break
+            self.absent.add(candidate)
         if path in self.overrides:
             return self.overrides[path]
         loaded = self.project.load(path, self)
@@ -657,13 +677,14 @@ _ROOTS: dict[Path, Path] = {}  # a file's folder -> its project root, for `proje
 
 
 def forget_roots() -> None:
-    """Look for root markers again, for the modules imports name that were not found, and
-    at whether the kept modules' links are current (a run starts: a `pyproject.toml` or an
-    imported module may have been written since)."""
+    """Look for root markers again, for the module each import names (a module written
+    since may be one that was not found, or come before the one found), and at whether the
+    kept modules' links are current (a run starts: a `pyproject.toml` or an imported module
+    may have been written since)."""
     _ROOTS.clear()
     for project in _PROJECTS.values():
         project.next_epoch()
-        project._files = {key: found for key, found in project._files.items() if found}
+        project._files.clear()
         project._listings.clear()
         project._real_folders.clear()
 

@@ -255,7 +255,8 @@ def _look_up(path: Path, settings: ScanSettings):
     if b"\x00" in data:
         return FileReport(shown, errors=[f"{path}: contains NUL bytes; not a Python source file"])
     cache = Cache(Path(settings.cache_folder)) if settings.cache_folder else None
-    key = cache.key(data, settings.key + codes) if cache else ""
+    # where the file is decides what its imports resolve to: two copies are two entries
+    key = cache.key(data, settings.key + codes + os.path.abspath(path)) if cache else ""
     hit = _from_store(cache.get(key) if cache is not None else None, shown, stamp, named)
     if hit is not None and _unchanged(hit.dependencies):
         return hit
@@ -266,13 +267,41 @@ def _from_store(stored: dict | None, shown: str, stamp: Stamp | None, named: boo
     """The report the cache or the manifest stored, None when there is none or it does not
     answer: a file named on the command line and skipped is parsed again, for its syntax
     error, and a damaged entry is a miss."""
-    if stored is None or (named and stored.get("skipped") == NO_BACKWARD):
+    if not isinstance(stored, dict) or (named and stored.get("skipped") == NO_BACKWARD):
         return None
     try:
         report = FileReport(shown, **stored, cached=True, stamp=stamp)
     except TypeError:
         return None
-    return report if isinstance(report.dependencies, dict) else None
+    return report if _well_formed(report) else None
+
+
+# what every finding row holds (`finding_rows`), with the type each consumer reads
+_FINDING_FIELDS = {
+    "line": int, "column": int, "end_line": int, "end_column": int, "rule": str, "name": str,
+    "message": str, "fixable": bool, "fix_applicability": (str, type(None)),
+    "fix_title": (str, type(None)), "fix_unavailable": (str, type(None)), "fix_edits": list,
+}  # fmt: skip
+
+
+def _well_formed(report: FileReport) -> bool:
+    """Whether a stored report has the fields and types a fresh one has (a damaged or
+    hand-edited cache file is a miss, never a crash)."""
+    findings, dependencies = report.findings, report.dependencies
+    return (
+        isinstance(findings, list)
+        and all(
+            isinstance(row, dict)
+            and all(isinstance(row.get(k), t) for k, t in _FINDING_FIELDS.items())
+            for row in findings
+        )
+        and isinstance(report.errors, list)
+        and all(isinstance(e, str) for e in report.errors)
+        and type(report.suppressed) is int
+        and type(report.changed) is bool
+        and isinstance(report.skipped, str | None)
+        and isinstance(dependencies, dict)  # a digest of another type is only out of date
+    )
 
 
 # during a scan, what the last scans with its settings reported (`loopfix.cache`): it also
