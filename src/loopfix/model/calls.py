@@ -1057,31 +1057,32 @@ class CallsMixin:
         unpacked = any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         )
-        given: dict[str, object] = {}
-        if not unpacked and not self._defaults_rebound():
-            defaults = [
-                *zip(reversed(ordered), reversed(arguments.defaults), strict=False),
-                *(
-                    (a.arg, d)
-                    for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-                    if d is not None
-                ),
-            ]
-            given.update((name, _default_value(default, home)) for name, default in defaults)
+        passed: dict[str, ast.expr] = {}
         positional_only = {a.arg for a in arguments.posonlyargs}
-        if method and ordered and ordered[0] in ("self", "cls"):
-            ordered = ordered[1:]
-        for name, argument in zip(ordered, node.args, strict=False):
+        taken = ordered[1:] if method and ordered and ordered[0] in ("self", "cls") else ordered
+        for name, argument in zip(taken, node.args, strict=False):
             if isinstance(argument, ast.Starred):
                 break
-            given[name] = self._argument_value(argument)
+            passed[name] = argument
         for keyword in node.keywords:
             if keyword.arg is not None and keyword.arg not in positional_only:
-                given[keyword.arg] = self._argument_value(keyword.value)
+                passed[keyword.arg] = keyword.value
+        given = {name: self._argument_value(passed[name]) for name in tested if name in passed}
+        left = {name for name in tested if name not in passed}
+        if left and not unpacked:
+            keyword_defaults = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            defaults = [
+                *zip(reversed(ordered), reversed(arguments.defaults), strict=False),
+                *((a.arg, d) for a, d in keyword_defaults if d is not None),
+            ]
+            used = [(name, default) for name, default in defaults if name in left]
+            if used and not self._defaults_rebound():
+                given.update((name, _default_value(default, home)) for name, default in used)
+        # a float decides no test `_compared` reads, and would only split summary contexts
         return {
             name: value
             for name, value in given.items()
-            if name in tested and value is not NOT_CONSTANT
+            if value is not NOT_CONSTANT and not isinstance(value, float)
         }
 
     def _argument_value(self, argument: ast.expr) -> object:
