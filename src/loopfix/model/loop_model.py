@@ -487,6 +487,18 @@ class LoopModel:
         }
         return _is_schedule(test, counts, reset) or _reads_any(test, flags)
 
+    def on_schedule(self, statement: ast.stmt, loop_id: int) -> bool:
+        """Whether `statement` runs only in the iterations a schedule picks: inside an `if`
+        of the loop whose test counts its iterations (`counts_iterations`: `if batch_idx %
+        log_interval == 0:`), on either branch."""
+        loop = self.loop(loop_id)
+        for owner in self.enclosing_statements(statement)[1:]:
+            if owner is loop:
+                return False
+            if isinstance(owner, ast.If) and self.counts_iterations(owner.test, loop_id):
+                return True
+        return False
+
     def _loop_counters(self, statement: ast.stmt) -> set[str]:
         return {
             name.id

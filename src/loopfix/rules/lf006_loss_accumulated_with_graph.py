@@ -58,7 +58,9 @@ capped run, and that peak memory is not higher.
 Safe. Not reported when the total is read for anything else than logging or averaging (a
 `backward()` through it, also after a reduction, as in full-batch training or gradient
 accumulation by summing losses, `torch.stack(losses).mean().backward()`; a return; a call
-loopfix cannot see into), or when the loop resets it in every iteration. A meter is not
+loopfix cannot see into), or when the loop resets it in every iteration (a reset on a
+schedule, `if batch_idx % log_interval == 0: total_loss = 0`, still keeps the graphs of every
+iteration between two resets, and is reported). A meter is not
 reported when it is a parameter or an attribute of `self` (other code may read it), when its
 `update` also hands the value on or returns it to the caller, or when another method of it is
 called for its result (`meter.total().backward()`) or hands what the meter holds to anything
@@ -85,15 +87,17 @@ class LossAccumulatedWithGraph(Rule):
             if "." in key or "#" in key or loop_id not in model.observations.loops:
                 continue
             same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
-            if any(w not in same for w in model.writers(loop_id, key)):
+            resets = [w for w in model.writers(loop_id, key) if w not in same]
+            if any(not model.on_schedule(w, loop_id) for w in resets):
                 continue  # the loop starts it afresh in each iteration
             if not model.only_logged(key, loop_id, same):
                 continue
             start, end = context.layout.node_range(added)
+            until = f" until line {resets[0].lineno} resets it" if resets else ""
             message = (
                 f"`{key}` keeps the autograd graph of every iteration's "
-                f"`{ast.unparse(added)}` alive (memory grows each step), and it is only "
-                "logged: add the value detached"
+                f"`{ast.unparse(added)}` alive (memory grows each step{until}), and it is "
+                "only logged: add the value detached"
             )
             detail = (statement, added)
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
