@@ -158,7 +158,6 @@ def test_the_manifest_forgets_deleted_files(project, old_enough):
     assert sorted(Path(path).name for path in kept) == ["models.py", "train.py"]
 
 
-DETACHING_MODELS = MODELS.replace("class Net(nn.Linear):\n    pass\n", "")
 RECURRENT = """\
 import torch
 import torch.nn as nn
@@ -188,9 +187,10 @@ for step in range(3):
 """
 
 
-def check(folder: Path, *paths: str) -> list[str]:
-    """`loopfix check` output lines of `paths` (relative to `folder`), with the cache."""
-    settings = ScanSettings(Config(), str(folder / ".loopfix_cache"))
+def check(folder: Path, *paths: str, cache: bool = True) -> list[str]:
+    """`path:rule` of each finding in `paths` (relative to `folder`), with the cache there
+    (or none)."""
+    settings = ScanSettings(Config(), str(folder / ".loopfix_cache") if cache else None)
     files = [folder / path for path in paths]
     return sorted(
         f"{Path(r.path).relative_to(folder)}:{f['rule']}"
@@ -233,17 +233,8 @@ def test_a_project_root_written_below_the_old_one_re_checks_the_file(tmp_path, o
     before = check(tmp_path, "sub/train.py")
     (tmp_path / "sub" / "pyproject.toml").write_text("[project]\nname = 'sub'\n")
     after = check(tmp_path, "sub/train.py")
-    fresh = check_without_cache(tmp_path, "sub/train.py")
-    assert before == [] and after == fresh
-
-
-def check_without_cache(folder: Path, *paths: str) -> list[str]:
-    settings = ScanSettings(Config(), None)
-    return sorted(
-        f"{Path(r.path).relative_to(folder)}:{f['rule']}"
-        for r in scan_module.scan([folder / p for p in paths], settings, 1)
-        for f in r.findings
-    )
+    assert before == [] and after == check(tmp_path, "sub/train.py", cache=False)
+    assert after == ["sub/train.py:LF001"]
 
 
 @pytest.mark.parametrize(

@@ -242,7 +242,7 @@ def _look_up(path: Path, settings: ScanSettings):
     rules = settings.config.rules_for(path)
     codes = repr([r.code for r in rules])
     named = bool(settings.named) and str(path.resolve()) in settings.named
-    if _manifest is not None and settings.cache_folder:
+    if _manifest is not None:  # a scan with a cache
         known = _from_store(_manifest.report(path, stamp, codes), shown, None, named)
         if known is not None:
             return known
