@@ -173,6 +173,12 @@ class Project:
     # (importing folder, module, level) -> its file: the same import is looked up from every
     # file of a folder, each lookup a few `stat` calls per folder of the search path
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
+    # the same key -> the files the import would take first that are not there (`_files`'
+    # lifetime: a file written since may be one of them) and -> every file it looks at
+    _absent_first: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(
+        default_factory=dict
+    )
+    _candidates: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(default_factory=dict)
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
     # importer -> what its import lines named when `imports_changed` last read them
@@ -224,10 +230,31 @@ class Project:
                 return found
         return None
 
-    def candidates(self, importer: Path, module: str | None, level: int) -> list[Path]:
+    def candidates(self, importer: Path, module: str | None, level: int) -> tuple[Path, ...]:
         """The files `find` would take for the import, were they there, in the order it
         looks at them: a module that does not exist yet (`networks.py`, before it is
         written) is one of these once it does."""
+        key = (importer.parent, module, level)
+        found = self._candidates.get(key)
+        if found is None:
+            found = self._candidates[key] = tuple(self._candidate_files(importer, module, level))
+        return found
+
+    def absent_first(self, importer: Path, module: str | None, level: int) -> tuple[Path, ...]:
+        """The `candidates` of the import before the first one that is there: a module
+        written later at one of them is the one Python takes."""
+        key = (importer.parent, module, level)
+        found = self._absent_first.get(key)
+        if found is None:
+            absent = []
+            for candidate in self.candidates(importer, module, level):
+                if os.path.exists(candidate):
+                    break
+                absent.append(candidate)
+            found = self._absent_first[key] = tuple(absent)
+        return found
+
+    def _candidate_files(self, importer: Path, module: str | None, level: int) -> list[Path]:
         parts = module.split(".") if module else []
         if level:
             base = importer.parent
@@ -372,9 +399,11 @@ class Project:
         self._real_folders.clear()
         if self._last_imports.get(importer) == modules:
             self._files = {key: found for key, found in self._files.items() if found is not None}
+            self._absent_first.clear()
         else:
             self._last_imports[importer] = modules
             self._files.clear()
+            self._absent_first.clear()
         if self._importers is None:
             return
         for importers in self._importers.values():
@@ -635,10 +664,7 @@ class Resolver:
             return None
         # a module written later where the import looks first (`sub/models.py` beside
         # `sub/train.py`, which imported the root's `models.py`) is the one Python takes
-        for candidate in self.project.candidates(self.importer, module, level):
-            if os.path.exists(candidate):
-                break
-            self.absent.add(candidate)
+        self.absent.update(self.project.absent_first(self.importer, module, level))
         if path in self.overrides:
             return self.overrides[path]
         loaded = self.project.load(path, self)
@@ -685,6 +711,7 @@ def forget_roots() -> None:
     for project in _PROJECTS.values():
         project.next_epoch()
         project._files.clear()
+        project._absent_first.clear()
         project._listings.clear()
         project._real_folders.clear()
 

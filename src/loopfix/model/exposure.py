@@ -19,7 +19,7 @@ import ast
 from collections.abc import Callable
 
 from loopfix.model import shapes
-from loopfix.model.index import walk
+from loopfix.model.index import child_nodes, walk
 from loopfix.model.symbols import dotted_name
 
 # a project function a call runs (`d_loss` in `d_loss(D, real, fake)`), or None
@@ -77,7 +77,7 @@ def _exposed(
             # a function given a module may call it any way: all direct
             return set(modules) if through is None else through
     found: set[str] = set()
-    for child in ast.iter_child_nodes(node):
+    for child in child_nodes(node):
         found |= _exposed(child, exposed, modules, callee)
     return found
 

@@ -18,7 +18,7 @@ from loopfix.model.graphs import (
     join_values,
     union,
 )
-from loopfix.model.index import walk
+from loopfix.model.index import child_nodes, walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import dotted_name
@@ -38,7 +38,7 @@ class ExpressionsMixin:
         if handler is not None:
             value = handler(node, env)
         else:
-            children = [self.eval(c, env) for c in ast.iter_child_nodes(node) if _is_expr(c)]
+            children = [self.eval(c, env) for c in child_nodes(node) if _is_expr(c)]
             value = Value(union(children), UNKNOWN)
         return Value(frozenset(), value.shape) if self.no_grad and not _is_alias(node) else value
 

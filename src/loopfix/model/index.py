@@ -10,8 +10,7 @@ what detection costs, since the interpreter only runs the scopes that can hold a
 from __future__ import annotations
 
 import ast
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -235,22 +234,37 @@ def walk(node: ast.AST) -> Iterable[ast.AST]:
     try:
         below = node._loopfix_below
     except AttributeError:
-        below = node._loopfix_below = tuple(_below(node))
+        below = node._loopfix_below = _below(node)
     return chain((node,), below)
 
 
-def _below(node: ast.AST) -> Iterator[ast.AST]:
-    todo = deque((node,))
-    pop, append = todo.popleft, todo.append
-    while todo:
-        node = pop()
-        for name in node._fields:
-            value = getattr(node, name, None)
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, in the same order, without its two generators
+    (the model asks for the children of every expression it evaluates)."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def _below(node: ast.AST) -> tuple[ast.AST, ...]:
+    """The nodes below `node`, breadth first: the list is its own queue."""
+    found: list[ast.AST] = []
+    append, position, current = found.append, 0, node
+    while True:
+        for name in current._fields:
+            value = getattr(current, name, None)
             if type(value) is list:
                 for item in value:
                     if isinstance(item, ast.AST):
                         append(item)
-                        yield item
             elif isinstance(value, ast.AST):
                 append(value)
-                yield value
+        if position == len(found):
+            return tuple(found)
+        current = found[position]
+        position += 1

@@ -32,7 +32,7 @@ from loopfix.model.graphs import (
     union,
 )
 from loopfix.model.holders import HeldModules
-from loopfix.model.index import keep, kept_fact, syntax_key, walk
+from loopfix.model.index import child_nodes, keep, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, identifies
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.slots import ItemSlots
@@ -80,6 +80,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.instances = instances or Instances(symbols, CallSites())
         self.call_sites = self.instances.call_sites
         self._ids: dict[tuple[str, int], int] = {}
+        self._seen_modules: dict[tuple[int, int], tuple] = {}  # `_modules_seen`'s answers
         self._chains: dict[int, int] = {}  # first statement id -> `exclusive_ifs`
         self.scope_number = 0  # scopes run so far (`run_scope`)
         # (scope, site, modules site, function id) -> the calls of that function made there,
@@ -352,7 +353,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         handler = getattr(self, f"stmt_{type(node).__name__}", None)
         if handler is not None:
             return handler(node, env)
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child, env)
         return Flow(normal=env)
@@ -729,13 +730,21 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 value = _constructed_with(cls, argument, seen)
         return value
 
-    def _modules_seen(self) -> list[Symbols]:
+    def _modules_seen(self) -> tuple[Symbols, ...]:
         """The modules the analysis has looked into: the file's, the running code's, and
-        those that define a function or class either of them uses."""
-        seen = {id(s): s for s in (self.symbols, self.instances.symbols)}
-        for symbols in (self.symbols, self.instances.symbols):
+        those that define a function or class either of them uses. Kept while neither
+        module's `homes` grows (a table the run only adds to: `Symbols.adopt`)."""
+        running, analysed = self.symbols, self.instances.symbols
+        sizes = (len(running.homes), len(analysed.homes))
+        kept = self._seen_modules.get((id(running), id(analysed)))
+        if kept is not None and kept[0] is running and kept[1] is analysed and kept[2] == sizes:
+            return kept[3]
+        seen = {id(s): s for s in (running, analysed)}
+        for symbols in (running, analysed):
             seen.update((id(home), home) for home in symbols.homes.values())
-        return list(seen.values())
+        modules = tuple(seen.values())
+        self._seen_modules[(id(running), id(analysed))] = (running, analysed, sizes, modules)
+        return modules
 
     def _none_check(self, test: ast.expr) -> tuple[str, bool] | None:
         """`x is None` -> (x, True); `x is not None` -> (x, False)."""
@@ -1510,7 +1519,7 @@ def _graph_loads(node: ast.AST) -> set[str]:
         return set()
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
-    return set().union(*(_graph_loads(child) for child in ast.iter_child_nodes(node)))
+    return set().union(*(_graph_loads(child) for child in child_nodes(node)))
 
 
 def _walks_elements(loop: ast.AST) -> bool:

@@ -17,7 +17,7 @@ from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUER
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
-from loopfix.model.index import TreeIndex, index_tree, kept_fact, syntax_key, walk
+from loopfix.model.index import TreeIndex, child_nodes, index_tree, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
@@ -252,7 +252,7 @@ class LoopModel:
         reaches a backward, a return, an optimizer or anything else is not."""
         scope = self.scope_of(loop_id)
         skipped = {id(n) for statement in skip for n in walk(statement)}
-        parents = {id(c): p for p in walk(scope) for c in ast.iter_child_nodes(p)}
+        parents = {id(c): p for p in walk(scope) for c in child_nodes(p)}
         return self._reads_only_logged(var, scope, skipped, parents, 0)
 
     def _reads_only_logged(self, var: str, scope, skipped: set, parents: dict, depth: int):
@@ -1313,7 +1313,7 @@ def _leaves(node: ast.AST, in_loop: bool) -> bool:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
         return False
     inner = in_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
-    return any(_leaves(child, inner) for child in ast.iter_child_nodes(node))
+    return any(_leaves(child, inner) for child in child_nodes(node))
 
 
 def _dunder(name: str) -> bool:

@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from itertools import count
 
-from loopfix.model.index import TreeIndex, keep, kept_fact, syntax_key, walk
+from loopfix.model.index import TreeIndex, child_nodes, keep, kept_fact, syntax_key, walk
 from loopfix.model.symbols import ClassInfo, Symbols, dotted_name
 
 # -- the table (source: PyTorch tools/autograd/derivatives.yaml; checked by running it) -----
@@ -457,7 +457,7 @@ def _called_from_training(scopes: list[ast.AST], symbols: Symbols) -> set[str]:
     methods and functions whose values its backward goes through. Not in the functions and
     classes it defines, nor under `torch.no_grad()` (`model.generate(x)` to evaluate)."""
     names = set()
-    pending = [child for scope in scopes for child in ast.iter_child_nodes(scope)]
+    pending = [child for scope in scopes for child in child_nodes(scope)]
     while pending:
         node = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
@@ -471,7 +471,7 @@ def _called_from_training(scopes: list[ast.AST], symbols: Symbols) -> set[str]:
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name and name not in ("backward", "step", "zero_grad"):
                 names.add(name)
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(child_nodes(node))
     return names
 
 
@@ -1484,7 +1484,7 @@ def _direct_names(node: ast.expr) -> list[str]:
 
 
 def _sub_expressions(node: ast.expr) -> list[ast.expr]:
-    return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+    return [c for c in child_nodes(node) if isinstance(c, ast.expr)]
 
 
 BACKWARD_CALLS = frozenset({"backward", "grad", "manual_backward"})
@@ -1534,7 +1534,7 @@ def _graph_reads(node: ast.AST) -> list[str]:
             continue
         if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
             reads.append(current.id)
-        stack.extend(ast.iter_child_nodes(current))
+        stack.extend(child_nodes(current))
     return reads
 
 

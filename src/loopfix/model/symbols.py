@@ -600,14 +600,17 @@ def dotted_name(node: ast.expr) -> str | None:
         return node.id
     if kind is not ast.Attribute:
         return None
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    try:  # kept on the node: a parsed tree is not changed (see `index.walk`)
+        return node._loopfix_dotted
+    except AttributeError:
+        pass
+    parts, inner = [], node
+    while isinstance(inner, ast.Attribute):
+        parts.append(inner.attr)
+        inner = inner.value
+    dotted = ".".join([inner.id, *reversed(parts)]) if isinstance(inner, ast.Name) else None
+    node._loopfix_dotted = dotted
+    return dotted
 
 
 def root_name(node: ast.expr) -> str | None:
