@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from loopfix.model import index as index_module
-from loopfix.model.index import index_tree, syntax_key, walk
+from loopfix.model.index import child_nodes, index_tree, syntax_key, walk
+from loopfix.model.symbols import dotted_name
 from loopfix.parse import ChunkParser
 
 from corpus_cases import CORPUS
@@ -51,7 +52,9 @@ def test_a_statement_the_parser_reuses_is_indexed_once(monkeypatch):
     first = parser(text)
     walked = []
     real = index_module._walk_index
-    monkeypatch.setattr(index_module, "_walk_index", lambda t: walked.append(t) or real(t))
+    monkeypatch.setattr(
+        index_module, "_walk_index", lambda t, *rest: walked.append(t) or real(t, *rest)
+    )
     index_tree(first, parser.pieces)
     assert len(walked) == len(first.body)
     walked.clear()
@@ -94,6 +97,43 @@ def test_walk_visits_what_ast_walk_visits_in_its_order(path):
     text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
     tree = ast.parse(text, type_comments=True)
     assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+
+
+@pytest.mark.parametrize("path", [*SOURCES, None], ids=str)
+def test_child_nodes_are_ast_iter_child_nodes_in_its_order(path):
+    text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
+    tree = ast.parse(text, type_comments=True)
+    for node in ast.walk(tree):
+        assert [id(c) for c in child_nodes(node)] == [id(c) for c in ast.iter_child_nodes(node)]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_an_index_without_parents_differs_only_by_them(path: Path):
+    """A project module an analysed file imports is indexed without the block of each
+    statement; everything else is the same."""
+    tree = ast.parse(path.read_text())
+    full, lean = facts(index_tree(tree)), facts(index_tree(tree, parents=False))
+    assert lean.pop("parents") == {} != full.pop("parents")
+    assert lean == full
+
+
+@pytest.mark.parametrize("path", [*SOURCES, None], ids=str)
+def test_a_dotted_name_kept_on_its_node_is_the_one_worked_out(path):
+    text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
+    tree = ast.parse(text, type_comments=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr):
+            first = dotted_name(node)
+            assert dotted_name(node) == first == _spelled(node)
+
+
+def _spelled(node: ast.expr) -> str | None:
+    """A name or a chain of attributes of a name, as its source spells it (no spaces)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and _spelled(node.value) is not None:
+        return ast.unparse(node)
+    return None
 
 
 def test_walk_remembered_per_node_gives_the_same_nodes_and_keeps_no_cycle():

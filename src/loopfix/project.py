@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loopfix import relevance
+from loopfix.model.index import index_tree
 from loopfix.model.symbols import Symbols, collect_symbols
 from loopfix.source import MAX_SOURCE_BYTES, SourceError, SourceFile
 
@@ -178,6 +179,7 @@ class Project:
     _absent_first: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(
         default_factory=dict
     )
+    _folders: dict[Path, Path] = field(default_factory=dict)  # importer -> its folder
     _candidates: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(default_factory=dict)
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
@@ -211,10 +213,18 @@ class Project:
 
     def find(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The file of `from <level dots><module> import ...` / `import <module>`."""
-        key = (importer.parent, module, level)
+        key = (self._folder_of(importer), module, level)
         if key not in self._files:
             self._files[key] = self._find(importer, module, level)
         return self._files[key]
+
+    def _folder_of(self, importer: Path) -> Path:
+        """`importer.parent`, made once per importer: a lookup key built for every import
+        of every analysed file and loaded module."""
+        folder = self._folders.get(importer)
+        if folder is None:
+            folder = self._folders[importer] = importer.parent
+        return folder
 
     def _find(self, importer: Path, module: str | None, level: int) -> Path | None:
         parts = module.split(".") if module else []
@@ -234,7 +244,7 @@ class Project:
         """The files `find` would take for the import, were they there, in the order it
         looks at them: a module that does not exist yet (`networks.py`, before it is
         written) is one of these once it does."""
-        key = (importer.parent, module, level)
+        key = (self._folder_of(importer), module, level)
         found = self._candidates.get(key)
         if found is None:
             found = self._candidates[key] = tuple(self._candidate_files(importer, module, level))
@@ -243,7 +253,7 @@ class Project:
     def absent_first(self, importer: Path, module: str | None, level: int) -> tuple[Path, ...]:
         """The `candidates` of the import before the first one that is there: a module
         written later at one of them is the one Python takes."""
-        key = (importer.parent, module, level)
+        key = (self._folder_of(importer), module, level)
         found = self._absent_first.get(key)
         if found is None:
             absent = []
@@ -348,7 +358,7 @@ class Project:
         module.tree = tree
         module.symbols = Symbols()  # filled in place: a cycle sees the same object
         child = resolver.child(path)
-        collect_symbols(tree, resolver=child, into=module.symbols)
+        collect_symbols(tree, index_tree(tree, parents=False), resolver=child, into=module.symbols)
         module.links = dict(child.linked)
         return module
 

@@ -43,14 +43,15 @@ class TreeIndex:
 Pieces = dict[int, tuple[ast.stmt, "TreeIndex"]]  # statement id -> (statement, its index)
 
 
-def index_tree(tree: ast.Module, pieces: Pieces | None = None) -> TreeIndex:
+def index_tree(tree: ast.Module, pieces: Pieces | None = None, parents: bool = True) -> TreeIndex:
     """The module's index. With `pieces` (a `ChunkParser`'s, which reuses the top-level
     statements an edit did not touch: every keystroke in an editor, every patched text a fix
     is proven on), it is put together from each top-level statement's, each indexed once
     as the only statement of a module: nothing in a statement's entries depends on the
-    statements around it."""
+    statements around it. `parents=False` leaves out the block of each statement, which
+    only the analysed file's model asks (a project module it imports is indexed without)."""
     if pieces is None:
-        return _sorted(_walk_index(tree))
+        return _sorted(_walk_index(tree, parents))
     index = TreeIndex(words={id(tree): set()})
     module_words = index.words[id(tree)]
     for statement in tree.body:
@@ -125,9 +126,10 @@ def _piece(statement: ast.stmt, pieces: Pieces) -> TreeIndex:
     return piece
 
 
-def _walk_index(tree: ast.Module) -> TreeIndex:
+def _walk_index(tree: ast.Module, with_parents: bool = True) -> TreeIndex:
     """The index of `tree` in one depth-first walk, `imports` and `functions` left as
-    (depth, line, column, ...) entries for `index_tree` to sort into `ast.walk`'s order."""
+    (depth, line, column, ...) entries for `index_tree` to sort into `ast.walk`'s order;
+    `parents` left empty unless `with_parents`."""
     index = TreeIndex(words={id(tree): set()})
     nested: list[tuple[ast.AST, ast.AST | None]] = []  # (function, enclosing function)
     # (node, scope whose words it adds to, enclosing function, class whose body it is in,
@@ -142,7 +144,7 @@ def _walk_index(tree: ast.Module) -> TreeIndex:
         node, scope, enclosing, owner, depth = stack.pop()
         below = depth + 1
         scope_words = words[id(scope)]
-        if isinstance(node, BLOCK_OWNERS):
+        if with_parents and isinstance(node, BLOCK_OWNERS):
             for name in BLOCK_FIELDS:
                 block = getattr(node, name, None)
                 if type(block) is list:

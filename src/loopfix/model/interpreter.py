@@ -167,10 +167,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return found
 
     def key_for(self, node: ast.expr) -> str | None:
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        root, _, rest = dotted.partition(".")
+        if type(node) is ast.Name:  # most calls
+            root, rest = node.id, ""
+        else:
+            dotted = dotted_name(node)
+            if dotted is None:
+                return None
+            root, _, rest = dotted.partition(".")
         frame = self.frame
         if root == "self" and frame.self_path is not None:
             base = frame.self_path
