@@ -321,6 +321,16 @@ class LoopModel:
         # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
         return _anywhere_called(loop, self.symbols, _may_set_gradients)
 
+    def handles_gradients(self, loop_id: int) -> bool:
+        """Whether the loop, or a project function it calls, reads or writes `.grad`, asks
+        `torch.autograd.grad` for gradients or calls a method by a name chosen at run time:
+        its gradients may be taken or combined between a backward and the next `zero_grad()`
+        (per-sample gradients gathered by hand)."""
+        return self._answer(self._handles_gradients, loop_id)
+
+    def _handles_gradients(self, loop_id: int) -> bool:
+        return _anywhere_called(self.region(loop_id), self.symbols, _handles_gradients)
+
     def function_called_for(self, statement: ast.stmt, node: ast.AST) -> FunctionNode | None:
         """The project function or method a call of `statement` runs whose body holds
         `node` (a scheduler's step it made), or None."""
@@ -1149,6 +1159,16 @@ def _may_set_gradients(node: ast.AST, symbols: Symbols) -> bool:
     """`_sets_gradients`, or a method called by a name chosen at run time (`getattr(cb,
     event)()`, a callback list's dispatch), which may be one that clears them."""
     return _sets_gradients(node, symbols) or _called_by_name(node)
+
+
+def _handles_gradients(node: ast.AST, symbols: Symbols) -> bool:
+    """`p.grad` (read, written or changed), `torch.autograd.grad(...)` or `grad(...)`, or a
+    method called by a name chosen at run time."""
+    if isinstance(node, ast.Attribute) and node.attr == "grad":
+        return True
+    if isinstance(node, ast.Name) and node.id == "grad":
+        return True
+    return _called_by_name(node)
 
 
 def _called_by_name(node: ast.AST) -> bool:

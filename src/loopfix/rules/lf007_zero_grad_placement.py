@@ -29,6 +29,13 @@ it, in one loop iteration:
   gradient spike (`if norm < limit:`), a strong discriminator (`if d_accuracy < 0.8:`), a
   frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`); there the next
   `zero_grad()` must clear the skipped batch's gradients;
+- **every iteration of an inner accumulation loop**: `optimizer.zero_grad()` at the top of a
+  loop over micro-batches that backpropagates each one (`for micro_step in range(k):`,
+  nanoGPT's shape), while the step runs once after that loop: each step uses the last
+  micro-batch's gradient alone. Not when the inner loop steps those weights itself, a
+  backward through them runs outside it, the `zero_grad()` is guarded (`if micro_step ==
+  0:`), or the inner loop reads or writes `.grad` (per-sample gradients clipped by hand,
+  gradient surgery over tasks), itself or in a function it calls;
 - **never**: the optimizer steps in every iteration and nothing in the loop clears its
   gradients, so they pile up across iterations (not reported when the step is guarded, as in
   a deliberate accumulation, or when the loop clears gradients another way:
@@ -70,7 +77,8 @@ for i, (x, y) in enumerate(loader):
 The fix moves (or adds) one `zero_grad()`: before the iteration's first backward when it sat
 between backward and step or was missing (for a step in a called function, the optimizer as
 the loop names it, `tr.opt.zero_grad()`, before the statement that runs the first backward);
-right after the guarded step for an accumulation.
+right after the guarded step for an accumulation; just before the inner loop for an inner
+accumulation loop.
 The correctness criterion, checked by verification on the gradients of the patched run:
 every optimizer step uses the gradients accumulated since the previous step, starting from
 zero: the first backward after a step starts from cleared gradients, the later ones before
@@ -88,7 +96,7 @@ for a loop with one optimizer; with several, the verdict is "unverified".
 
 @dataclass
 class Misplaced:
-    kind: str  # "between" | "accumulation" | "missing"
+    kind: str  # "between" | "accumulation" | "inner" | "missing"
     step: object  # UpdateSite of the step
     zero: object | None  # UpdateSite of the zero_grad (None: missing)
     anchor: ast.stmt  # where the zero_grad goes
@@ -222,6 +230,45 @@ class ZeroGradMisplaced(Rule):
                 ]
                 if backs_after and body[id(zero.statement)] < body[id(owner)]:
                     return Misplaced("accumulation", step, zero, step.statement)
+        return self._zeroed_per_inner_iteration(model, step, zeros, backwards, updates, loop_id)
+
+    def _zeroed_per_inner_iteration(
+        self, model, step, zeros, backwards, updates, loop_id: int
+    ) -> Misplaced | None:
+        """`for micro in range(k): optimizer.zero_grad(); loss.backward()` in the loop that
+        steps once after it: each inner iteration clears the gradients of the micro-batch
+        before it. Not when the inner loop steps too, when a backward of the step's modules
+        runs outside it, or when it handles gradients by hand (per-sample gradients read
+        between a backward and the next `zero_grad()`)."""
+        loop = model.loop(loop_id)
+        tops = {id(s): i for i, s in enumerate(loop.body)}
+        step_top = _top_statement(model, step.statement, tops)
+        for zero in zeros:
+            if len(zero.loops) < 2 or zero.loops[-2] != loop_id:
+                continue  # not directly inside a loop nested in the step's
+            inner_id = zero.loops[-1]
+            inner = model.loop(inner_id)
+            if model.block_of(zero.statement) != (inner, inner.body):
+                continue  # guarded (`if micro == 0: optimizer.zero_grad()`)
+            inner_top = _top_statement(model, inner, tops)
+            if inner_top is None or step_top is None or tops[id(inner_top)] >= tops[id(step_top)]:
+                continue
+            if any(inner_id not in b.loops for b in backwards):
+                continue
+            body = {id(s): i for i, s in enumerate(inner.body)}
+            after = [
+                b
+                for b in backwards
+                if id(b.statement) in body and body[id(b.statement)] > body[id(zero.statement)]
+            ]
+            stepped_inside = any(
+                u.kind == "step"
+                and inner_id in u.loops
+                and _overlaps(u.modules or frozenset(), step.modules)
+                for u in updates
+            )
+            if after and not stepped_inside and not model.handles_gradients(inner_id):
+                return Misplaced("inner", step, zero, inner)
         return None
 
     def _finding(self, context: FileContext, found: Misplaced) -> Finding:
@@ -239,6 +286,14 @@ class ZeroGradMisplaced(Rule):
                 f"`{ast.unparse(node)}` clears the gradients of every micro-batch while "
                 f"`{step}` (line {found.step.call.lineno}) only runs under its `if`: each step "
                 "uses the last micro-batch's gradient alone"
+            )
+        elif found.kind == "inner":
+            node = found.zero.call
+            message = (
+                f"`{ast.unparse(node)}` clears the gradients at every iteration of the loop "
+                f"on line {found.anchor.lineno} while `{step}` (line "
+                f"{found.step.call.lineno}) runs once after it: each step uses the last "
+                "micro-batch's gradient alone"
             )
         else:
             node = found.step.call
@@ -272,6 +327,9 @@ class ZeroGradMisplaced(Rule):
             if found.kind == "between":
                 moved = layout.insert_before(found.anchor, lines)
                 title = "Clear the gradients before the backward, not before the step"
+            elif found.kind == "inner":
+                moved = layout.insert_before(found.anchor, lines)
+                title = "Clear the gradients once, before the accumulating loop"
             else:
                 moved = layout.insert_after(found.anchor, lines)
                 title = "Clear the gradients after the accumulated step"
@@ -342,6 +400,11 @@ def _broken_window(events: list) -> str | None:
                 return f"step {steps} saw zero gradients"
             window = []
     return None
+
+
+def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:
+    """The statement of a loop's body (`tops`: their ids) that holds `statement`."""
+    return next((s for s in model.enclosing_statements(statement) if id(s) in tops), None)
 
 
 def _overlaps(zeroed, modules) -> bool:
