@@ -313,3 +313,21 @@ def test_a_package_module_imports_as_the_project_imports_it(tmp_path):
     assert [f.rule for f in result.findings] == ["LF007"]
     (verdict,) = verify_file(result, RunSettings(device="cpu", iterations=3, timeout=180))
     assert verdict.outcome == "equivalent", verdict
+
+
+def test_an_error_without_a_message_says_where_the_users_code_raised_it(run, tmp_path):
+    """A bare `assert` in a module the script imports (a data check): the verdict names the
+    file, line and statement, not only `AssertionError:`."""
+    (tmp_path / "data.py").write_text(
+        "import os\n\n\ndef load(path):\n    assert os.path.exists(path)\n    return path\n"
+    )
+    code = "import torch\nfrom data import load\n\nload('/no/such/corpus.txt')\n"
+    result = run(code, tmp_path)
+    assert "AssertionError" in result.error
+    assert "data.py:5: assert os.path.exists(path)" in result.error
+
+
+def test_an_error_with_a_message_is_said_as_raised(run, tmp_path):
+    result = run("raise ValueError('bad shape')\n", tmp_path)
+    assert result.error.startswith("ValueError: bad shape")
+    assert "raised at" not in result.error

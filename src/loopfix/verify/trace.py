@@ -563,7 +563,7 @@ def main(argv: list[str]) -> int:
             error = f"SystemExit: {exit_.code}"
             data_error = recorder.backwards == 0  # exited before training: its data, often
     except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
-        error = f"{type(raised).__name__}: {raised}"
+        error = described(raised, script)
         data_error = synthetic.is_data_error(raised) or (
             isinstance(raised, AssertionError) and recorder.backwards == 0
         )
@@ -581,6 +581,37 @@ def main(argv: list[str]) -> int:
     trace["cuda_on_cpu"] = cuda_calls.used
     portable.save(trace, Path(trace_file))
     return 1 if error else 0
+
+
+def described(raised: BaseException, script: str) -> str:
+    """`RuntimeError: <message>`; an error without a message (a bare `assert`) also says
+    where it was raised: the innermost frame of the user's code, not of an installed package
+    or the standard library (`AssertionError: (raised at data.py:12: assert
+    os.path.exists(path))`, relative to the working folder when it is inside it)."""
+    said = f"{type(raised).__name__}: {raised}"
+    if str(raised).strip():
+        return said
+    frames = [f for f in traceback.extract_tb(raised.__traceback__) if _users(f.filename)]
+    if not frames:
+        return said
+    frame, here = frames[-1], os.getcwd()
+    where = os.path.abspath(frame.filename)
+    if where.startswith(here + os.sep):
+        where = os.path.relpath(where, here)
+    line = f": {frame.line}" if frame.line else ""
+    return f"{said}(raised at {where}:{frame.lineno}{line})"
+
+
+_LIBRARIES = (os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(__file__)))
+
+
+def _users(filename: str) -> bool:
+    """A file of the user's code: not an installed package's, the standard library's or
+    loopfix's own."""
+    path = os.path.abspath(filename)
+    if "site-packages" in path.split(os.sep) or "dist-packages" in path.split(os.sep):
+        return False
+    return not any(path.startswith(folder + os.sep) for folder in _LIBRARIES)
 
 
 def _copy_saved(tensor):
