@@ -331,3 +331,29 @@ def test_an_error_with_a_message_is_said_as_raised(run, tmp_path):
     result = run("raise ValueError('bad shape')\n", tmp_path)
     assert result.error.startswith("ValueError: bad shape")
     assert "raised at" not in result.error
+
+
+ARGUMENTS = """\
+import argparse, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", required=True)
+parser.add_argument("--epochs", type=int, default=40)
+parser.add_argument("name")
+args = parser.parse_args()
+print(sys.argv[1:], args.data, args.epochs, args.name, file=sys.stderr)
+if os.path.basename(args.data) != "data":
+    assert args.data == "tiny corpus/" and args.epochs == 1 and args.name == "gru"
+"""
+
+
+def test_a_script_gets_the_command_line_the_user_gave(run, tmp_path):
+    given = ("--data", "tiny corpus/", "--epochs", "1", "gru")
+    result = run(ARGUMENTS, tmp_path, dataclasses.replace(FAST, script_args=given))
+    assert result.error is None, result.stderr
+    assert "['--data', 'tiny corpus/', '--epochs', '1', 'gru']" in result.stderr
+
+
+def test_without_a_command_line_required_arguments_are_made_up(run, tmp_path):
+    result = run(ARGUMENTS, tmp_path)
+    assert result.error is None, result.stderr
+    assert " 40 " in result.stderr  # the parser's default

@@ -102,6 +102,7 @@ def test_tool_loopfix_selects_rules_per_file_and_flags_override_it(repo):
         ('select = ["LF999"]', "unknown rule code 'LF999'"),
         ('iterations = "3"', "iterations: must be a positive"),
         ('device = "tpu"', "device: must be one of"),
+        ('script-args = "--data tiny"', "script-args: must be a list of strings"),
     ],
 )
 def test_a_bad_setting_is_a_one_line_error(repo, table, complaint):
@@ -110,6 +111,13 @@ def test_a_bad_setting_is_a_one_line_error(repo, table, complaint):
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert "pyproject.toml" in line and complaint in line
+
+
+def test_a_script_command_line_with_a_quote_left_open_is_a_one_line_error(repo):
+    result = invoke("verify", ".", "--script-args", "--data 'tiny")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line == "loopfix: error: --script-args: No closing quotation"
 
 
 def test_an_unknown_rule_on_the_command_line_is_an_error(repo):

@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 from enum import StrEnum
@@ -125,6 +126,15 @@ PassEnvOption = Annotated[
         "looks like a credential (repeatable).",
     ),
 ]
+ScriptArgsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--script-args",
+        help="The command line verification runs give the script, split as a shell would "
+        '("--data tiny/ --epochs 1"); default: the defaults its parser declares, with '
+        "made-up values for required arguments.",
+    ),
+]
 PythonOption = Annotated[
     str | None,
     typer.Option(
@@ -174,6 +184,7 @@ class Run:
             timeout=config.timeout,
             pass_env=config.pass_env,
             python=config.interpreter(),
+            script_args=config.script_args,
         )
 
     def cache_folder(self) -> str | None:
@@ -257,6 +268,7 @@ def _run(
     timeout: float | None = None,
     pass_env: list[str] | None = None,
     python: str | None = None,
+    script_args: str | None = None,
 ) -> Run:
     """Settings from `[tool.loopfix]` with the given flags over them; a bad setting is a
     one-line error and exit 2."""
@@ -269,6 +281,7 @@ def _run(
         "iterations": iterations,
         "timeout": timeout,
         "pass-env": pass_env or None,
+        "script-args": _command_line(script_args) if script_args else None,
         "python": os.path.abspath(python) if python and os.sep in python else python,
         "cache-dir": os.path.abspath(cache_dir) if cache_dir else None,
     }
@@ -287,6 +300,16 @@ def _run(
     return Run(config, jobs or default_jobs(), cache, _project_root(folder) if cache else None)
 
 
+def _command_line(text: str) -> list[str]:
+    """`--script-args`, split as a POSIX shell splits it; a quote left open is a one-line
+    error and exit 2."""
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        typer.echo(f"loopfix: error: --script-args: {error}", err=True)
+        raise typer.Exit(2) from None
+
+
 SHARED_OPTIONS = (
     "select",
     "ignore",
@@ -301,6 +324,7 @@ SHARED_OPTIONS = (
     "timeout",
     "pass_env",
     "python",
+    "script_args",
 )
 
 
@@ -560,6 +584,7 @@ def verify(
     timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
     python: PythonOption = None,
+    script_args: ScriptArgsOption = None,
 ) -> None:
     from loopfix.report import verdict_line, verdict_row, verdicts_sarif
     from loopfix.verify.verifier import verify_file
@@ -641,6 +666,7 @@ def apply(
     timeout: TimeoutOption = None,
     pass_env: PassEnvOption = None,
     python: PythonOption = None,
+    script_args: ScriptArgsOption = None,
     stdin_filename: StdinFilenameOption = None,
     show_fixes: Annotated[
         bool, typer.Option("--show-fixes", help="List each fix written, per file, as Ruff does.")

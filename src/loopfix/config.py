@@ -13,6 +13,7 @@ python = ".venv/bin/python"     # the interpreter that runs the project's code (
 iterations = 3
 timeout = 120
 pass-env = ["WANDB_API_KEY"]    # credential-looking variables verification may see
+script-args = ["--data", "tiny/", "--epochs", "1"]  # the command line verification runs give
 cache-dir = ".loopfix_cache"
 ```
 
@@ -59,6 +60,9 @@ class Config:
     iterations: int = 3
     timeout: float = 120.0
     pass_env: tuple[str, ...] = ()
+    # the command line of every script verification runs (empty: the defaults its parser
+    # declares, with made-up values for required arguments)
+    script_args: tuple[str, ...] = ()
     cache_dir: str = ".loopfix_cache"
 
     def rules_for(self, path: Path | None = None) -> list[Rule]:
@@ -270,5 +274,6 @@ PARSERS = {
     "iterations": _positive(int),
     "timeout": _positive(float),
     "pass-env": _strings,
+    "script-args": _strings,
     "cache-dir": _string,
 }

@@ -41,6 +41,8 @@ class RunSettings:
     warm: bool = True  # share one fork server where that is safe
     pass_env: tuple[str, ...] = ()  # credential-looking variables the user lets through
     python: str = sys.executable  # the interpreter that runs the project's code
+    # the script's command line (empty: its parser's defaults and made-up required values)
+    script_args: tuple[str, ...] = ()
 
     @property
     def own_python(self) -> bool:
@@ -116,7 +118,7 @@ def run_script(
             argv += ["--synthetic-loop", str(synthetic_loop)]
         if package is not None:
             argv += ["--package", package[0], str(package[1])]
-        argv += [str(trace_file), str(script)]
+        argv += [str(trace_file), str(script), *settings.script_args]
         folders = import_path or (home,)
         if settings.warm and _fork_is_safe(settings):
             run = _WORKER.run(argv, Path(workdir), folders, settings)

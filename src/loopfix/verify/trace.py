@@ -535,7 +535,8 @@ def main(argv: list[str]) -> int:
     network = sandbox.enter()
     weights = synthetic.SyntheticWeights()
     weights.install()
-    synthetic.install_made_up_arguments()
+    if not script_args:  # a command line the user gave is taken as it is
+        synthetic.install_made_up_arguments()
     cuda_calls = CudaOnCpu()
     if device == "cpu":
         cuda_calls.install()
