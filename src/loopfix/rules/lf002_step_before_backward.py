@@ -63,7 +63,9 @@ equivalent in general), then the steps in their original order. Gradient clippin
 `scaler.update()` stay after it; comments move with their statement. With
 `--restrict-style autograd-grad` the restriction is written as `torch.autograd.grad` over the
 window's parameters, accumulated into `.grad` the way backward would, for code bases that
-avoid `inputs=`.
+avoid `inputs=`. A backward that gets `inputs=` and still says `retain_variables=True` (the
+keyword's name before PyTorch 0.4, which the PyTorch versions that have `inputs=` reject) has
+it renamed `retain_graph=True`, which means the same.
 
 ## Other fixes
 - **Deep mutual learning** (`for k in range(n)`: peer k's loss reads the other peers' outputs
