@@ -174,13 +174,14 @@ class Project:
     # (importing folder, module, level) -> its file: the same import is looked up from every
     # file of a folder, each lookup a few `stat` calls per folder of the search path
     _files: dict[tuple[Path, str | None, int], Path | None] = field(default_factory=dict)
-    # the same key -> the files the import would take first that are not there (`_files`'
-    # lifetime: a file written since may be one of them) and -> every file it looks at
+    # the same key -> the files the import would take first that are not there (cleared
+    # with `_files`: a file written since may be one of them)
     _absent_first: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(
         default_factory=dict
     )
-    _folders: dict[Path, Path] = field(default_factory=dict)  # importer -> its folder
+    # the same key -> every file the import looks at, in order (`candidates`: no disk read)
     _candidates: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(default_factory=dict)
+    _folders: dict[Path, Path] = field(default_factory=dict)  # importer -> its folder
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
     # importer -> what its import lines named when `imports_changed` last read them
