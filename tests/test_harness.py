@@ -357,3 +357,13 @@ def test_without_a_command_line_required_arguments_are_made_up(run, tmp_path):
     result = run(ARGUMENTS, tmp_path)
     assert result.error is None, result.stderr
     assert " 40 " in result.stderr  # the parser's default
+
+
+def test_a_backward_is_placed_at_the_lines_of_the_users_code_only(run, tmp_path):
+    """The lines a backward ran from are the script's: not those of `runpy`, which runs it,
+    nor torch's (a finding on line 98 of a notebook was matched to `runpy.py`'s line 98)."""
+    code = "import torch\n\nw = torch.ones(2, requires_grad=True)\n(w * 2).sum().backward()\n"
+    result = run(code, tmp_path)
+    assert result.error is None, result.stderr
+    (event,) = [e for e in result.trace["events"] if e[0] == "backward"]
+    assert list(event[9]) == [4]

@@ -381,21 +381,23 @@ _LIBRARIES = tuple(  # the folders of torch and of loopfix, ending in a separato
 
 
 def _caller_line() -> int | None:
-    """The line of the user's code that called backward (the first frame outside torch and
-    loopfix)."""
+    """The line of the user's code that called backward (the first frame of a file of the
+    user's: `_users`)."""
     frame = sys._getframe(2)
     while frame is not None:
-        if not frame.f_code.co_filename.startswith(_LIBRARIES):
+        if _users(frame.f_code.co_filename):
             return frame.f_lineno
         frame = frame.f_back
     return None
 
 
 def _caller_lines(limit: int = 8) -> list[int]:
-    """The lines of the user's code on the stack, innermost first (at most `limit`)."""
+    """The lines of the user's code on the stack, innermost first (at most `limit`): not of
+    torch, loopfix, the standard library (`runpy`, which runs the script, would add its
+    own line numbers) or another installed package."""
     lines, frame = [], sys._getframe(2)
     while frame is not None and len(lines) < limit:
-        if not frame.f_code.co_filename.startswith(_LIBRARIES):
+        if _users(frame.f_code.co_filename):
             lines.append(frame.f_lineno)
         frame = frame.f_back
     return lines
@@ -603,16 +605,19 @@ def described(raised: BaseException, script: str) -> str:
     return f"{said}(raised at {where}:{frame.lineno}{line})"
 
 
-_LIBRARIES = (os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(__file__)))
+# the standard library's folder, ending in a separator (torch and loopfix: `_LIBRARIES`)
+_STANDARD_LIBRARY = os.path.join(os.path.dirname(os.__file__), "")
 
 
 def _users(filename: str) -> bool:
-    """A file of the user's code: not an installed package's, the standard library's or
-    loopfix's own."""
+    """A file of the user's code: not an installed package's, the standard library's (also
+    frozen: `<frozen runpy>`), torch's or loopfix's own."""
+    if filename.startswith("<frozen "):
+        return False
     path = os.path.abspath(filename)
     if "site-packages" in path.split(os.sep) or "dist-packages" in path.split(os.sep):
         return False
-    return not any(path.startswith(folder + os.sep) for folder in _LIBRARIES)
+    return not path.startswith((_STANDARD_LIBRARY, *_LIBRARIES))
 
 
 def _copy_saved(tensor):
