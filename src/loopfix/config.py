@@ -13,7 +13,7 @@ python = ".venv/bin/python"     # the interpreter that runs the project's code (
 iterations = 3
 timeout = 120
 pass-env = ["WANDB_API_KEY"]    # credential-looking variables verification may see
-script-args = ["--data", "tiny/", "--epochs", "1"]  # the command line verification runs give
+script-args = ["--data", "/data/tiny", "--epochs", "1"]  # the command line runs give a script
 cache-dir = ".loopfix_cache"
 ```
 

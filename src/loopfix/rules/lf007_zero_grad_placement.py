@@ -243,16 +243,19 @@ class ZeroGradMisplaced(Rule):
         loop = model.loop(loop_id)
         tops = {id(s): i for i, s in enumerate(loop.body)}
         step_top = _top_statement(model, step.statement, tops)
+        if step_top is None:
+            return None
         for zero in zeros:
             if len(zero.loops) < 2 or zero.loops[-2] != loop_id:
                 continue  # not directly inside a loop nested in the step's
             inner_id = zero.loops[-1]
             inner = model.loop(inner_id)
-            if model.block_of(zero.statement) != (inner, inner.body):
+            owner, block = model.block_of(zero.statement)
+            if owner is not inner or block is not inner.body:
                 continue  # guarded (`if micro == 0: optimizer.zero_grad()`)
             inner_top = _top_statement(model, inner, tops)
-            if inner_top is None or step_top is None or tops[id(inner_top)] >= tops[id(step_top)]:
-                continue
+            if inner_top is None or tops[id(inner_top)] >= tops[id(step_top)]:
+                continue  # the inner loop runs after the step
             if any(inner_id not in b.loops for b in backwards):
                 continue
             body = {id(s): i for i, s in enumerate(inner.body)}

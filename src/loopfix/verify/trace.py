@@ -380,6 +380,24 @@ _LIBRARIES = tuple(  # the folders of torch and of loopfix, ending in a separato
 )
 
 
+# the standard library's folder, ending in a separator
+_STANDARD_LIBRARY = os.path.join(os.path.dirname(os.__file__), "")
+
+
+@functools.cache
+def _users(filename: str) -> bool:
+    """A file of the user's code: not an installed package's, the standard library's (also
+    frozen: `<frozen runpy>`), torch's or loopfix's own. Asked for every frame on the stack
+    of every backward, of a few files: kept per file name."""
+    if filename.startswith("<frozen "):
+        return False
+    path = os.path.abspath(filename)
+    folders = path.split(os.sep)
+    if "site-packages" in folders or "dist-packages" in folders:
+        return False
+    return not path.startswith((_STANDARD_LIBRARY, *_LIBRARIES))
+
+
 def _caller_line() -> int | None:
     """The line of the user's code that called backward (the first frame of a file of the
     user's: `_users`)."""
@@ -566,7 +584,7 @@ def main(argv: list[str]) -> int:
             error = f"SystemExit: {exit_.code}"
             data_error = recorder.backwards == 0  # exited before training: its data, often
     except BaseException as raised:  # noqa: BLE001 - the trace must be saved whatever happens
-        error = described(raised, script)
+        error = described(raised)
         data_error = synthetic.is_data_error(raised) or (
             isinstance(raised, AssertionError) and recorder.backwards == 0
         )
@@ -586,7 +604,7 @@ def main(argv: list[str]) -> int:
     return 1 if error else 0
 
 
-def described(raised: BaseException, script: str) -> str:
+def described(raised: BaseException) -> str:
     """`RuntimeError: <message>`; an error without a message (a bare `assert`) also says
     where it was raised: the innermost frame of the user's code, not of an installed package
     or the standard library (`AssertionError: (raised at data.py:12: assert
@@ -603,21 +621,6 @@ def described(raised: BaseException, script: str) -> str:
         where = os.path.relpath(where, here)
     line = f": {frame.line}" if frame.line else ""
     return f"{said}(raised at {where}:{frame.lineno}{line})"
-
-
-# the standard library's folder, ending in a separator (torch and loopfix: `_LIBRARIES`)
-_STANDARD_LIBRARY = os.path.join(os.path.dirname(os.__file__), "")
-
-
-def _users(filename: str) -> bool:
-    """A file of the user's code: not an installed package's, the standard library's (also
-    frozen: `<frozen runpy>`), torch's or loopfix's own."""
-    if filename.startswith("<frozen "):
-        return False
-    path = os.path.abspath(filename)
-    if "site-packages" in path.split(os.sep) or "dist-packages" in path.split(os.sep):
-        return False
-    return not path.startswith((_STANDARD_LIBRARY, *_LIBRARIES))
 
 
 def _copy_saved(tensor):
