@@ -6,11 +6,13 @@ rewrite would change what the code computes, and a safe, verified fix where it w
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from loopfix.analysis import analyse_source
 from loopfix.options import Options
+from loopfix.rules.update_order import RENAME_NOTE
 from loopfix.source import SourceFile
 from loopfix.verify.harness import RunSettings
 from loopfix.verify.verifier import verify_file
@@ -461,14 +463,26 @@ def test_retain_variables_is_renamed_where_a_fix_adds_inputs(tmp_path):
     (finding,) = result.findings
     assert finding.rule == "LF002" and finding.applied
     assert "retain_variables" not in result.fixed_text
+    assert finding.fix.title.endswith(RENAME_NOTE)  # the rename is said, not silent
     assert "TypeError" in run_script(RETAIN_VARIABLES_GAN, tmp_path).stderr
     assert run_script(result.fixed_text, tmp_path).returncode == 0
     modern = tmp_path / "gan.py"
     modern.write_text(RETAIN_VARIABLES_GAN.replace("retain_variables", "retain_graph"))
     renamed = analyse_source(SourceFile.read(modern), project=None)
     assert renamed.fixed_text == result.fixed_text
+    assert not renamed.findings[0].fix.title.endswith(RENAME_NOTE)
     (verdict,) = verify_file(renamed, RunSettings(device="cpu", iterations=3, timeout=180))
     assert verdict.outcome == "equivalent", verdict
+
+
+def test_lf009_says_it_renames_retain_variables():
+    """LF009's fix adds `inputs=` too, so it renames `retain_variables=` and says so."""
+    case = Path(__file__).parent.parent / "corpus/lf009_gan_retain_graph_band_aid/before.py"
+    text = case.read_text().replace("retain_graph", "retain_variables")
+    result = analyse_source(SourceFile.from_text("gan.py", text), project=None)
+    (finding,) = [f for f in result.findings if f.rule == "LF009"]
+    assert finding.fix.title.endswith(RENAME_NOTE)
+    assert "retain_variables" not in result.fixed_text
 
 
 SCHEDULE_IN_A_METHOD = """\

@@ -65,7 +65,7 @@ equivalent in general), then the steps in their original order. Gradient clippin
 window's parameters, accumulated into `.grad` the way backward would, for code bases that
 avoid `inputs=`. A backward that gets `inputs=` and still says `retain_variables=True` (the
 keyword's name before PyTorch 0.4, which the PyTorch versions that have `inputs=` reject) has
-it renamed `retain_graph=True`, which means the same.
+it renamed `retain_graph=True`, which means the same; the fix's title says so.
 
 ## Other fixes
 - **Deep mutual learning** (`for k in range(n)`: peer k's loss reads the other peers' outputs

@@ -11,6 +11,7 @@ from loopfix.rules.update_order import (
     covers,
     optimizer_expression,
     renamed_retain_variables,
+    titled_with_rename,
 )
 
 DOCS = """\
@@ -135,7 +136,7 @@ class GradientLeak(Rule):
         if not context.proven(edits, lambda patched: self.removes(context, patched)):
             return None
         title = f"Restrict the backward to `{optimizer}`'s parameters (`inputs=`)"
-        return Fix(title, tuple(edits))
+        return Fix(titled_with_rename(title, edits), tuple(edits))
 
     def accepts(self, before: FileContext, after: FileContext, fixed: list[Finding]) -> bool:
         return self.removes(before, after, len(fixed))

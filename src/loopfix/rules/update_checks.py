@@ -94,7 +94,9 @@ class ReorderRule(Rule):
                 "the reordered code would not reach exactly the graphs the original reached"
             )
             return None
-        return Fix(LOOP_FIX_TITLE if plan.across_loop else self.fix_title, tuple(plan.edits))
+        title = LOOP_FIX_TITLE if plan.across_loop else self.fix_title
+        title += update_order.RENAME_NOTE if plan.renames else ""
+        return Fix(title, tuple(plan.edits))
 
     def _call_move(self, context: FileContext, finding: Finding) -> Fix | None:
         """A whole update call of another module's helper, moved before the update calls
@@ -146,7 +148,7 @@ class ReorderRule(Rule):
                 "every forward output and loss the original ran, and each optimizer's first "
                 "step against the original with every step deferred"
             )
-        if finding.fix is not None and finding.fix.title == LOOP_FIX_TITLE:
+        if finding.fix is not None and finding.fix.title.startswith(LOOP_FIX_TITLE):
             return (
                 "every forward output the original ran, every loss it ran (in any order), "
                 "each optimizer's first step against the original with every step deferred, "
@@ -159,7 +161,7 @@ class ReorderRule(Rule):
         call move's)."""
         if finding.fix is not None and finding.fix.title == update_calls.FIX_TITLE:
             return update_calls.call_move_oracle(runs)
-        fixed = finding.fix is not None and finding.fix.title == LOOP_FIX_TITLE
+        fixed = finding.fix is not None and finding.fix.title.startswith(LOOP_FIX_TITLE)
         return reorder_oracle(runs, any_order=fixed)
 
     def confirm(self, finding: Finding, runs) -> str | None:

@@ -67,6 +67,8 @@ class Plan:
     # a backward now runs before a loop of whole updates that ran before it (its loss is
     # backwarded earlier than the loop's losses)
     across_loop: bool = False
+    # a backward's `retain_variables=` is renamed `retain_graph=` (`renamed_retain_variables`)
+    renames: bool = False
 
 
 def plan_reorder(
@@ -145,7 +147,8 @@ def _plan_block(context: FileContext, statement: ast.stmt, drop_repeated: bool) 
         for i, unit in enumerate(units)
         if i > s and unit.kind == "backward"
     )
-    return Plan([Edit(start, units[-1].end, region)], described, across)
+    renames = any(_renames(edit) for unit in units for edit in unit.edits)
+    return Plan([Edit(start, units[-1].end, region)], described, across, renames)
 
 
 # ---------------------------------------------------------------------------- units
@@ -843,6 +846,20 @@ def append_keywords(layout, call: ast.Call, keywords: list[str]) -> Edit:
     if before.endswith(","):
         return Edit(close, close, text if layout.text[close - 1].isspace() else " " + text)
     return Edit(close, close, ", " + text)
+
+
+# what a fix's title adds when it renames `retain_variables=` (`titled_with_rename`)
+RENAME_NOTE = "; renames the pre-0.4 `retain_variables=` to `retain_graph=`"
+
+
+def titled_with_rename(title: str, edits) -> str:
+    """`title`, with `RENAME_NOTE` when one of `edits` is a `renamed_retain_variables` edit:
+    the rename is not what the finding is about, so the title says it."""
+    return title + RENAME_NOTE if any(map(_renames, edits)) else title
+
+
+def _renames(edit: Edit) -> bool:
+    return edit.text == "retain_graph" and edit.end - edit.start == len("retain_variables")
 
 
 def renamed_retain_variables(layout, call: ast.Call, edits: list[Edit]) -> list[Edit]:
