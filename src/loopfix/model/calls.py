@@ -830,7 +830,7 @@ class CallsMixin:
     def _module_call(self, node: ast.Call, callee: tuple, positional, keywords, env) -> Value:
         shape, receiver_key, *unseen = callee  # UNSEEN: known a module only by its use
         kind = shape[1]
-        graphs = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
+        graphs = given = union([v for v, _ in positional] + [v for v, _ in keywords.values()])
         if kind.endswith("Loss") or kind in PARAMETER_FREE_MODULES:
             return Value(graphs, TENSOR)
         site = (*self.frame.site_prefix, self._id("site", node))
@@ -869,14 +869,19 @@ class CallsMixin:
         receiver = path if path is not None and "[*]" in path else receiver_key
         literals = self._literal_arguments(forward, node, method=True)
         call = Call(forward, positional, keywords, receiver, info, site, literals=literals)
+        ran = forward not in self.call_stack and self.frame.depth < MAX_CALL_DEPTH
         self.frozen_forwards += frozen_class  # its submodules are frozen with it
         try:
             result = self._call_function(call, env)
         finally:
             self.frozen_forwards -= frozen_class
-        # the forward was followed: each returned item holds the graphs it was built from
-        # (a state passed through or made fresh holds none of the module's own)
-        return Value(graphs | result.graphs, result.shape, result.parts)
+        # the forward was followed: what it returns holds the graphs it was built from (a
+        # state passed through or made fresh holds none of the module's own; an argument
+        # the body detached, none of the argument's), and the module's own; unless its body
+        # did not run (a recursive call, the depth cap), where the arguments' count too
+        if not ran:
+            return Value(graphs | result.graphs, result.shape, result.parts)
+        return Value((graphs - given) | result.graphs, result.shape, result.parts)
 
     def _returns_own_parameter(self, info) -> bool:
         """`Symbols.returns_own_parameter`, unless the module of the class or the one being
