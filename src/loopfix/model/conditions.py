@@ -20,8 +20,10 @@ another attribute of the object the test reads (a property may derive from it). 
 compared with `is None` / `is not None` (`if replay is not None:`) is the exception: code
 it is handed to may change the object, not make the name None, so only an assignment to it
 in the loop (or `global`) counts. The methods of the loop's class it calls on `self` are
-read as part of the loop. Changes through `exec`,
-`globals()` or an object holding a reference back to the one tested are not seen.
+read as part of the loop, and so are, for a loop outside any class, the methods of the one
+project object it calls methods on (`model.update(x)`, whose `self` the tests then read).
+Changes through `exec`, `globals()` or an object holding a reference back to the one tested
+are not seen.
 """
 
 from __future__ import annotations

@@ -805,7 +805,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def stmt_For(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         """A loop whose body repeats a test it cannot change (`if args.aux:` twice) is run
         once per value of it (`conditions`); the flows after it are joined."""
-        keys = [key for key in self._loop_facts(node)[1] if key not in self.assumed]
+        keys = [key for key in self._loop_facts(node, env)[1] if key not in self.assumed]
         flow = None
         for values in itertools.product((True, False), repeat=len(keys)):
             self.assumed.update(zip(keys, values, strict=True))
@@ -819,24 +819,50 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     stmt_AsyncFor = stmt_While = stmt_For
 
-    def _loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
+    def _loop_facts(
+        self, node: ast.AST, env: Env | None = None
+    ) -> tuple[Counter | None, list[str], set[str]]:
         """The loop's counter, its invariant tests and the names it carries from one
         iteration to the next, read once per loop (a nested loop is run again in every round
-        of the loops around it)."""
-        key = (id(node), id(self.frame.cls))  # a base class's loop: its subclass's methods
+        of the loops around it). `env`: the environment the loop starts from, which says the
+        class of the object whose methods a loop outside any class calls (`_object_class`)."""
+        cls = self.frame.cls if self.frame.self_path is not None else None
+        receiver = "self"
+        if cls is None and env is not None:
+            receiver, cls = self._object_class(node, env)
+        key = (id(node), id(cls))  # a base class's loop: its subclass's methods
         facts = self._facts.get(key)
         if facts is None:
-            facts = self._facts[key] = self._kept_loop_facts(node)
+            facts = self._facts[key] = self._kept_loop_facts(node, cls, receiver)
         return facts
 
-    def _kept_loop_facts(self, node: ast.AST) -> tuple[Counter | None, list[str], set[str]]:
+    def _object_class(self, node: ast.AST, env: Env) -> tuple[str, ClassInfo | None]:
+        """For a loop outside any class, the project class of the one object whose methods
+        it calls (`model.update(x)`, not rebound in the loop), when there is one: the tests
+        those methods repeat on `self` (`if self.use_aux:` where `run()` computes an output
+        and again where `backward_all()` adds its loss) are that object's, and read as part
+        of the loop (`_methods_called_on_self`), with what its class computes and stores."""
+        receivers = kept_fact(self.kept, "method receivers", node, lambda: _method_receivers(node))
+        found = {}
+        for name in receivers:
+            value = env.get(self.key_for(ast.Name(name)) or name)
+            info = self.class_of(value.shape) if value is not None else None
+            if info is not None:
+                found[name] = info
+        if len(found) != 1:
+            return "", None  # none, or two objects: whose `self` a test reads is unsure
+        return next(iter(found.items()))
+
+    def _kept_loop_facts(
+        self, node: ast.AST, cls: ClassInfo | None, receiver: str = "self"
+    ) -> tuple[Counter | None, list[str], set[str]]:
         """`_loop_facts` as an earlier analysis of the same document found them (`kept`),
         while the loop is the same object and every answer they used from outside it is too:
         the names declared `global`, each module constant its counter asked for, the methods
-        it calls on `self` and what its class computes and stores (`Symbols.class_attributes`)."""
+        it calls on `self` (or on the object of `cls`) and what that class computes and
+        stores (`Symbols.class_attributes`)."""
         rebound = self.symbols.global_names()
-        methods = self._methods_called_on_self(node)
-        cls = self.frame.cls if self.frame.self_path is not None else None
+        methods = self._methods_called_on_self(node, cls, receiver)
         computed, held = self.symbols.class_attributes(cls) if cls is not None else (None, None)
         found = self.kept.get(("loop facts", id(node))) if self.kept is not None else None
         if (
@@ -862,21 +888,26 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             keep(self.kept, ("loop facts", id(node)), (node, inputs, facts))
         return facts
 
-    def _methods_called_on_self(self, node: ast.AST) -> tuple:
-        """The methods of the running method's class that the loop calls on `self`
-        (`self._rollout()`), and those they call on `self` in turn (at most
-        `MAX_INLINED_METHODS`), for `invariant_tests` to read as part of the loop."""
-        cls = self.frame.cls
-        if cls is None or self.frame.self_path is None:
+    def _methods_called_on_self(
+        self, node: ast.AST, cls: ClassInfo | None, receiver: str = "self"
+    ) -> tuple:
+        """The methods of `cls` (the running method's class, or that of the object whose
+        methods the loop calls, `_object_class`) that the loop calls on `self` (or on that
+        object: `self._rollout()`, `model.update(x)`), and those they call on `self` in turn
+        (at most `MAX_INLINED_METHODS`), for `invariant_tests` to read as part of the loop."""
+        if cls is None:
             return ()
         found: list = []
         todo = [node]
         while todo:
-            for call in walk(todo.pop()):
+            top = todo.pop()
+            for call in walk(top):
                 if not isinstance(call, ast.Call) or dotted_name(call.func) is None:
                     continue
-                receiver, _, name = dotted_name(call.func).rpartition(".")
-                method = self.symbols.method(cls, name) if receiver == "self" else None
+                called_on, _, name = dotted_name(call.func).rpartition(".")
+                # the loop's own calls are on `receiver`; a method's, on its `self`
+                wanted = receiver if top is node else "self"
+                method = self.symbols.method(cls, name) if called_on == wanted else None
                 if method is not None and method not in found:
                     if len(found) == MAX_INLINED_METHODS:
                         return tuple(found)
@@ -1498,6 +1529,22 @@ def _indexed_reads(loop: ast.For | ast.AsyncFor, index: str) -> list[ast.expr]:
         and isinstance(node.slice, ast.Name)
         and node.slice.id == index
     ]
+
+
+def _method_receivers(loop: ast.AST) -> tuple[str, ...]:
+    """The plain names the loop calls a method on (`model` in `model.update(x)`), other than
+    `self` and those it assigns (an object made anew each iteration)."""
+    assigned = names_assigned_in(loop)
+    target = getattr(loop, "target", None)  # `for agent in agents:`: one per iteration
+    assigned |= {n.id for n in walk(target) if isinstance(n, ast.Name)} if target else set()
+    names = {
+        node.func.value.id
+        for node in walk(loop)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+    }
+    return tuple(sorted(names - assigned - {"self"}))
 
 
 def _loop_carried_names(loop: ast.AST) -> set[str]:
