@@ -137,6 +137,17 @@ otherwise the finding has no fix, and its message says why.
 """
 
 
+def _step_named(model, step, statement: ast.stmt | None, steps: set[int]) -> str:
+    """How a message names the step: `opt.step()` (line 12) where this file holds it; a step
+    in a function of another module, by the call of this file that ran it (`optim.step()`
+    in the call on line 79), as its line is the other file's."""
+    call = f"`{ast.unparse(step.call)}`"
+    if step.statement is not None:
+        return f"{call} (line {step.call.lineno})"
+    caller = update_calls.stepping_statement(model, statement, steps) if statement else None
+    return f"{call} (in the call on line {caller.lineno})" if caller is not None else call
+
+
 class StepBeforeBackward(ReorderRule):
     code = "LF002"
     name = "step-before-backward"
@@ -154,13 +165,13 @@ class StepBeforeBackward(ReorderRule):
             if site.statement is None and anchor is None:
                 continue
             step = model.update(min(steps))
+            stepped = _step_named(model, step, anchor or site.statement, steps)
             if anchor is not None:  # a helper of another module: reported where it is called
                 start, end = context.layout.node_range(anchor)
                 called = ast.unparse(getattr(update_calls.called_name(anchor), "func", anchor))
                 message = (
-                    f"the backward inside `{called}` goes through "
-                    f"weights that `{ast.unparse(step.call)}` already changed in place "
-                    "(an update called before this one stepped them)"
+                    f"the backward inside `{called}` goes through weights that {stepped} "
+                    "already changed in place"
                     if isinstance(anchor, ast.Expr) and isinstance(anchor.value, ast.Call)
                     else "a backward called from here goes through weights an optimizer "
                     "step already changed in place"
@@ -168,10 +179,7 @@ class StepBeforeBackward(ReorderRule):
                 findings.append(Finding(self.code, self.name, message, start, end, detail=site))
                 continue
             start, end = self.backward_range(context, site)
-            message = (
-                f"this backward goes through weights that `{ast.unparse(step.call)}` "
-                f"(line {step.call.lineno}) already changed in place"
-            )
+            message = f"this backward goes through weights that {stepped} already changed in place"
             message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings

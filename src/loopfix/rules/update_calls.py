@@ -40,11 +40,28 @@ def update_anchor(model, site: BackwardSite) -> ast.stmt | None:
     anchors = [a for a in model.call_anchors(site.id) if id(a) in model.parents]
     anchors.sort(key=lambda a: model.update_call(a) is None)
     for anchor in anchors:
-        _, block = model.block_of(anchor)
-        earlier = block[: next(i for i, s in enumerate(block) if s is anchor)]
-        if any(_steps_one_of(model, statement, stale) for statement in earlier):
+        if stepping_statement(model, anchor, stale) is not None:
             return anchor
     return None
+
+
+def stepping_statement(model, statement: ast.stmt, steps: set[int]) -> ast.stmt | None:
+    """The nearest statement before `statement` whose call runs one of the updates `steps`:
+    in its block, or in a block around it in its scope (a delayed update `if it % 2 == 0:
+    optimize(actor_opt, actor_loss)` after the call that stepped the critic)."""
+    while id(statement) in model.parents:
+        owner, block = model.block_of(statement)
+        earlier = block[: next(i for i, s in enumerate(block) if s is statement)]
+        for candidate in reversed(earlier):
+            if _steps_one_of(model, candidate, steps):
+                return candidate
+        if not isinstance(owner, ast.stmt) or isinstance(owner, _SCOPES):
+            return None
+        statement = owner
+    return None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _steps_one_of(model, statement: ast.stmt, steps: set[int]) -> bool:

@@ -376,6 +376,16 @@ def _classify_update_loop(context: FileContext, unit: Unit) -> bool:
     return True
 
 
+_EVENT_NAMES = {"backward": "a backward", "step": "an optimizer step", "zero_grad": "a zero_grad"}
+
+
+def _events_said(kinds: list[str]) -> str:
+    """`["zero_grad", "backward", "step"]` -> "a zero_grad, a backward and an optimizer
+    step", each kind once, in order."""
+    said = [_EVENT_NAMES.get(kind, kind) for kind in dict.fromkeys(kinds)] or ["autograd work"]
+    return ", ".join(said[:-1]) + f" and {said[-1]}" if len(said) > 1 else said[0]
+
+
 def _inside(model, statement: ast.stmt | None, outer: ast.stmt) -> bool:
     if statement is None:
         return False
@@ -388,9 +398,12 @@ def _classify_call(context: FileContext, unit: Unit) -> None:
     model = context.model
     events = model.events_within(unit.statement)
     line = unit.statement.lineno
-    if not _is_call_statement(unit.statement):
-        raise NotReorderable(f"the statement on line {line} runs an update inside a function")
     kinds = [model.update(i).kind if kind == "update" else kind for kind, i, _ in events]
+    if not _is_call_statement(unit.statement):
+        raise NotReorderable(
+            f"the statement on line {line} runs {_events_said(kinds)} inside a function it "
+            "calls, and is not a call alone that a reorder could move"
+        )
     modules = [m for _, _, m in events]
     unit.called = True
     if set(kinds) == {"zero_grad"} and None not in modules:
@@ -400,7 +413,8 @@ def _classify_call(context: FileContext, unit: Unit) -> None:
         unit.update = UpdateSite(-1, "zero_grad", None, unit.statement, None, zeroed, ())
     elif len(events) > 1:
         raise NotReorderable(
-            f"the call on line {line} runs several backwards or updates inside a function"
+            f"the call on line {line} runs {_events_said(kinds)} inside a function, which a "
+            "reorder cannot take apart"
         )
     elif kinds[0] == "backward":
         unit.kind, unit.backward = "backward", model.backward(events[0][1])
