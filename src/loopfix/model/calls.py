@@ -912,7 +912,7 @@ class CallsMixin:
         for value, _ in bound.values():
             shape = value.shape
             info = self.class_of(shape) if shapes.class_name(shape) else None
-            if info is not None and shape[0] == "object":
+            if info is not None and shape[0] in ("object", "module"):
                 self.call_sites.note_class(info, self.home_of(info.node))
 
     def _held_renames(self, bound: dict[str, tuple[Value, str | None]]) -> dict[str, str]:
