@@ -184,6 +184,39 @@ def test_a_cell_that_does_not_parse_is_left_out_and_the_rest_is_checked_and_fixe
     assert ".detach()" in "".join(cells[2]) and cells[2][0] == "%time 1\n"
 
 
+EXERCISE_FIRST_STEP = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 3), torch.randn(8, 1)
+loss = (model(x) - y).pow(2).mean()
+loss.backward()
+opt.step()
+"""
+
+
+def test_names_a_cell_left_out_binds_are_not_the_earlier_cells_values(tmp_path, monkeypatch):
+    """An exercise cell that does not parse (`loss = <YOUR CODE>`) gives `loss` a value of
+    its own once filled in: the next cell's `loss.backward()` is not taken to go through the
+    graph the earlier cell's backward freed (Practical_RL's seminar notebook). Run with the
+    exercise left out, the notebook fails only because the cell is left out. The cell is
+    written back as read."""
+    monkeypatch.chdir(tmp_path)
+    exercise = "# compute the loss on a fresh batch\nloss = <YOUR CODE>\n"
+    data = notebook(EXERCISE_FIRST_STEP, exercise, "opt.zero_grad()\nloss.backward()\n")
+    (tmp_path / "seminar.ipynb").write_bytes(data)
+    result = invoke("check", "--no-cache", ".")
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert "seminar.ipynb:cell 3:2:" in result.stderr
+    text, parsed = to_python(data)
+    assert "loss = None  # loopfix magic: loss = <YOUR CODE>" in text
+    assert from_python(parsed, text) == data
+    filled = notebook(EXERCISE_FIRST_STEP, "loss = <YOUR CODE>\n".replace("<YOUR CODE>", "0"), "")
+    assert "loss = 0" in to_python(filled)[0]  # a cell that parses is as written
+
+
 def test_what_is_not_a_notebook_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "broken.ipynb").write_text('{"cells": ["loss.backward()"')

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -271,9 +272,25 @@ def _comment_magics(code: str) -> str:
 
 def _commented(code: str) -> str:
     """Every line of a cell that does not parse as a comment that gives it back as it was
-    (magics already commented come back too: `_MAGIC_LINE` restores each line once)."""
+    (magics already commented come back too: `_MAGIC_LINE` restores each line once). A line
+    that binds names at the cell's top level (an exercise's `loss = <YOUR CODE>`) binds them
+    to None in front of its comment: filled in, the cell gives them a value of its own, so
+    the analysis must not take the values earlier cells left under those names for theirs."""
     restored = _MAGIC_LINE.sub(r"\1\2", code)
-    return "".join(MAGIC + line if line.strip() else line for line in _lines(restored))
+    return "".join(_left_out(line) if line.strip() else line for line in _lines(restored))
+
+
+# a line at a cell's top level that binds plain names: `loss = ...`, `x, y = ...`, `n += ...`
+_BINDS = re.compile(r"([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)[ \t]*(?:[-+*/%@&|^]|//)?=(?!=)")
+
+
+def _left_out(line: str) -> str:
+    """A line of a cell left out, as a comment; bound to None where it binds names."""
+    bound = _BINDS.match(line)
+    if bound is None or keyword.iskeyword(bound.group(1).split(",")[0].strip()):
+        return MAGIC + line
+    names = [name.strip() for name in bound.group(1).split(",")]
+    return " = ".join(names) + " = None  " + MAGIC + line
 
 
 def _lines(code: str) -> list[str]:

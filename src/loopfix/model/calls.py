@@ -907,8 +907,9 @@ class CallsMixin:
         return self.held.module_of(cls, target.attr, self.instances.symbols, self._modules_seen())
 
     def _note_object_classes(self, bound: dict[str, tuple[Value, str | None]]) -> None:
-        """The classes of the objects a call passes (`Trainer(agent, ...)`), for a callee's
-        module that does not import them (`Symbols.adopt`)."""
+        """The classes of the objects and modules a call passes (`Trainer(agent, ...)`,
+        `Trainer(TinyLM(), ...)`), for a callee's module that does not import them
+        (`Symbols.adopt`)."""
         for value, _ in bound.values():
             shape = value.shape
             info = self.class_of(shape) if shapes.class_name(shape) else None
