@@ -278,3 +278,37 @@ def test_verify_names_a_notebooks_findings_by_cell_and_line(tmp_path, monkeypatc
     (result,) = sarif["runs"][0]["results"]
     assert result["properties"]["cell"] == row["cell"]
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == row["line"]
+
+
+TWO_LOOPS = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+warmup = nn.Linear(4, 1)
+warmup_opt = torch.optim.SGD(warmup.parameters(), lr=0.1)
+for step in range(20):  # a first training loop that uses up the iteration cap
+    warmup_opt.zero_grad()
+    warmup(torch.randn(8, 4)).pow(2).mean().backward()
+    warmup_opt.step()
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(5):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward(retain_graph=True)
+    opt.step()
+"""
+
+
+def test_a_finding_the_capped_run_never_reached_is_unverified_not_unconfirmed(tmp_path):
+    """The cap counts the first optimizer's steps over the whole script: a later loop does
+    not run at all. Its finding is undecided ("unverified"), not "not confirmed", which
+    would say the run showed no bug there."""
+    path = tmp_path / "two_loops.py"
+    path.write_text(TWO_LOOPS)
+    (finding,) = analyse_source(SourceFile.read(path), project=None).findings
+    assert finding.rule == "LF004"
+    (verdict,) = verify_file(analyse_source(SourceFile.read(path), project=None), SETTINGS)
+    assert verdict.outcome == Outcome.undecided, verdict
+    assert "stopped at its iteration cap (3 steps" in verdict.verdict

@@ -266,6 +266,19 @@ def original_raised(runs, errors: tuple[str, ...]) -> str | None:
     )
 
 
+def stopped_before(runs, line: int) -> str | None:
+    """The verdict when the original run stopped at its iteration cap before the finding's
+    code ran at all (a script or notebook with an earlier training loop, whose steps the cap
+    counts): nothing was seen either way. None when the run was not capped."""
+    if runs.original.trace is None or not runs.original.trace.get("capped"):
+        return None
+    return (
+        f"{Outcome.undecided}: the run stopped at its iteration cap ({runs.iterations} steps "
+        f"of the first optimizer) before the code on line {line} ran: a loop before it used "
+        "the iterations"
+    )
+
+
 def patched_raised(patched) -> str | None:
     return f"{Outcome.different}: patched raised {said(patched.error)}" if patched.error else None
 

@@ -369,7 +369,7 @@ class HiddenStateNotDetached(Rule):
         """The original raised the second-backward (or in-place version) error within the
         capped iterations, or the state, where it is fed back, held a graph that a backward
         had already gone through (a graph carried across iterations)."""
-        from loopfix.rules.compare import Outcome, original_raised
+        from loopfix.rules.compare import Outcome, original_raised, stopped_before
 
         raised = original_raised(runs, PREDICTED_ERRORS)
         seen = runs.probed(finding)
@@ -384,6 +384,8 @@ class HiddenStateNotDetached(Rule):
         if seen is None:
             return why
         line = runs.original_line(finding.start)
+        if not seen["seen"] and (stopped := stopped_before(runs, line)) is not None:
+            return stopped
         return f"{why}, and the state fed back on line {line} held no graph a backward had used"
 
     def oracle(self, finding: Finding, runs) -> str:

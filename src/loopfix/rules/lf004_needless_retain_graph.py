@@ -108,7 +108,7 @@ class NeedlessRetainGraph(Rule):
         """The backward ran with `retain_graph=True` in the original (called from its line,
         directly or through helpers), and no later backward went through any node of a
         graph it kept."""
-        from loopfix.rules.compare import Outcome, said
+        from loopfix.rules.compare import Outcome, said, stopped_before
 
         original = runs.original
         if original.error or original.trace is None:
@@ -119,6 +119,10 @@ class NeedlessRetainGraph(Rule):
         numbers = {n for n, e in enumerate(backwards, 1) if lines & set(e[9]) and e[7]}
         line = runs.original_line(finding.start)
         if not numbers:
+            if not any(lines & set(e[9]) for e in backwards):
+                stopped = stopped_before(runs, line)
+                if stopped is not None:
+                    return stopped
             return (
                 f"{Outcome.unconfirmed}: no backward on line {line} ran with retain_graph=True "
                 f"in {runs.iterations} iterations"
