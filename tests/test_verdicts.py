@@ -280,6 +280,23 @@ def test_verify_names_a_notebooks_findings_by_cell_and_line(tmp_path, monkeypatc
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == row["line"]
 
 
+def test_a_verdict_over_no_iteration_does_not_claim_a_comparison():
+    """A run that failed before its first iteration compared nothing: the line says so."""
+    from loopfix.report import verdict_line
+
+    row = {
+        "path": "train.py", "line": 3, "column": 1, "rule": "LF001", "cell": None,
+        "verdict": "unverified: the original failed otherwise: ModuleNotFoundError",
+        "compared": "the first iteration's losses", "iterations": 0, "against": "",
+        "original": "raised ModuleNotFoundError (after 0 iterations)", "patched": "-",
+        "level": "unit", "device": "cpu", "sandbox": "-", "seconds": 0.4,
+    }  # fmt: skip
+    line = verdict_line(row)
+    assert "| no iteration ran to compare the first iteration's losses |" in line
+    assert "over 0 iterations" not in verdict_line(row)
+    assert "over 2 iterations" in verdict_line({**row, "iterations": 2})
+
+
 TWO_LOOPS = """\
 import torch
 import torch.nn as nn

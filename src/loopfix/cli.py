@@ -721,6 +721,9 @@ def apply(
         say("Nothing to fix: all checks passed.")
     elif dry_run:  # the diff shows what `apply` would write: rewrites that verified
         _print_diffs(accepted, verdicts)
+        shown = [r for r in accepted if r.changed]
+        would = sum(f.applied for r in shown for f in r.findings)
+        say(f"Would fix {would} finding(s) in {len(shown)} file(s).")
     else:
         from loopfix.refactor import PlannedChange, apply_changes  # rope: only when writing
 

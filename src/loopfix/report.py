@@ -313,9 +313,14 @@ def verdict_line(row: dict) -> str:
     cell = f"cell {row['cell']}:" if row.get("cell") is not None else ""
     where = f"{row['path']}:{cell}{row['line']}:{row['column']}"
     against = f", against {row['against']}" if row["against"] else ""
+    compared = (
+        f"compared {row['compared']} over {row['iterations']} iterations"
+        if row["iterations"]
+        else f"no iteration ran to compare {row['compared']}"
+    )
     return (
-        f"{where}: {row['rule']} {row['verdict']} | compared {row['compared']} over "
-        f"{row['iterations']} iterations{against} | original: {row['original']} | patched: "
+        f"{where}: {row['rule']} {row['verdict']} | {compared}{against} | original: "
+        f"{row['original']} | patched: "
         f"{row['patched']} | {row['level']}, {row['device']}, {row['sandbox']}, "
         f"{row['seconds']:.1f} s"
     )

@@ -137,9 +137,10 @@ class Verdict:
 
     def summary(self) -> str:
         """One line, never cut: the rule, where, the verdict, how it ran, what was compared."""
+        compared = f"compared {self.compared}" if self.iterations else "nothing compared"
         return (
             f"{self.rule} {self.where}: {self.verdict} ({self.level}, {self.device}, "
-            f"{self.iterations} iterations, {self.seconds:.1f} s; compared {self.compared}"
+            f"{self.iterations} iterations, {self.seconds:.1f} s; {compared}"
             f"{f', against {self.against}' if self.against else ''})"
         )
 
