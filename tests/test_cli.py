@@ -339,6 +339,64 @@ def test_check_marks_an_unsafe_fix_and_says_how_to_enable_it(unsafe_project):
     assert "1 fixable with `loopfix apply --unsafe-fixes` (1 unsafe)" in enabled.stderr
 
 
+# an InfoGAN-style loop: a needless retain_graph (LF004, safe fix) and an information loss
+# backpropagated after the generator stepped (LF002, whose recompute fix clashes with LF004's)
+INFO_GAN = """\
+import torch
+import torch.nn as nn
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 16))
+        self.real = nn.Linear(16, 1)
+        self.code = nn.Linear(16, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        return torch.sigmoid(self.real(h)), self.code(h)
+
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 4))
+d = D()
+bce = nn.BCELoss()
+opt_d = torch.optim.Adam(d.parameters(), lr=1e-3)
+opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+opt_info = torch.optim.Adam(list(G.parameters()) + list(d.parameters()), lr=1e-3)
+ones, zeros = torch.ones(8, 1), torch.zeros(8, 1)
+for step in range(3):
+    x, z, c = torch.randn(8, 4), torch.randn(8, 2), torch.randn(8, 2)
+    opt_d.zero_grad()
+    real, _ = d(x)
+    fake, _ = d(G(torch.cat([z, c], 1)))
+    d_loss = bce(real, ones) + bce(fake, zeros)
+    d_loss.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    fake, code = d(G(torch.cat([z, c], 1)))
+    g_loss = bce(fake, ones)
+    g_loss.backward(retain_graph=True)
+    opt_g.step()
+    info_loss = (code - c).pow(2).mean()
+    info_loss.backward()
+    opt_info.step()
+"""
+
+
+def test_an_unsafe_fix_that_clashes_with_a_safe_one_is_not_offered_as_hidden(tmp_path, monkeypatch):
+    """`--unsafe-fixes` would drop it (it cannot be proven with the safe fix written), so
+    `check` does not say it can be enabled: the finding says to apply again instead."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "info.py").write_text(INFO_GAN)
+    result = invoke("check", "--no-cache", "info.py")
+    assert "hidden fix" not in result.stderr and "1 fixable" in result.stderr, result.output
+    assert "run `loopfix apply` again once that one is written" in result.stdout
+    enabled = invoke("check", "--no-cache", "--unsafe-fixes", "info.py")
+    assert "1 fixable with `loopfix apply --unsafe-fixes` (0 unsafe)" in enabled.stderr
+
+
 def test_json_and_sarif_carry_the_fix_applicability(unsafe_project):
     (row,) = json.loads(invoke("check", "train.py", "--format", "json").stdout)
     assert row["fixable"] is False and row["fix_applicability"] == "unsafe"

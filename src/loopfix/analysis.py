@@ -258,6 +258,7 @@ def _combine_fixes(
         if patched is not None:
             for finding in candidates:
                 finding.applied = True
+            _drop_clashing_hidden(context, findings, candidates, by_code)
             return patched.text
     accepted: list[Finding] = []
     text = context.text
@@ -270,7 +271,25 @@ def _combine_fixes(
         accepted.append(finding)
         finding.applied = True
         text = patched.text
+    _drop_clashing_hidden(context, findings, accepted, by_code)
     return text
+
+
+def _drop_clashing_hidden(
+    context: FileContext, findings: list[Finding], accepted: list[Finding], by_code: dict
+) -> None:
+    """Without `--unsafe-fixes`, an unsafe fix is offered (`check` counts it as one
+    `--unsafe-fixes` enables) only if it combines with the safe fixes applied: otherwise
+    `--unsafe-fixes` would drop it as `_combine_fixes` does, and the finding says why. An
+    editor, which offers each fix on its own (`alternatives`), keeps it."""
+    if context.options.unsafe_fixes or context.options.alternatives or not accepted:
+        return
+    for finding in findings:
+        if finding.fix is None or finding.fix.safe:
+            continue
+        if _accepted(context, accepted + [finding], by_code, None) is None:
+            finding.fix = None
+            finding.fix_unavailable = _clash_reason(context, finding, accepted)
 
 
 def _clash_reason(context: FileContext, finding: Finding, accepted: list[Finding]) -> str:
