@@ -305,7 +305,16 @@ class LoopModel:
         `loop_id` may also be a function: its body is one iteration of its caller's loop."""
         return self._answer(self._clears_gradients_by_hand, loop_id)
 
-    def _clears_gradients_by_hand(self, loop_id: int) -> bool:
+    def clears_gradients_by_hand_but_through_updates(self, loop_id: int) -> bool:
+        """`clears_gradients_by_hand`, where a function the loop calls running a `zero_grad()`
+        or step the model knows (an update event) does not count: for a rule that reads
+        those events itself."""
+        return self._answer(self._clears_by_hand_but_through_updates, loop_id)
+
+    def _clears_by_hand_but_through_updates(self, loop_id: int) -> bool:
+        return self._clears_gradients_by_hand(loop_id, calls=False)
+
+    def _clears_gradients_by_hand(self, loop_id: int, calls: bool = True) -> bool:
         loop = self.region(loop_id)
         known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
         for node in walk(loop):
@@ -313,8 +322,10 @@ class LoopModel:
             zeroes = isinstance(func, ast.Attribute) and func.attr == "zero_grad"
             if zeroes and id(node) not in known:
                 return True
-            if isinstance(node, ast.stmt) and any(
-                kind == "update" for kind, _, _ in self.events_within(node)
+            if (
+                calls
+                and isinstance(node, ast.stmt)
+                and any(kind == "update" for kind, _, _ in self.events_within(node))
             ):
                 return True
         # by hand, or in a project function or method it calls (`clear_grads(model)`), or

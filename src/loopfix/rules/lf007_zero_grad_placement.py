@@ -35,7 +35,10 @@ it, in one loop iteration:
   micro-batch's gradient alone. Not when the inner loop steps those weights itself, a
   backward through them runs outside it, the `zero_grad()` is guarded (`if micro_step ==
   0:`), or the inner loop reads or writes `.grad` (per-sample gradients clipped by hand,
-  gradient surgery over tasks), itself or in a function it calls;
+  gradient surgery over tasks), itself or in a function it calls. Also when a function the
+  inner loop calls clears them before its backward (`backward_micro_batch(model, x)` whose
+  body runs `model.zero_grad()`, then `loss.backward()`): reported at the call, without a
+  fix, as the function may have other callers;
 - **never**: the optimizer steps in every iteration and nothing in the loop clears its
   gradients, so they pile up across iterations (not reported when the step is guarded, as in
   a deliberate accumulation, or when the loop clears gradients another way:
@@ -96,7 +99,7 @@ for a loop with one optimizer; with several, the verdict is "unverified".
 
 @dataclass
 class Misplaced:
-    kind: str  # "between" | "accumulation" | "inner" | "missing"
+    kind: str  # "between" | "accumulation" | "inner" | "inner_call" | "missing"
     step: object  # UpdateSite of the step
     zero: object | None  # UpdateSite of the zero_grad (None: missing)
     anchor: ast.stmt  # where the zero_grad goes
@@ -120,6 +123,11 @@ class ZeroGradMisplaced(Rule):
                 continue
             loop_id = step.loops[-1]
             if model.clears_gradients_by_hand(loop_id):
+                # the gradients cleared through calls only: what they run is known
+                if not model.clears_gradients_by_hand_but_through_updates(loop_id):
+                    found = self._zeroed_by_call_per_inner_iteration(model, step, loop_id)
+                    if found is not None:
+                        findings.append(self._finding(context, found))
                 continue
             found = self._misplaced(context, step, updates, loop_id)
             if found is not None:
@@ -274,6 +282,42 @@ class ZeroGradMisplaced(Rule):
                 return Misplaced("inner", step, zero, inner)
         return None
 
+    def _zeroed_by_call_per_inner_iteration(self, model, step, loop_id: int) -> Misplaced | None:
+        """`for micro in range(k): backward_micro_batch(model, x)` in the loop that steps once
+        after it, where the function called clears the step's gradients and then runs a
+        backward through them: each call clears the micro-batch before it. The same guards
+        as `_zeroed_per_inner_iteration`, the backwards found through the calls."""
+        loop = model.loop(loop_id)
+        tops = {id(s): i for i, s in enumerate(loop.body)}
+        step_top = _top_statement(model, step.statement, tops)
+        if step_top is None:
+            return None
+        reaching = [
+            b
+            for b in model.backwards()
+            if loop_id in b.loops
+            and any(
+                p is not None and _owned(p, step.modules) for p in model.modules_reached_by(b.id)
+            )
+        ]
+        for inner_id, inner in model.observations.loops.items():
+            if id(inner) not in tops or tops[id(inner)] >= tops[id(step_top)]:
+                continue  # not a loop of the step's loop body that runs before the step
+            if not reaching or any(inner_id not in b.loops for b in reaching):
+                continue
+            if model.handles_gradients(inner_id) or any(
+                u.kind == "step"
+                and inner_id in u.loops
+                and _overlaps(u.modules or frozenset(), step.modules)
+                for u in model.updates()
+            ):
+                continue
+            for statement in inner.body:
+                zero = _clears_then_backpropagates(model, statement, step, reaching)
+                if zero is not None:
+                    return Misplaced("inner_call", step, zero, statement)
+        return None
+
     def _finding(self, context: FileContext, found: Misplaced) -> Finding:
         step = ast.unparse(found.step.call)
         if found.kind == "between":
@@ -298,6 +342,16 @@ class ZeroGradMisplaced(Rule):
                 f"{found.step.call.lineno}) runs once after it: each step uses the last "
                 "micro-batch's gradient alone"
             )
+        elif found.kind == "inner_call":
+            node = getattr(called_name(found.anchor), "func", found.anchor)
+            loop = context.model.enclosing_statements(found.anchor)[1]
+            message = (
+                f"`{ast.unparse(node)}` clears the gradients (its `{ast.unparse(found.zero.call)}`)"
+                f" at every iteration of the loop on line {loop.lineno} before its backward, "
+                f"while `{step}` (line {found.step.call.lineno}) runs once after that loop: "
+                "each step uses the last micro-batch's gradient alone"
+            )
+            node = found.anchor
         else:
             node = found.step.call
             message = (
@@ -310,6 +364,12 @@ class ZeroGradMisplaced(Rule):
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         found: Misplaced = finding.detail
         layout = context.layout
+        if found.kind == "inner_call":
+            finding.fix_unavailable = (
+                "the zero_grad() is inside the function called, which may have other callers: "
+                "clear the gradients once before the loop and take it out of the function"
+            )
+            return None
         if not layout.stands_alone(found.anchor):
             return None
         if found.kind == "missing":
@@ -402,6 +462,26 @@ def _broken_window(events: list) -> str | None:
             if all(g.data == bytes(len(g.data)) for g in grads):  # none, or all zeros
                 return f"step {steps} saw zero gradients"
             window = []
+    return None
+
+
+def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> object | None:
+    """The zero_grad (an `UpdateSite`) that a function `statement` calls runs on the step's
+    parameters, unguarded in the function's body, followed in the same call by one of the
+    `reaching` backwards; else None."""
+    events = model.events_within(statement)
+    backwards = {b.id for b in reaching}
+    for number, (kind, event, _) in enumerate(events):
+        if kind != "update":
+            continue
+        zero = model.update(event)
+        if zero.kind != "zero_grad" or not covers(zero.modules, step.modules):
+            continue
+        chain = model.chain_in_callee(zero.call)
+        if chain is None or len(chain) != 1:
+            continue  # not a statement of the function's body: guarded (`if first:`), or unknown
+        if any(k == "backward" and e in backwards for k, e, _ in events[number + 1 :]):
+            return zero
     return None
 
 
