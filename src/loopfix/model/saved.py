@@ -880,9 +880,9 @@ class _Scope:
                 return self._apply(operation, first, node, statement, f"`{dotted}`")
             known = [b for b in args if b is not None]
             return _fresh(known) if known else None
-        if self._is_trained_model(func) or (
-            isinstance(func, ast.Name) and func.id == "self" and self.owner is not None
-        ):  # `model(x)` in training code; `self(x)`: the module's own forward
+        if self._is_trained_model(func) or (self.owner is not None and _own_forward(func)):
+            # `model(x)` in training code; `self(x)`, `self.forward(x)`: the module's own
+            # forward (SAC's `mean, log_std = self.forward(state)` in `sample`)
             return Binding(Counter(), True, _union(args))
         if first is not None and self._mutating_helper(func) is not None:
             # what it returns is computed from the tensor it changed (often that tensor)
@@ -1415,6 +1415,13 @@ def _root_name(node: ast.expr) -> str | None:
             node = node.func.value
         else:
             return None
+
+
+def _own_forward(func: ast.expr) -> bool:
+    """`self` or `self.forward`, called."""
+    if isinstance(func, ast.Attribute) and func.attr == "forward":
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
 
 
 def _self_attribute(node: ast.expr) -> bool:
