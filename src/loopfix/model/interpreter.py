@@ -947,7 +947,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         ran = None  # what the back-edge carried: the state after one or more iterations
         # a loop whose body tests its counter (`if t == 0:`) runs once per kind of iteration
         # (`Phase`), each from what the iterations that can precede it leave
-        counter = self._loop_facts(node)[0]
+        counter = self._loop_facts(node, env)[0]
         counter_key = self.key_for(ast.Name(counter.index)) if counter else None
         outer_phase = self.phases.get(counter_key) if counter_key else None
         starts: dict[Phase, Env] = {p: dict(env) for p in counter.initials()} if counter else {}
@@ -996,7 +996,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             head = join_envs(head, start_env)
         if ran is not None:
             chained = self.obs.chained.setdefault(loop_id, set())
-            for name in self._loop_facts(node)[2]:
+            for name in self._loop_facts(node, env)[2]:
                 value = ran.get(self.key_for(ast.Name(name)) or name)
                 if value is not None:
                     chained.update(g.key for g in value.graphs if g.crossed == loop_id)
