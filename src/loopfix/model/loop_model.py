@@ -1606,6 +1606,8 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
             if qualified in REDUCING_FUNCTIONS and parent.args and parent.args[0] is current:
                 current = parent
                 continue
+            if qualified.startswith("math."):
+                return True  # `math.exp(cur_loss)`: a Python float of it (`Tensor.__float__`)
             return qualified.rpartition(".")[2] in LOGGING_CALLS  # else handed to a call
         if isinstance(parent, ast.Assign):
             (target,) = parent.targets if len(parent.targets) == 1 else (None,)

@@ -12,7 +12,8 @@ DOCS = """\
 Finds a loss (or any tensor carrying autograd graph) added, in a training loop, to a total or a
 list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss + loss`,
 `losses.append(loss)`) when that total is only logged or averaged afterwards: printed,
-formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`,
+formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`
+or a function of `math` (`math.exp(cur_loss)`),
 also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`).
 A meter object counts too: `meter.update(loss, n)` where the class's `update` adds its
 argument to an attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's ImageNet
