@@ -305,13 +305,13 @@ class LoopModel:
         `loop_id` may also be a function: its body is one iteration of its caller's loop."""
         return self._answer(self._clears_gradients_by_hand, loop_id)
 
-    def clears_gradients_by_hand_but_through_updates(self, loop_id: int) -> bool:
+    def clears_gradients_by_hand_directly(self, loop_id: int) -> bool:
         """`clears_gradients_by_hand`, where a function the loop calls running a `zero_grad()`
-        or step the model knows (an update event) does not count: for a rule that reads
-        those events itself."""
-        return self._answer(self._clears_by_hand_but_through_updates, loop_id)
+        or a step the model knows (an update event, `events_within`) does not count: for a
+        rule that reads those events itself."""
+        return self._answer(self._clears_gradients_by_hand_directly, loop_id)
 
-    def _clears_by_hand_but_through_updates(self, loop_id: int) -> bool:
+    def _clears_gradients_by_hand_directly(self, loop_id: int) -> bool:
         return self._clears_gradients_by_hand(loop_id, calls=False)
 
     def _clears_gradients_by_hand(self, loop_id: int, calls: bool = True) -> bool:

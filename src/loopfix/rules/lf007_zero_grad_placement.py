@@ -124,7 +124,7 @@ class ZeroGradMisplaced(Rule):
             loop_id = step.loops[-1]
             if model.clears_gradients_by_hand(loop_id):
                 # the gradients cleared through calls only: what they run is known
-                if not model.clears_gradients_by_hand_but_through_updates(loop_id):
+                if not model.clears_gradients_by_hand_directly(loop_id):
                     found = self._zeroed_by_call_per_inner_iteration(model, step, loop_id)
                     if found is not None:
                         findings.append(self._finding(context, found))
@@ -343,11 +343,12 @@ class ZeroGradMisplaced(Rule):
                 "micro-batch's gradient alone"
             )
         elif found.kind == "inner_call":
-            node = getattr(called_name(found.anchor), "func", found.anchor)
-            loop = context.model.enclosing_statements(found.anchor)[1]
+            called = getattr(called_name(found.anchor), "func", found.anchor)
+            inner, _ = context.model.block_of(found.anchor)
             message = (
-                f"`{ast.unparse(node)}` clears the gradients (its `{ast.unparse(found.zero.call)}`)"
-                f" at every iteration of the loop on line {loop.lineno} before its backward, "
+                f"`{ast.unparse(called)}` clears the gradients (its "
+                f"`{ast.unparse(found.zero.call)}`) at every iteration of the loop on line "
+                f"{inner.lineno} before its backward, "
                 f"while `{step}` (line {found.step.call.lineno}) runs once after that loop: "
                 "each step uses the last micro-batch's gradient alone"
             )
