@@ -267,10 +267,21 @@ def original_raised(runs, errors: tuple[str, ...]) -> str | None:
 
 
 def stopped_before(runs, line: int) -> str | None:
-    """The verdict when the original run stopped at its iteration cap before the finding's
-    code ran at all (a script or notebook with an earlier training loop, whose steps the cap
-    counts): nothing was seen either way. None when the run was not capped."""
+    """The verdict when the original run stopped at its iteration cap before it reached the
+    finding's line (`line`, as the user wrote it): no backward ran from that line or any
+    later one (a script or notebook with an earlier training loop, whose steps the cap
+    counts), so nothing was seen either way. None when the run was not capped, or a
+    backward ran at or after the line (its loop ran: the line's branch was not taken)."""
     if runs.original.trace is None or not runs.original.trace.get("capped"):
+        return None
+    judged = runs.judged_lines(line, line)
+    reached = [
+        at
+        for event in runs.original.events
+        if event[0] == "backward" and len(event) > 9
+        for at in event[9] or ()
+    ]
+    if not judged or any(at >= min(judged) for at in reached):
         return None
     return (
         f"{Outcome.undecided}: the run stopped at its iteration cap ({runs.iterations} steps "
