@@ -94,6 +94,7 @@ def test_dry_run_prints_a_diff_git_apply_accepts_and_writes_nothing(project):
     assert "\x1b[" not in result.stdout  # no colour in a pipe
     assert (project / "train.py").read_text() == BUGGY
     assert "\\ No newline at end of file" in result.stdout
+    assert "Would fix 2 finding(s) in 2 file(s)." in result.stderr  # said apart from the patch
     (project / "fix.patch").write_text(result.stdout)
     subprocess.run(["git", "apply", "fix.patch"], cwd=project, check=True)
     assert (project / "train.py").read_text() == FIXED
@@ -109,6 +110,14 @@ def test_apply_verifies_writes_the_fix_and_a_second_apply_changes_nothing(projec
     again = invoke("apply", "--dry-run", ".")
     assert again.exit_code == 0 and again.stdout == ""  # no diff: stdout stays a patch
     assert "Nothing to fix: all checks passed." in again.stderr
+
+
+def test_dry_run_over_files_with_errors_only_still_says_what_it_would_fix(project):
+    (project / "old.py").write_text('print "py2"\nloss.backward()\n')
+    result = invoke("apply", "--dry-run", "old.py")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "old.py:1:1: syntax error" in result.stderr
+    assert result.stderr.endswith("Would fix 0 finding(s) in 0 file(s).\n"), result.stderr
 
 
 @pytest.mark.parametrize("flags", [[], ["--dry-run"], ["--no-verify"]])

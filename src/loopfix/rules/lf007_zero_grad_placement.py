@@ -238,20 +238,18 @@ class ZeroGradMisplaced(Rule):
                 ]
                 if backs_after and body[id(zero.statement)] < body[id(owner)]:
                     return Misplaced("accumulation", step, zero, step.statement)
-        return self._zeroed_per_inner_iteration(model, step, zeros, backwards, updates, loop_id)
+        return self._zeroed_per_inner_iteration(model, step, zeros, backwards, loop_id)
 
     def _zeroed_per_inner_iteration(
-        self, model, step, zeros, backwards, updates, loop_id: int
+        self, model, step, zeros, backwards, loop_id: int
     ) -> Misplaced | None:
         """`for micro in range(k): optimizer.zero_grad(); loss.backward()` in the loop that
         steps once after it: each inner iteration clears the gradients of the micro-batch
         before it. Not when the inner loop steps too, when a backward of the step's modules
         runs outside it, or when it handles gradients by hand (per-sample gradients read
         between a backward and the next `zero_grad()`)."""
-        loop = model.loop(loop_id)
-        tops = {id(s): i for i, s in enumerate(loop.body)}
-        step_top = _top_statement(model, step.statement, tops)
-        if step_top is None:
+        where = _step_in_body(model, step, loop_id)
+        if where is None:
             return None
         for zero in zeros:
             if len(zero.loops) < 2 or zero.loops[-2] != loop_id:
@@ -261,24 +259,13 @@ class ZeroGradMisplaced(Rule):
             owner, block = model.block_of(zero.statement)
             if owner is not inner or block is not inner.body:
                 continue  # guarded (`if micro == 0: optimizer.zero_grad()`)
-            inner_top = _top_statement(model, inner, tops)
-            if inner_top is None or tops[id(inner_top)] >= tops[id(step_top)]:
-                continue  # the inner loop runs after the step
-            if any(inner_id not in b.loops for b in backwards):
+            if not _accumulates_in(model, step, where, inner_id, backwards):
                 continue
             body = {id(s): i for i, s in enumerate(inner.body)}
-            after = [
-                b
+            if any(
+                id(b.statement) in body and body[id(b.statement)] > body[id(zero.statement)]
                 for b in backwards
-                if id(b.statement) in body and body[id(b.statement)] > body[id(zero.statement)]
-            ]
-            stepped_inside = any(
-                u.kind == "step"
-                and inner_id in u.loops
-                and _overlaps(u.modules or frozenset(), step.modules)
-                for u in updates
-            )
-            if after and not stepped_inside and not model.handles_gradients(inner_id):
+            ):
                 return Misplaced("inner", step, zero, inner)
         return None
 
@@ -287,10 +274,8 @@ class ZeroGradMisplaced(Rule):
         after it, where the function called clears the step's gradients and then runs a
         backward through them: each call clears the micro-batch before it. The same guards
         as `_zeroed_per_inner_iteration`, the backwards found through the calls."""
-        loop = model.loop(loop_id)
-        tops = {id(s): i for i, s in enumerate(loop.body)}
-        step_top = _top_statement(model, step.statement, tops)
-        if step_top is None:
+        where = _step_in_body(model, step, loop_id)
+        if where is None:
             return None
         reaching = [
             b
@@ -301,16 +286,9 @@ class ZeroGradMisplaced(Rule):
             )
         ]
         for inner_id, inner in model.observations.loops.items():
-            if id(inner) not in tops or tops[id(inner)] >= tops[id(step_top)]:
-                continue  # not a loop of the step's loop body that runs before the step
-            if not reaching or any(inner_id not in b.loops for b in reaching):
-                continue
-            if model.handles_gradients(inner_id) or any(
-                u.kind == "step"
-                and inner_id in u.loops
-                and _overlaps(u.modules or frozenset(), step.modules)
-                for u in model.updates()
-            ):
+            if id(inner) not in where[0]:
+                continue  # not a loop of the step's loop body
+            if not _accumulates_in(model, step, where, inner_id, reaching):
                 continue
             for statement in inner.body:
                 zero = _clears_then_backpropagates(model, statement, step, reaching)
@@ -464,6 +442,34 @@ def _broken_window(events: list) -> str | None:
                 return f"step {steps} saw zero gradients"
             window = []
     return None
+
+
+def _step_in_body(model, step, loop_id: int) -> tuple | None:
+    """The ids of the statements of the step's loop's body (to their place), and the one
+    holding the step; None when none holds it."""
+    tops = {id(s): i for i, s in enumerate(model.loop(loop_id).body)}
+    step_top = _top_statement(model, step.statement, tops)
+    return None if step_top is None else (tops, step_top)
+
+
+def _accumulates_in(model, step, where: tuple, inner_id: int, backwards: list) -> bool:
+    """Whether the loop `inner_id`, in the body of the step's loop (`where`:
+    `_step_in_body`), runs before the step, holds every one of
+    `backwards` (those reaching the step's weights), does not step those weights itself and
+    does not handle gradients by hand (`LoopModel.handles_gradients`)."""
+    tops, step_top = where
+    inner_top = _top_statement(model, model.loop(inner_id), tops)
+    if inner_top is None or tops[id(inner_top)] >= tops[id(step_top)]:
+        return False  # the inner loop runs after the step
+    if not backwards or any(inner_id not in b.loops for b in backwards):
+        return False
+    stepped_inside = any(
+        u.kind == "step"
+        and inner_id in u.loops
+        and _overlaps(u.modules or frozenset(), step.modules)
+        for u in model.updates()
+    )
+    return not stepped_inside and not model.handles_gradients(inner_id)
 
 
 def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> object | None:
