@@ -429,6 +429,118 @@ def test_an_analysis_leaves_no_reference_cycles_behind(case):
     assert not garbage, garbage.most_common(8)
 
 
+# a project whose modules import each other (`models` <-> `layers`), and a `main.py` that
+# calls into the trainer with an agent of its own class: the analysed file's symbols, the
+# callers' and the imported modules' all refer to one another
+CYCLIC_PROJECT = {
+    "layers.py": """\
+import torch.nn as nn
+from models import Net
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def build():
+    return Net(Head())
+""",
+    "models.py": """\
+import torch.nn as nn
+from layers import Head
+
+
+class Net(nn.Module):
+    def __init__(self, head=None):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.head = head or Head()
+
+    def forward(self, x):
+        return self.head(self.fc(x))
+""",
+    "trainer.py": """\
+import torch
+from layers import build
+
+
+class Trainer:
+    def __init__(self, agent):
+        self.agent = agent
+        self.net = build()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def fit(self, x):
+        loss = self.net(x).sum() + self.agent.penalty()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+""",
+    "main.py": """\
+import torch
+from trainer import Trainer
+from models import Net
+
+
+class Agent:
+    def __init__(self):
+        self.net = Net()
+
+    def penalty(self):
+        return self.net(torch.randn(2, 8)).pow(2).mean()
+
+
+Trainer(Agent()).fit(torch.randn(2, 8))
+""",
+}
+
+
+def _cyclic_garbage(action) -> Counter:
+    """The objects `action()` leaves in reference cycles, by type."""
+    gc.collect()
+    gc.disable()
+    try:
+        action()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        return Counter(type(o).__qualname__ for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def test_a_project_analysis_and_dropping_its_modules_leave_no_reference_cycles(
+    tmp_path, monkeypatch
+):
+    """A scan frees what it drops without the cyclic collector (`scan._between_files`):
+    the symbols built for one analysis (the callers', linked to the analysed file's) and
+    those of the project modules dropped once too many are kept, whose modules import each
+    other, are emptied (`Symbols.forget`)."""
+    import loopfix.project as project_module
+
+    for name, text in CYCLIC_PROJECT.items():
+        (tmp_path / name).write_text(text)
+    project = Project(tmp_path)
+    monkeypatch.setitem(project_module._PROJECTS, tmp_path, project)
+    trainer = SourceFile.read(tmp_path / "trainer.py")
+
+    def analyse():
+        result = analyse_source(trainer, options=Options(unsafe_fixes=True), project=project)
+        assert result.dependencies and not result.errors
+        assert len(project.modules) >= 3  # models, layers, main: kept for the next file
+
+    assert not _cyclic_garbage(analyse)
+    monkeypatch.setattr(project_module, "MAX_KEPT_MODULES", 1)
+    dropped = _cyclic_garbage(project_module.trim_projects)
+    assert not project.modules and not dropped, dropped.most_common(8)
+
+
 EVALUATED_EVERY_EPOCH = """\
 import torch
 import torch.nn as nn

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from loopfix.options import Options
 from loopfix.parse import ChunkParser, parse
-from loopfix.project import Project, project_for, root_markers_absent
+from loopfix.project import Project, Resolver, project_for, root_markers_absent
 from loopfix.rules import ALL_RULES, FileContext, Finding, Rule
 from loopfix.rules.base import Fix
 from loopfix.source import SourceError, SourceFile, respell, source_spellings
@@ -117,14 +117,37 @@ def analyse_source(
     resolver = project.resolver_for(source.path) if project is not None else None
     if plan_fixes and parser is parse:  # each candidate fix's text is parsed again
         parser = ChunkParser()
-    context = parse_context(source.text, str(source.path), options, parser, resolver, source)
-    result.errors.extend(unparsable_cells(source))
-    if resolver is not None:
-        result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
-        absent = resolver.absent | set(root_markers_absent(source.path, project.root))
-        result.dependencies.update({str(path): None for path in sorted(absent)})
-        result.errors.extend(resolver.errors)
-    spellings = source_spellings(source.text)
+    try:
+        context = parse_context(source.text, str(source.path), options, parser, resolver, source)
+        result.errors.extend(unparsable_cells(source))
+        if resolver is not None:
+            _note_dependencies(result, resolver, project)
+        spellings = source_spellings(source.text)
+        _detect(context, result, rules, silenced, spellings)
+        if plan_fixes:
+            result.fixed_text = _plan_fixes(context, result, rules, spellings)
+            for finding in result.findings:
+                _explain_missing_fix(finding, rules)
+        result.models_built = context.models_built()
+    finally:
+        if resolver is not None:  # what it built for this analysis alone
+            resolver.release()
+    return result
+
+
+def _note_dependencies(result: FileResult, resolver: Resolver, project: Project) -> None:
+    """The project modules the analysis read (path -> digest) and those it looked for and
+    did not find (path -> None), and the errors reading them gave."""
+    result.dependencies = {str(path): digest for path, digest in resolver.used.items()}
+    absent = resolver.absent | set(root_markers_absent(result.source.path, project.root))
+    result.dependencies.update({str(path): None for path in sorted(absent)})
+    result.errors.extend(resolver.errors)
+
+
+def _detect(context: FileContext, result: FileResult, rules, silenced, spellings) -> None:
+    """Every rule's findings, in source order, less those a `noqa` comment silences; a rule
+    that fails is reported in `result.errors` and the others go on."""
+    source = result.source
     for rule in rules:
         try:
             findings = rule.detect(context)
@@ -139,12 +162,6 @@ def analyse_source(
             else:
                 result.findings.append(finding)
     result.findings.sort(key=lambda f: (f.start, f.rule))
-    if plan_fixes:
-        result.fixed_text = _plan_fixes(context, result, rules, spellings)
-        for finding in result.findings:
-            _explain_missing_fix(finding, rules)
-    result.models_built = context.models_built()
-    return result
 
 
 def _plan_fixes(

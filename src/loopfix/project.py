@@ -609,6 +609,8 @@ class Resolver:
     # the modules this file's imports reached, as `MAX_MODULES` counts them: those resolved
     # from its own imports and from the imports of each module parsed for it
     reached: set[Path] = field(default_factory=set)
+    # the symbols `callers` built for this analysis alone, emptied by `release`
+    made: list[Symbols] = field(default_factory=list)
 
     def child(self, path: Path) -> Resolver:
         """The resolver for a module this one imports: same records, its own position."""
@@ -641,6 +643,7 @@ class Resolver:
             self.reached.add(path)
             loaded.append((path, module))
             overrides[path] = Symbols()  # filled below; a cycle sees the same object
+            self.made.append(overrides[path])
         callers = []
         for path, module in loaded:
             resolver = Resolver(
@@ -656,6 +659,13 @@ class Resolver:
             collect_symbols(module.tree, index, resolver=resolver, into=overrides[path])
             callers.append((module.tree, overrides[path]))
         return callers
+
+    def release(self) -> None:
+        """The analysis is over: empty the symbols built for it alone (`callers`), which
+        link to the analysed file's symbols and to each other."""
+        for symbols in self.made:
+            symbols.forget()
+        self.made.clear()
 
     def __call__(self, module: str | None, level: int) -> Symbols | None:
         key = (module, level)
@@ -750,8 +760,11 @@ def trim_projects() -> bool:
     for project in _PROJECTS.values():
         dropped = [path for path, module in project.modules.items() if id(module) not in keep]
         for path in dropped:
-            del project.modules[path]
+            module = project.modules.pop(path)
             project._checked.pop(path, None)
+            if module.symbols is not None:
+                module.symbols.forget()  # its links to the other dropped modules go
+            module.links.clear()
         project._text_facts = {
             key: fact for key, fact in project._text_facts.items() if key[0] in project.modules
         }

@@ -449,13 +449,12 @@ def _between_files() -> None:
     """Drop the project modules once too many are kept (`trim_projects`); inside a scan,
     freeze every object still alive. Those are the parsed project modules and the caches
     the next files reuse: hundreds of thousands of objects that each collection of an
-    older generation would otherwise traverse again, although none of them is garbage (an
-    analysis leaves no reference cycles behind: `tests/test_complexity.py`). Dropped modules are
-    unfrozen and collected at once (one full collection per trim), so that the cycles
-    between them (modules that import each other) are freed."""
-    if trim_projects() and _freezing:
-        gc.unfreeze()
-        gc.collect()
+    older generation would otherwise traverse again, although none of them is garbage. That
+    is sound because nothing a scan drops is held in a reference cycle, so reference
+    counting frees it, frozen or not: an analysis leaves no cyclic garbage, and the symbols
+    of modules that import each other are emptied when the analysis or the module ends
+    (`Symbols.forget`; `tests/test_complexity.py`)."""
+    trim_projects()
     if _freezing:
         gc.freeze()
 

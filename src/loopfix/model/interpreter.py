@@ -198,7 +198,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         among the subclass's module's names)."""
         for symbols in (self.symbols, self.instances.symbols):
             if id(function) in symbols.homes:
-                return symbols.homes[id(function)]
+                return symbols.home_by_id(id(function))
         if id(function) in self.instances.own_functions():
             return self.instances.symbols
         return self.symbols
@@ -744,7 +744,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return kept[3]
         seen = {id(s): s for s in (running, analysed)}
         for symbols in (running, analysed):
-            seen.update((id(home), home) for home in symbols.homes.values())
+            seen.update((id(home), home) for home in symbols.linked_homes())
         modules = tuple(seen.values())
         self._seen_modules[(id(running), id(analysed))] = (running, analysed, sizes, modules)
         return modules

@@ -322,7 +322,7 @@ class _Reuse:
         for i, bound in enumerate(self.bound):
             for name in bound:
                 self.binders.setdefault(name, []).append(i)
-        linked = {id(s): s for s in [*symbols.homes.values(), *symbols.modules.values()]}
+        linked = {id(s): s for s in [*symbols.linked_homes(), *symbols.modules.values()]}
         self.linked = tuple(linked.values())
         self.facts = (
             frozenset(symbols.module_evidence),

@@ -70,6 +70,13 @@ class Symbols:
     index: TreeIndex | None = None  # the module's `index_tree`
     _whole: ModuleFacts | None = None
 
+    def forget(self) -> None:
+        """Empty every table, as a new `Symbols` starts: the analysis that made these symbols
+        is over, or their module was dropped. Modules that import each other refer to each
+        other (`homes`, `modules`): emptied, they are freed by reference counting alone, with
+        no pass of the cyclic collector over everything still alive."""
+        vars(self).update(vars(Symbols()))
+
     def whole_module(self) -> ModuleFacts:
         """Facts only a walk of the whole module gives, read from its index when first
         asked."""
@@ -199,7 +206,23 @@ class Symbols:
 
     def home(self, node: ast.AST) -> Symbols:
         """The symbols of the module that defines `node` (a class or function)."""
-        return self.homes.get(id(node), self)
+        return self.home_by_id(id(node))
+
+    def home_by_id(self, node_id: int) -> Symbols:
+        found = self.homes.get(node_id, self)
+        return self if found is None else found
+
+    def set_home(self, node_id: int, home: Symbols, replace: bool = True) -> None:
+        """Record `home` as the module defining the node `node_id`; this module itself is
+        kept as None, so that a module is never its own referent (an import cycle would
+        otherwise leave each analysis's symbols in a reference cycle, which only the cyclic
+        collector frees). With `replace=False` an entry already there stays."""
+        if replace or node_id not in self.homes:
+            self.homes[node_id] = None if home is self else home
+
+    def linked_homes(self) -> list[Symbols]:
+        """The modules `homes` names, in the order first recorded (this one for None)."""
+        return [self if home is None else home for home in self.homes.values()]
 
     def member(self, node: ast.expr) -> FunctionNode | ClassInfo | None:
         """`utils.repackage_hidden`, `models.Net`: a function or class of an imported project
@@ -280,9 +303,9 @@ class Symbols:
         if self.class_named(name) is not None or name in self.globals:
             return
         self.module_classes[name] = info
-        self.homes.setdefault(id(info.node), home.home(info.node))
+        self.set_home(id(info.node), home.home(info.node), replace=False)
         for method in info.methods.values():
-            self.homes.setdefault(id(method), home.home(method))
+            self.set_home(id(method), home.home(method), replace=False)
 
     def file_bases(self, info: ClassInfo) -> list[ClassInfo]:
         """The class's bases defined in the project: in its module, imported by name, or
@@ -994,9 +1017,9 @@ def _link_module(symbols: Symbols, name: str, module: Symbols) -> None:
     for class_name, info in module.classes.items():
         symbols.module_classes.setdefault(class_name, info)
         for node in (info.node, *info.methods.values()):
-            symbols.homes.setdefault(id(node), module.homes.get(id(node), module))
+            symbols.set_home(id(node), module.home_by_id(id(node)), replace=False)
     for function in module.functions.values():
-        symbols.homes.setdefault(id(function), module.home(function))
+        symbols.set_home(id(function), module.home(function), replace=False)
 
 
 NAMEDTUPLE_FACTORIES = frozenset(
@@ -1049,12 +1072,12 @@ def _link_member(symbols: Symbols, module: Symbols, name: str, local: str) -> bo
         symbols.classes[local] = info
         home = module.home(info.node)
         for node in (info.node, *info.methods.values()):
-            symbols.homes[id(node)] = module.homes.get(id(node), home)
+            symbols.set_home(id(node), home if id(node) not in module.homes else module.home(node))
         return True
     function = module.functions.get(name)
     if function is not None:
         symbols.functions[local] = function
-        symbols.homes[id(function)] = module.home(function)
+        symbols.set_home(id(function), module.home(function))
         return True
     return False
 
