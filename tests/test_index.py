@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import gc
 import weakref
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,28 @@ def test_walk_visits_what_ast_walk_visits_in_its_order(path):
     text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
     tree = ast.parse(text, type_comments=True)
     assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+
+
+@pytest.mark.parametrize("path", [*SOURCES, None], ids=str)
+def test_the_index_reads_every_name_attribute_and_keyword_of_the_tree(path):
+    """The words of all scopes together, the bindings and the attributes are those of every
+    node `ast.walk` reaches (the index's walk skips the fields that hold no node)."""
+    text = path.read_text() if path is not None else EVERY_KIND_OF_FIELD
+    tree = ast.parse(text, type_comments=True)
+    nodes = list(ast.walk(tree))
+    index = index_tree(tree)
+    names = {n.id for n in nodes if isinstance(n, ast.Name)}
+    attributes = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    keywords = {n.arg for n in nodes if isinstance(n, ast.keyword) and n.arg}
+    assert set().union(*index.words.values()) == names | attributes | keywords
+    assert index.attributes == attributes
+    bound = Counter(n.id for n in nodes if isinstance(n, ast.Name) and type(n.ctx) is not ast.Load)
+    bound.update(n.arg for n in nodes if isinstance(n, ast.arg))
+    assert index.stores == dict(bound)
+    imports = [n for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert index.imports == imports
+    declared = {name for n in nodes if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names}
+    assert index.declared_global == declared
 
 
 @pytest.mark.parametrize("path", [*SOURCES, None], ids=str)

@@ -27,6 +27,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from loopfix import relevance
 from loopfix.model.index import index_tree
@@ -49,6 +50,7 @@ _IMPORT_LINE = re.compile(
 )
 
 Reader = Callable[[Path], str | None]
+Fact = TypeVar("Fact")
 
 
 _READ: dict[Path, tuple[tuple[int, int], str | None]] = {}  # path -> ((mtime, size), text)
@@ -183,7 +185,7 @@ class Project:
     _candidates: dict[tuple[Path, str | None, int], tuple[Path, ...]] = field(default_factory=dict)
     _folders: dict[Path, Path] = field(default_factory=dict)  # importer -> its folder
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
-    _text_facts: dict[tuple[Path, str], tuple[str, set[str]]] = field(default_factory=dict)
+    _text_facts: dict[tuple[Path, str], tuple[str, object]] = field(default_factory=dict)
     # importer -> what its import lines named when `imports_changed` last read them
     _last_imports: dict[Path, list] = field(default_factory=dict)
     # folder -> the names in it (None: not a folder), read once per lookup of new imports:
@@ -468,23 +470,9 @@ class Project:
 
     def imported_names(self, importer: Path) -> list[tuple[str | None, int, list[str]]]:
         """(module, level, names) for each `from <module> import <names>` line of
-        `importer`, and (module, 0, []) for each `import <module>`."""
-        text = self.read(importer)
-        if text is None or "import" not in text:
-            return []
-        found: list[tuple[str | None, int, list[str]]] = []
-        for match in _IMPORT_LINE.finditer(text):
-            source, names, plain = match.groups()
-            if plain is not None:
-                for part in plain.split(","):
-                    name = part.split(" as ")[0].strip()
-                    if name.replace(".", "").replace("_", "").isalnum():
-                        found.append((name, 0, []))
-                continue
-            level = len(source) - len(source.lstrip("."))
-            parts = [p.split(" as ")[0].strip() for p in (names or "").replace(")", "").split(",")]
-            found.append((source.lstrip(".") or None, level, [p for p in parts if p]))
-        return found
+        `importer`, and (module, 0, []) for each `import <module>` (once per text: the
+        relevance test and the reverse index ask it of the same modules again and again)."""
+        return self._remember(importer, "imported names", _imported_names)
 
     def imports_autograd(self, path: Path, consulted: set[Path] | None = None) -> bool:
         """Whether a name `path` imports from a project module does autograd work for it
@@ -555,11 +543,16 @@ class Project:
         return relevance.mentions_autograd(self.read(path) or "")
 
     def _remember(
-        self, path: Path, what: str, compute: Callable[[str], set[str]], consulted: set[Path]
-    ) -> set[str]:
+        self,
+        path: Path,
+        what: str,
+        compute: Callable[[str], Fact],
+        consulted: set[Path] | None = None,
+    ) -> Fact:
         """A text fact of a project module, computed once per text (`consulted` notes that
         the answer read it)."""
-        consulted.add(path)
+        if consulted is not None:
+            consulted.add(path)
         text = self.read(path) or ""
         key = (path, what)
         cached = self._text_facts.get(key)
@@ -586,6 +579,25 @@ class Project:
             if not level or len(chain) >= MAX_CALLERS:
                 break
         return chain
+
+
+def _imported_names(text: str) -> list[tuple[str | None, int, list[str]]]:
+    """`Project.imported_names` of a module's text."""
+    if "import" not in text:
+        return []
+    found: list[tuple[str | None, int, list[str]]] = []
+    for match in _IMPORT_LINE.finditer(text):
+        source, names, plain = match.groups()
+        if plain is not None:
+            for part in plain.split(","):
+                name = part.split(" as ")[0].strip()
+                if name.replace(".", "").replace("_", "").isalnum():
+                    found.append((name, 0, []))
+            continue
+        level = len(source) - len(source.lstrip("."))
+        parts = [p.split(" as ")[0].strip() for p in (names or "").replace(")", "").split(",")]
+        found.append((source.lstrip(".") or None, level, [p for p in parts if p]))
+    return found
 
 
 @dataclass

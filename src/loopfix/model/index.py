@@ -23,6 +23,29 @@ LEAVES = frozenset(
     | {kind for base in OPERATOR_KINDS for kind in base.__subclasses__()}
 )
 
+# fields that never hold a node (names, numbers, flags), by the grammar in Python's `ast`
+# docs; `names` holds nodes only in imports (`alias`), and strings in `global` and `nonlocal`
+SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "name", "module", "level", "type_comment", "kind", "conversion",
+     "is_async", "simple", "tag"}
+)  # fmt: skip
+
+
+class _NodeFields(dict):
+    """Node class -> the fields that may hold nodes, in `_fields` order (the walks below look
+    only there: most of a tree's fields are names and flags)."""
+
+    def __missing__(self, kind: type) -> tuple[str, ...]:
+        imports = kind in (ast.Import, ast.ImportFrom)
+        fields = tuple(
+            f for f in kind._fields if f not in SCALAR_FIELDS and (f != "names" or imports)
+        )
+        self[kind] = fields
+        return fields
+
+
+NODE_FIELDS = _NodeFields()
+
 
 @dataclass
 class TreeIndex:
@@ -140,6 +163,7 @@ def _walk_index(tree: ast.Module, with_parents: bool = True) -> TreeIndex:
     words, parents = index.words, index.parents
     stores, attributes = index.stores, index.attributes
     imports, functions = [], []
+    node_fields = NODE_FIELDS
     while stack:
         node, scope, enclosing, owner, depth = stack.pop()
         below = depth + 1
@@ -150,8 +174,10 @@ def _walk_index(tree: ast.Module, with_parents: bool = True) -> TreeIndex:
                 if type(block) is list:
                     for statement in block:
                         parents[id(statement)] = (node, block)
-        for name in node._fields:
+        for name in node_fields[type(node)]:
             value = getattr(node, name, None)
+            if value is None:
+                continue
             children = value if type(value) is list else (value,)
             for child in children:
                 kind = type(child)
@@ -244,7 +270,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     """`list(ast.iter_child_nodes(node))`, in the same order, without its two generators
     (the model asks for the children of every expression it evaluates)."""
     found: list[ast.AST] = []
-    for name in node._fields:
+    for name in NODE_FIELDS[type(node)]:
         value = getattr(node, name, None)
         if type(value) is list:
             found += [item for item in value if isinstance(item, ast.AST)]
@@ -257,8 +283,9 @@ def _below(node: ast.AST) -> tuple[ast.AST, ...]:
     """The nodes below `node`, breadth first: the list is its own queue."""
     found: list[ast.AST] = []
     append, position, current = found.append, 0, node
+    node_fields = NODE_FIELDS
     while True:
-        for name in current._fields:
+        for name in node_fields[type(current)]:
             value = getattr(current, name, None)
             if type(value) is list:
                 for item in value:
