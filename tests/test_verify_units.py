@@ -241,3 +241,30 @@ def test_parsed_options_are_recognised_by_attribute_reads():
     plan = stand_in_plan(text, "main")
     assert plan.arguments == (Parameter("args", "options"), Parameter("steps", "number"))
     assert not plan.stands_in  # the code's own models, with made-up settings
+
+
+def test_an_object_whose_own_method_the_code_calls_is_not_made_up(tmp_path):
+    """`replay_buffer.sample(batch_size)`: no stand-in answers the author's own method, so
+    the verdict says what is missing and how to give it, before anything runs."""
+    text = STATEFUL_TRAINER.replace(
+        "def fit(self, loader, epochs):", "def fit(self, replay_buffer, epochs):"
+    ).replace(
+        "for i, (x, y) in enumerate(loader):",
+        "for i in range(4):\n                x, y = replay_buffer.sample(2)",
+    )
+    plan = stand_in_plan(text, "Trainer.fit")
+    assert plan.arguments[0] == Parameter("replay_buffer", "object", method="sample")
+    path = tmp_path / "trainer.py"
+    path.write_text(text)
+    (verdict,) = verify_file(analyse(path), SETTINGS)
+    assert verdict.verdict.startswith("unverified: nothing to call Trainer.fit with"), verdict
+    assert "`replay_buffer` is an object whose method `sample` it calls" in verdict.verdict
+    assert "`fixture_Trainer_fit` in loopfix_fixtures.py" in verdict.verdict
+
+
+def test_made_up_options_read_flags_by_the_parts_of_their_names():
+    from loopfix.verify.replica import StandInOptions
+
+    options = StandInOptions(stand_in_plan(STATEFUL_TRAINER, "Trainer.fit"), "cpu")
+    assert options.use_amp is False and options.no_cuda is False and options.gpus is False
+    assert options.sample_rate == 0.01 and options.example_count == 4  # numbers, not flags

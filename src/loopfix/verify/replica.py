@@ -124,6 +124,13 @@ def _value(parameter: Parameter, plan: StandInPlan, models: list[nn.Module], dev
     return _number(parameter.name, plan, device)
 
 
+# an option that switches something on, by a part of its name (`use_amp`, `no_cuda`, `gpus`;
+# not `sample_rate`, which only contains `amp`)
+FLAG = re.compile(
+    r"(?:^|_)(?:cuda|gpus?|verbose|debug|resume|dry|amp|fp16|tied|bidirectional)(?:_|$)", re.I
+)
+
+
 class StandInOptions:
     """Parsed command-line options the script was not given: each attribute by its name."""
 
@@ -137,7 +144,7 @@ class StandInOptions:
             return f"loopfix-unavailable/{name}"  # not on this machine: synthetic data
         if re.search(r"^(model|rnn_type|cell|arch)", name, re.I):
             return self._plan.kind
-        if re.search(r"cuda|gpu|verbose|debug|resume|dry|amp|fp16|tied|bidirectional", name):
+        if FLAG.search(name):
             return False
         if re.search(r"drop|momentum|decay|eps|beta|gamma|alpha|temperature|ratio", name):
             return 0.1

@@ -91,12 +91,15 @@ class Parameter:
     """A parameter the harness must supply, and the role its use in the code gives it:
     `module` / `recurrent` (called; recurrent when it takes or returns a state), `optimizer`
     (steps), `data` (a loop iterates it; `unpack` values per batch), `loss` (a called
-    criterion), `options` (only its attributes are read: `args.lr`), or `number`."""
+    criterion), `options` (only its attributes are read: `args.lr`), `object` (a method of
+    its own is called: `replay_buffer.sample(batch_size)`, which no stand-in can answer;
+    `method` names it), or `number`."""
 
     name: str
     role: str
     unpack: int = 1
     keyword: bool = False
+    method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,11 @@ class StandInPlan:
         """Whether any model, optimizer, loss or data is a stand-in (level `replica`)."""
         every = [*(self.init or ()), *self.arguments]
         return any(p.role not in ("number", "data", "options") for p in every)
+
+    @property
+    def unbuildable(self) -> list[Parameter]:
+        """The parameters no stand-in can be made for (role `object`)."""
+        return [p for p in [*(self.init or ()), *self.arguments] if p.role == "object"]
 
     @property
     def needs_data(self) -> bool:
@@ -196,6 +204,7 @@ def _role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
     nodes = [n for body in bodies for n in ast.walk(body)]
     roles = set()
     unpack = 1
+    own_methods: list[str] = []  # methods no stand-in has (`replay_buffer.sample(...)`)
     for node in nodes:
         method = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         if method and ast.unparse(node.func.value) in spellings:
@@ -204,6 +213,8 @@ def _role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
                 roles.add("optimizer")
             roles |= {"module"} if attribute in MODULE_METHODS else set()
             roles |= {"recurrent"} if attribute in STATE_METHODS else set()
+            if attribute not in {"step", *MODULE_METHODS, *STATE_METHODS}:
+                own_methods.append(attribute)
         if isinstance(node, ast.Call) and ast.unparse(node.func) in spellings:
             roles.add("called")
             roles |= {"recurrent"} if len(node.args) >= 2 else set()
@@ -224,6 +235,8 @@ def _role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
         return Parameter(name, "recurrent", keyword=keyword)
     if roles & {"called", "module"}:
         return Parameter(name, "module", keyword=keyword)
+    if own_methods:
+        return Parameter(name, "object", keyword=keyword, method=own_methods[0])
     if _only_attributes_read(name, nodes):
         return Parameter(name, "options", keyword=keyword)
     return Parameter(name, "number", keyword=keyword)

@@ -47,6 +47,7 @@ from loopfix.verify.harness import (
     run_script,
 )
 from loopfix.verify.units import (
+    Parameter,
     enclosing_function,
     is_runnable,
     loop_block_line,
@@ -307,6 +308,8 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         run["import_path"] = module_import_path(path)
         run["fixture"] = _fixture_for(path, unit)
         plan = stand_in_plan(result.source.text, unit) if run["fixture"] is None else None
+        if plan is not None and plan.unbuildable:
+            return _unbuildable(unit, plan.unbuildable[0])
         if plan is not None and plan.needs_data and not plan.stands_in:
             run["synthetic_loop"] = _loop_line(result, unit)  # its data is an argument: make some
 
@@ -324,6 +327,16 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
     if original.timed_out and not original.events:
         return _timed_out(original, settings)
     return _judged_runs(result, run_text, original, numbers, settings)
+
+
+def _unbuildable(unit: str, parameter: Parameter) -> str:
+    """Why `unit` cannot be called with made-up arguments: `parameter` is an object of the
+    author's whose own method it calls."""
+    return (
+        f"nothing to call {unit} with: its argument `{parameter.name}` is an object whose "
+        f"method `{parameter.method}` it calls, which loopfix cannot make up; a "
+        f"`fixture_{unit.replace('.', '_')}` in {FIXTURES} gives it one"
+    )
 
 
 def _records_graphs(result: FileResult) -> bool:
