@@ -17,6 +17,7 @@ from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUER
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
+from loopfix.model.handovers import Handover, handovers_in
 from loopfix.model.index import TreeIndex, child_nodes, index_tree, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
@@ -55,6 +56,7 @@ class LoopModel:
     _names: frozenset[str] | None = field(default=None, repr=False)  # see `names_in_use`
     # (question, loop or function id) -> answer: questions rules ask of a loop again
     _answers: dict[tuple[str, object], bool] = field(default_factory=dict, repr=False)
+    _handovers: dict[int, list[Handover]] = field(default_factory=dict, repr=False)
     summaries: Summaries | None = field(default=None, repr=False)
     # statements the build interpreted (the callers' pass included): what the model's cost
     # grows with, counted so that a test can bound it without timing
@@ -331,6 +333,34 @@ class LoopModel:
         # by hand, or in a project function or method it calls (`clear_grads(model)`), or
         # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
         return _anywhere_called(loop, self.symbols, _may_set_gradients)
+
+    def gradient_handovers(self, loop_id: int) -> list[Handover]:
+        """The statements of the loop (itself, not a loop inside it) that hand one module's
+        gradients to another's parameters (`model.handovers`), when that is the only way the
+        loop sets gradients by hand: no `p.grad = None`, `.grad.zero_()` or unknown
+        `zero_grad` elsewhere in it or in a function it calls."""
+        if loop_id not in self._handovers:
+            self._handovers[loop_id] = self._gradient_handovers(loop_id)
+        return self._handovers[loop_id]
+
+    def _gradient_handovers(self, loop_id: int) -> list[Handover]:
+        statements = _statements_of_iteration(self.loop(loop_id))
+        found = [h for s in statements for h in handovers_in(s, self.symbols)]
+        if not found:
+            return []
+        handing = {id(h.statement) for h in found}
+        known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
+        for node in walk(self.loop(loop_id)):
+            if isinstance(node, ast.stmt) and id(node) in handing:
+                continue  # the hand-overs themselves (`g.grad = l.grad`)
+            func = node.func if isinstance(node, ast.Call) else None
+            unknown = id(node) not in known
+            if isinstance(func, ast.Attribute) and func.attr == "zero_grad" and unknown:
+                return []  # a `zero_grad` of something else may clear them
+        others = [s for s in statements if id(s) not in handing]
+        if any(_anywhere_called(s, self.symbols, _may_set_gradients) for s in others):
+            return []
+        return found
 
     def handles_gradients(self, loop_id: int) -> bool:
         """Whether the loop, or a project function it calls, reads or writes `.grad`, asks
@@ -1102,6 +1132,23 @@ def _module_class_reverses(symbols: Symbols) -> bool:
         )
         for info in classes
     )
+
+
+def _statements_of_iteration(loop: ast.AST) -> list[ast.stmt]:
+    """The statements one iteration of `loop` runs, in blocks (`if`, `with`, `try`) but not
+    in the loops inside it."""
+    found: list[ast.stmt] = []
+    todo = list(reversed(loop.body))
+    while todo:
+        statement = todo.pop()
+        found.append(statement)
+        if isinstance(statement, ast.For | ast.AsyncFor | ast.While):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            todo += reversed(getattr(statement, name, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            todo += reversed(handler.body)
+    return found
 
 
 def _anywhere_called(

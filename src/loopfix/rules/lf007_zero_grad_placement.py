@@ -51,6 +51,16 @@ it, in one loop iteration:
   anywhere (`opt.zero_grad` kept in a name, `getattr(opt, "zero_grad")`, a property, a
   decorator, an optimizer hook), the optimizer must not be made again in the loop, and the
   statement must step once (not a comprehension over batches).
+- **never, for gradients handed to another model**: an A3C worker backpropagates into its
+  local copy of the model, hands the gradients to the shared model's parameters (`for g, l in
+  zip(shared.parameters(), local.parameters()): g._grad = l.grad`, in the loop or in a
+  function it calls, `ensure_shared_grads(local, shared)`) and steps the shared model's
+  optimizer, but nothing in the loop clears the local gradients. `optimizer.zero_grad()` over
+  the shared model sets its `.grad` to None (the default since PyTorch 2.0) and leaves the
+  local `.grad` to pile up. Not when something clears the local gradients (its `zero_grad()`,
+  `local_param.grad = None` in the hand-over), when the shared optimizer zeroes in place
+  (`zero_grad(set_to_none=False)`, which also zeroes a local `.grad` it shares), or when an
+  optimizer steps the local model itself.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -81,7 +91,8 @@ The fix moves (or adds) one `zero_grad()`: before the iteration's first backward
 between backward and step or was missing (for a step in a called function, the optimizer as
 the loop names it, `tr.opt.zero_grad()`, before the statement that runs the first backward);
 right after the guarded step for an accumulation; just before the inner loop for an inner
-accumulation loop.
+accumulation loop; for gradients handed to another model, `local.zero_grad()` before the
+iteration's first backward through it.
 The correctness criterion, checked by verification on the gradients of the patched run:
 every optimizer step uses the gradients accumulated since the previous step, starting from
 zero: the first backward after a step starts from cleared gradients, the later ones before
@@ -99,12 +110,14 @@ for a loop with one optimizer; with several, the verdict is "unverified".
 
 @dataclass
 class Misplaced:
-    kind: str  # "between" | "accumulation" | "inner" | "inner_call" | "missing"
+    kind: str  # "between" | "accumulation" | "inner" | "inner_call" | "missing" | "handover"
     step: object  # UpdateSite of the step
     zero: object | None  # UpdateSite of the zero_grad (None: missing)
     anchor: ast.stmt  # where the zero_grad goes
     # a step inside a function the loop calls: the optimizers' paths as the loop names them
     optimizers: tuple[str, ...] = ()
+    # gradients handed to another module's parameters: the module whose `.grad` piles up
+    cleared: str = ""
 
 
 class ZeroGradMisplaced(Rule):
@@ -136,7 +149,59 @@ class ZeroGradMisplaced(Rule):
             called = model.uncleared_called_steps(loop_id)
             if called is not None:
                 findings.append(self._called_finding(context, *called))
+            for handover in model.gradient_handovers(loop_id):
+                found = self._handed_over(model, handover, updates, loop_id)
+                if found is not None:
+                    findings.append(self._handover_finding(context, handover, found))
         return findings
+
+    def _handed_over(self, model, handover, updates, loop_id: int) -> Misplaced | None:
+        """A3C's hand-over (`shared_param._grad = local_param.grad`): the loop backpropagates
+        into the source module, an optimizer over the target steps, and nothing in the loop
+        clears the source's gradients. Not when an optimizer steps the source itself, when
+        the target's `zero_grad(set_to_none=False)` zeroes a `.grad` it may share with the
+        source, or when the backward runs in a loop inside this one."""
+        source, target = handover.source, handover.target
+        here = [u for u in updates if u.statement is not None and loop_id in u.loops]
+        steps = [u for u in here if u.kind == "step" and u.modules and _owned(target, u.modules)]
+        stepping_source = any(
+            u.kind == "step" and u.modules and _clears_some(u.modules, source) for u in updates
+        )
+        if not steps or stepping_source:
+            return None
+        for zero in (u for u in here if u.kind == "zero_grad"):
+            if zero.modules is None or _clears_some(zero.modules, source):
+                return None  # clears the source's gradients (or maybe does)
+            if _keeps_tensors(zero.call):
+                return None  # `zero_grad(set_to_none=False)`: zeroes a shared `.grad` too
+        backwards = [
+            b
+            for b in model.backwards()
+            if b.statement is not None
+            and b.loops
+            and b.loops[-1] == loop_id
+            and any(
+                p is not None and _clears_some({p}, source) for p in model.modules_reached_by(b.id)
+            )
+        ]
+        if not backwards:
+            return None
+        first = min(backwards, key=lambda b: (b.statement.lineno, b.statement.col_offset))
+        return Misplaced("handover", steps[0], None, first.statement, cleared=source)
+
+    def _handover_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
+        source, target = found.cleared, handover.target
+        step = ast.unparse(found.step.call)
+        message = (
+            f"`{source}`'s gradients are handed to `{target}`'s parameters, but nothing in "
+            f"the loop clears `{source}`'s: `{step}` (line {found.step.call.lineno}) uses the "
+            f"sum of every past iteration's gradients (a `zero_grad()` over `{target}` sets "
+            f"its `.grad` to None, PyTorch's default since 2.0, and leaves `{source}`'s)"
+        )
+        inline = isinstance(handover.statement, ast.For)  # else a call of a function doing it
+        node = handover.assignment if inline else handover.statement
+        start, end = context.layout.node_range(node)
+        return Finding(self.code, self.name, message, start, end, detail=found)
 
     def _called_finding(self, context: FileContext, backward, stepping, optimizers) -> Finding:
         """A function called in the loop steps optimizers after a backward (`train_step(model,
@@ -351,7 +416,11 @@ class ZeroGradMisplaced(Rule):
             return None
         if not layout.stands_alone(found.anchor):
             return None
-        if found.kind == "missing":
+        if found.kind == "handover":
+            lines = [f"{found.cleared}.zero_grad()"]
+            edits = [layout.insert_before(found.anchor, lines)]
+            title = f"Clear `{found.cleared}`'s gradients before the backward: `{lines[0]}`"
+        elif found.kind == "missing":
             named = found.optimizers or (optimizer_expression(found.step),)
             lines = [f"{optimizer}.zero_grad()" for optimizer in named]
             edits = [layout.insert_before(found.anchor, lines)]
@@ -495,6 +564,19 @@ def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> o
 def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:
     """The statement of a loop's body (`tops`: their ids) that holds `statement`."""
     return next((s for s in model.enclosing_statements(statement) if id(s) in tops), None)
+
+
+def _clears_some(zeroed, path: str) -> bool:
+    """What `zeroed` clears holds `path` or a part of it."""
+    from loopfix.model import shapes
+
+    return any(shapes.within(path, m) or shapes.within(m, path) for m in zeroed)
+
+
+def _keeps_tensors(call: ast.Call) -> bool:
+    """`zero_grad(set_to_none=False)` (or `zero_grad(False)`): zeroes each `.grad` in place."""
+    flags = [k.value for k in call.keywords if k.arg == "set_to_none"] + call.args[:1]
+    return any(isinstance(f, ast.Constant) and f.value is False for f in flags)
 
 
 def _overlaps(zeroed, modules) -> bool:

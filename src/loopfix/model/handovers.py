@@ -1,0 +1,144 @@
+"""Gradients handed from one module's parameters to another's: A3C's workers backpropagate
+into a local copy of the model and give its gradients to the shared model, whose optimizer
+steps (`for g, l in zip(shared.parameters(), local.parameters()): g._grad = l.grad`), in the
+loop itself or in a function of the project it calls (`ensure_shared_grads(model,
+shared_model)`).
+
+Only the syntax is read here; which backward reaches the local module and which optimizer
+steps the shared one are the loop model's facts (`LoopModel.gradient_handovers`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from loopfix.model.index import walk
+from loopfix.model.symbols import Symbols, dotted_name, project_callees
+
+GRADIENT_ATTRIBUTES = frozenset({"grad", "_grad"})
+
+
+@dataclass(frozen=True)
+class Handover:
+    statement: ast.stmt  # the statement of the loop that hands them over (or calls what does)
+    assignment: ast.Assign  # `g._grad = l.grad`
+    source: str  # the module whose gradients are handed over, as the loop names it
+    target: str  # the module whose parameters receive them
+
+
+def handovers_in(statement: ast.stmt, symbols: Symbols) -> list[Handover]:
+    """The hand-overs `statement` makes: it is a `for` over two modules' parameters side by
+    side that assigns one's `.grad` (or `._grad`) from the other's, or it calls a project
+    function whose body does it with modules it is given (their paths are the arguments')."""
+    if isinstance(statement, ast.For):
+        return [Handover(statement, *found) for found in _handed_over(statement)]
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return []
+    call, found = statement.value, []
+    for function in project_callees(call.func, symbols):
+        passed = _passed(function, call)
+        handed = [h for n in walk(function) if isinstance(n, ast.For) for h in _handed_over(n)]
+        handing = {id(assignment.targets[0]) for assignment, _, _ in handed}
+        if any(_clears_gradients(n) and id(n) not in handing for n in walk(function)):
+            continue  # it clears or sets gradients besides (`local.zero_grad()` after)
+        for assignment, source, target in handed:
+            if source in passed and target in passed:
+                found.append(Handover(statement, assignment, passed[source], passed[target]))
+    return found
+
+
+def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str]]:
+    """(assignment, source path, target path) for `for a, b in zip(A.parameters(),
+    B.parameters()): a._grad = b.grad` (either order, `.grad` on either side, the value
+    possibly copied: `b.grad.clone()`)."""
+    target, iterable = loop.target, loop.iter
+    if not (
+        isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "zip"
+        and len(iterable.args) == 2
+    ):
+        return []
+    owners = [_parameters_of(argument) for argument in iterable.args]
+    if None in owners:
+        return []
+    names = {element.id: owner for element, owner in zip(target.elts, owners, strict=True)}
+    found: list[tuple[ast.Assign, str, str]] = []
+    for node in walk(loop):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        assigned = node.targets[0]
+        if not (
+            isinstance(assigned, ast.Attribute)
+            and assigned.attr in GRADIENT_ATTRIBUTES
+            and isinstance(assigned.value, ast.Name)
+            and assigned.value.id in names
+        ):
+            continue
+        read = _gradient_read(node.value)
+        if read is not None and read in names and read != assigned.value.id:
+            found.append((node, names[read], names[assigned.value.id]))
+    handing = {id(assignment.targets[0]) for assignment, _, _ in found}
+    if any(_clears_gradients(n) and id(n) not in handing for n in walk(loop)):
+        return []  # it also clears or sets gradients (`local_param.grad = None`)
+    return found
+
+
+def _clears_gradients(node: ast.AST) -> bool:
+    """`p.grad = ...`, `del p.grad`, `p.grad.zero_()`, `opt.zero_grad()`: a gradient set or
+    cleared."""
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+        return node.attr in GRADIENT_ATTRIBUTES
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        name = node.func.attr
+        return name == "zero_grad" or (name.endswith("_") and ".grad" in ast.unparse(node.func))
+    return False
+
+
+def _parameters_of(node: ast.expr) -> str | None:
+    """`model` for `model.parameters()`."""
+    if (
+        isinstance(node, ast.Call)
+        and not node.args
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "parameters"
+    ):
+        return dotted_name(node.func.value)
+    return None
+
+
+def _gradient_read(value: ast.expr) -> str | None:
+    """`l` for `l.grad`, `l.grad.clone()`, `l.grad.data`, `l.grad.detach().clone()`."""
+    node = value
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr == "data":
+            node = node.value
+        else:
+            break
+    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.value, ast.Name):
+        return node.value.id
+    return None
+
+
+def _passed(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, str]:
+    """Parameter name -> the path of the module the call passes it (names and attributes
+    only, by position or keyword)."""
+    parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if parameters[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+        parameters = parameters[1:]  # a method: the receiver is not among the arguments
+    passed = {}
+    for name, argument in zip(parameters, call.args, strict=False):
+        path = dotted_name(argument)
+        if path is not None:
+            passed[name] = path
+    for keyword in call.keywords:
+        path = dotted_name(keyword.value) if keyword.arg else None
+        if path is not None:
+            passed[keyword.arg] = path
+    return passed
