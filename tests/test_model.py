@@ -181,3 +181,46 @@ def test_skipping_scopes_without_a_backward_never_changes_findings():
     for text in texts:
         assert _findings(text, every_scope=False) == _findings(text, every_scope=True)
     assert [rule for rule, *_ in _findings(HELPER_STEPS, every_scope=False)] == ["LF001"]
+
+
+def test_a_project_subclass_of_a_torch_optimizer_is_an_optimizer_over_its_first_argument():
+    code = """
+    class SharedAdam(torch.optim.Adam):
+        def __init__(self, params, lr=1e-3):
+            super().__init__(params, lr=lr)
+
+    class Slower(SharedAdam):
+        pass
+
+    opt = Slower(a.parameters())
+    opt.step()
+    """
+    (step,) = model_of(code).updates()
+    assert step.kind == "step" and step.modules == frozenset({"a"})
+
+
+@pytest.mark.parametrize(
+    ("start", "followed"),
+    [
+        ("torch.multiprocessing.Process(target=train, args=(a, 1))", True),
+        ("threading.Thread(target=train, args=[a, 1])", True),
+        ("torch.multiprocessing.Process(target=train, args=workers_args)", False),
+    ],
+)
+def test_a_worker_started_with_a_target_calls_it_with_its_arguments(start, followed):
+    """What the worker process runs binds the function's parameters: `model` is a module."""
+    code = f"""
+    import threading
+    import torch.multiprocessing
+
+    def train(model, rank):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.randn(2, 2)).sum().backward()
+        opt.step()
+
+    workers_args = (a, 1)
+    worker = {start}
+    """
+    model = build_model(ast.parse(PRELUDE + textwrap.dedent(code)))
+    modules = [u.modules for u in model.updates() if u.kind == "step"]
+    assert (frozenset({"model"}) in modules) is followed  # else of unknown modules

@@ -201,6 +201,28 @@ FRAMEWORK_WRAPPERS = {
     *("setup", "setup_module", "setup_optimizers", "setup_dataloaders"),
 }
 BACKWARD_FUNCTIONS = {"torch.autograd.backward", "torch.autograd.grad"}
+# a process or thread: `start()` runs its `target(*args)`, or a subclass's `run()`
+WORKER_CLASSES = frozenset(
+    {"multiprocessing.Process", "torch.multiprocessing.Process", "threading.Thread"}
+)
+
+
+def _started_call(node: ast.Call) -> ast.Call | None:
+    """`target(*args)` for `Process(target=target, args=(...))` with literal arguments, made
+    once per node (kept on it, so that the call's sites are the same each time it runs)."""
+    try:
+        return node._loopfix_started
+    except AttributeError:
+        pass
+    given = {k.arg: k.value for k in node.keywords}
+    target, arguments = given.get("target"), given.get("args")
+    started = None
+    if target is not None and (arguments is None or isinstance(arguments, ast.Tuple | ast.List)):
+        elements = [] if arguments is None else arguments.elts
+        started = ast.copy_location(ast.Call(func=target, args=elements, keywords=[]), node)
+        ast.fix_missing_locations(started)
+    node._loopfix_started = started
+    return started
 
 
 class CallsMixin:
@@ -215,6 +237,10 @@ class CallsMixin:
         qualified = self.symbols.qualify(func)
         if qualified in BACKWARD_FUNCTIONS:
             return self._functional_backward(node, qualified, env)
+        if qualified in WORKER_CLASSES:
+            started = _started_call(node)
+            if started is not None:  # `mp.Process(target=train, args=(model, rank))`:
+                self.expr_Call(started, env)  # what the worker runs, as a call made here
         if any(self.symbols.qualify(a) in DETACH_FUNCTIONS for a in node.args):
             # `apply_to_tensor(hidden, torch.Tensor.detach)` (ignite's `_detach_hidden`): a
             # helper handed the detach itself applies it to what it returns
@@ -650,7 +676,7 @@ class CallsMixin:
             return inherited
         member = self.symbols.member(func)
         if isinstance(member, ClassInfo):
-            return ("construct", member)
+            return self._construction(member)
         if member is not None:
             return ("function", member)
         qualified = self.symbols.qualify(func)
@@ -770,7 +796,7 @@ class CallsMixin:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
             if func.id in self.symbols.classes:
-                return ("construct", self.symbols.classes[func.id])
+                return self._construction(self.symbols.classes[func.id])
             static = self.expr_Name(func, env).shape
             if shapes.is_module(static):
                 return ("module", static, key)
@@ -787,6 +813,25 @@ class CallsMixin:
         if unknown and func.id in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key, UNSEEN)
         return ("unknown",)
+
+    def _construction(self, info: ClassInfo) -> tuple:
+        """A project class built: an optimizer when it derives from one of `torch.optim`'s
+        (`class SharedAdam(torch.optim.Adam)`, A3C's optimizer over the shared model; a
+        custom `Optimizer`), whose first argument is the parameters it steps; else its
+        `__init__` runs."""
+        if self._derives_from_optimizer(info, 0):
+            return ("optimizer",)
+        return ("construct", info)
+
+    def _derives_from_optimizer(self, info: ClassInfo, depth: int) -> bool:
+        home = self.symbols.home(info.node)
+        for base in info.node.bases:
+            qualified = home.qualify(base) or ""
+            if qualified.startswith("torch.optim.") and ".lr_scheduler." not in qualified:
+                return True
+        if depth >= 3:
+            return False
+        return any(self._derives_from_optimizer(b, depth + 1) for b in home.file_bases(info))
 
     def _resolve_torch(self, call: ast.Call, qualified: str) -> tuple:
         name = qualified.rsplit(".", 1)[-1]

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
-from loopfix.model.calls import BACKWARD_FUNCTIONS, MODULE_PLUMBING, MODULE_QUERIES
+from loopfix.model.calls import (
+    BACKWARD_FUNCTIONS,
+    MODULE_PLUMBING,
+    MODULE_QUERIES,
+    WORKER_CLASSES,
+)
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
@@ -1060,7 +1065,8 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     that (transitively) does, and nothing imported that does (`_imported_autograd_names`)
     is skipped. The model's cost then follows the training code in a file, not its model
     and data code. A custom `torch.autograd.Function`'s methods count only by the calls
-    they make (`_called_words`)."""
+    they make (`_called_words`). A process or thread class whose `run` does (an A3C worker,
+    `class Agent(mp.Process)`) counts by its name: `start()` runs it without naming it."""
     formulas = _formula_methods(index, symbols)
     words_of = _words_of(index, formulas)
     names = _function_words(index, formulas)
@@ -1068,8 +1074,21 @@ def _autograd_scopes(index: TreeIndex, symbols: Symbols):
     reaching = _reaching(names, words, _imported_autograd_names(symbols))
     if reaching & IMPLICIT_CALLS:
         return lambda scope: True  # a module whose forward steps: anything may reach it
-    triggers = words | reaching
+    triggers = words | reaching | _started_workers(symbols, reaching)
     return lambda scope: bool(words_of(scope) & triggers)
+
+
+def _started_workers(symbols: Symbols, reaching: set[str]) -> set[str]:
+    """The names of the module's process and thread classes whose `run` reaches autograd
+    work (`reaching`: function names)."""
+    if "run" not in reaching:
+        return set()
+    return {
+        name
+        for name, info in symbols.classes.items()
+        if "run" in info.methods
+        and any(symbols.qualify(base) in WORKER_CLASSES for base in info.node.bases)
+    }
 
 
 def _reaching(names: dict[str, set[str]], words: frozenset[str], given: set[str]) -> set[str]:

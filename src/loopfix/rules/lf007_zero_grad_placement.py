@@ -55,12 +55,14 @@ it, in one loop iteration:
   local copy of the model, hands the gradients to the shared model's parameters (`for g, l in
   zip(shared.parameters(), local.parameters()): g._grad = l.grad`, in the loop or in a
   function it calls, `ensure_shared_grads(local, shared)`) and steps the shared model's
-  optimizer, but nothing in the loop clears the local gradients. `optimizer.zero_grad()` over
-  the shared model sets its `.grad` to None (the default since PyTorch 2.0) and leaves the
-  local `.grad` to pile up. Not when something clears the local gradients (its `zero_grad()`,
-  `local_param.grad = None` in the hand-over), when the shared optimizer zeroes in place
-  (`zero_grad(set_to_none=False)`, which also zeroes a local `.grad` it shares), or when an
-  optimizer steps the local model itself.
+  optimizer (a `torch.optim` one or a subclass, `SharedAdam`), but nothing in the loop clears
+  the local gradients. The worker may be a function started as a process or thread
+  (`mp.Process(target=train, args=(global_model, rank))`) or such a class's `run()`.
+  `optimizer.zero_grad()` over the shared model sets its `.grad` to None (the default since
+  PyTorch 2.0) and leaves the local `.grad` to pile up. Not when something clears the local
+  gradients (its `zero_grad()`, `local_param.grad = None` in the hand-over), when the shared
+  optimizer zeroes in place (`zero_grad(set_to_none=False)`, which also zeroes a local
+  `.grad` it shares), or when an optimizer steps the local model itself.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
