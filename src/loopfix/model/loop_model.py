@@ -365,7 +365,9 @@ class LoopModel:
         others = [s for s in statements if id(s) not in handing]
         if any(_anywhere_called(s, self.symbols, _may_set_gradients) for s in others):
             return []
-        return found
+        # a local model built again in the loop starts each iteration without gradients
+        rebound = assigned_paths(self.loop(loop_id))
+        return [h for h in found if not any(shapes.within(h.source, p) for p in rebound)]
 
     def handles_gradients(self, loop_id: int) -> bool:
         """Whether the loop, or a project function it calls, reads or writes `.grad`, asks

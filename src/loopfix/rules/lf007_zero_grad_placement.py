@@ -62,7 +62,8 @@ it, in one loop iteration:
   PyTorch 2.0) and leaves the local `.grad` to pile up. Not when something clears the local
   gradients (its `zero_grad()`, `local_param.grad = None` in the hand-over), when the shared
   optimizer zeroes in place (`zero_grad(set_to_none=False)`, which also zeroes a local
-  `.grad` it shares), or when an optimizer steps the local model itself.
+  `.grad` it shares), when the loop builds the local model again (its new parameters have
+  no gradients), or when an optimizer steps the local model itself.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
