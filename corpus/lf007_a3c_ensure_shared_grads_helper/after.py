@@ -33,11 +33,11 @@ def train(shared_model, optimizer, steps):
         policy_loss = -(log_probs[:, 0:1] * advantage.detach()).mean()
         value_loss = advantage.pow(2).mean()
         optimizer.zero_grad()
-        model.zero_grad()
         (policy_loss + 0.5 * value_loss).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 40.0)
         ensure_shared_grads(model, shared_model)
         optimizer.step()
+        model.zero_grad()
         print(step, value_loss.item())
 
 

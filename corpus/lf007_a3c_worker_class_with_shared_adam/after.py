@@ -41,13 +41,13 @@ class Agent(threading.Thread):
             states, returns = torch.randn(6, 4), torch.randn(6, 1)
             loss = (returns - self.local_actor_critic(states)).pow(2).mean()
             self.optimizer.zero_grad()
-            self.local_actor_critic.zero_grad()
             loss.backward()
             for local_param, global_param in zip(
                 self.local_actor_critic.parameters(), self.global_actor_critic.parameters()
             ):
                 global_param._grad = local_param.grad
             self.optimizer.step()
+            self.local_actor_critic.zero_grad()
             print(step, loss.item())
 
 

@@ -17,11 +17,11 @@ def train(global_model, rank, steps=5):
         x = torch.randn(8, 4)
         loss = (local_model(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
         optimizer.zero_grad()
-        local_model.zero_grad()
         loss.backward()
         for global_param, local_param in zip(global_model.parameters(), local_model.parameters()):
             global_param._grad = local_param.grad
         optimizer.step()
+        local_model.zero_grad()
         local_model.load_state_dict(global_model.state_dict())
         print(rank, step, loss.item())
 

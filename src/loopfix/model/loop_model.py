@@ -349,25 +349,43 @@ class LoopModel:
         return self._handovers[loop_id]
 
     def _gradient_handovers(self, loop_id: int) -> list[Handover]:
-        statements = _statements_of_iteration(self.loop(loop_id))
-        found = [h for s in statements for h in handovers_in(s, self.symbols)]
-        if not found:
+        loop = self.loop(loop_id)
+        found = [h for s in _statements_of_iteration(loop) for h in handovers_in(s, self.symbols)]
+        if not found or self._touches_gradients_besides(loop, found):
             return []
-        handing = {id(h.statement) for h in found}
-        known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
-        for node in walk(self.loop(loop_id)):
-            if isinstance(node, ast.stmt) and id(node) in handing:
-                continue  # the hand-overs themselves (`g.grad = l.grad`)
-            func = node.func if isinstance(node, ast.Call) else None
-            unknown = id(node) not in known
-            if isinstance(func, ast.Attribute) and func.attr == "zero_grad" and unknown:
-                return []  # a `zero_grad` of something else may clear them
-        others = [s for s in statements if id(s) not in handing]
-        if any(_anywhere_called(s, self.symbols, _may_set_gradients) for s in others):
-            return []
+        if any("zero_grad" in info.methods for info in self.symbols.classes.values()):
+            return []  # an optimizer of the project's own may clear them its own way
         # a local model built again in the loop starts each iteration without gradients
-        rebound = assigned_paths(self.loop(loop_id))
+        rebound = assigned_paths(loop)
         return [h for h in found if not any(shapes.within(h.source, p) for p in rebound)]
+
+    def _touches_gradients_besides(self, loop: ast.AST, handovers: list[Handover]) -> bool:
+        """Whether the loop, besides its hand-overs and the `zero_grad()` calls the model
+        knows, reads or sets a `.grad` (`torch._foreach_zero_([p.grad ...])`, `g.zero_()` of
+        a gradient kept in a list), names a `zero_grad` (a bound method kept, `clear()`), or
+        calls a function of the project (nested ones too) that does either."""
+        known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
+        skipped = {id(n) for h in handovers for n in walk(h.statement)}
+        skipped |= {id(n) for u in self.updates() if u.kind == "zero_grad" for n in walk(u.call)}
+        scope = self.function_around(loop) or self.tree
+        if any(_names_zero_grad(n) and id(n) not in skipped for n in walk(scope)):
+            return True  # a `zero_grad` kept or called elsewhere (`clear = model.zero_grad`)
+        nested = _nested_functions(scope)
+        for node in walk(loop):
+            if id(node) in skipped:
+                continue
+            if _handles_gradients(node, self.symbols) or _names_zero_grad(node):
+                return True
+            if not isinstance(node, ast.Call) or id(node) in known:
+                continue
+            callees = list(project_callees(node.func, self.symbols))
+            if isinstance(node.func, ast.Name) and node.func.id in nested:
+                callees.append(nested[node.func.id])
+            for callee in callees:
+                home = self.symbols.home(callee)
+                if _anywhere_called(callee, home, _touches_gradients):
+                    return True
+        return False
 
     def handles_gradients(self, loop_id: int) -> bool:
         """Whether the loop, or a project function it calls, reads or writes `.grad`, asks
@@ -1153,6 +1171,27 @@ def _module_class_reverses(symbols: Symbols) -> bool:
         )
         for info in classes
     )
+
+
+def _names_zero_grad(node: ast.AST) -> bool:
+    """`x.zero_grad` called or not (`clear = model.zero_grad`), or `_foreach_zero_`."""
+    return isinstance(node, ast.Attribute) and node.attr in ("zero_grad", "_foreach_zero_")
+
+
+def _touches_gradients(node: ast.AST, symbols: Symbols) -> bool:
+    """`_handles_gradients`, or a `zero_grad` named."""
+    return _handles_gradients(node, symbols) or _names_zero_grad(node)
+
+
+def _nested_functions(scope: ast.AST | None) -> dict[str, ast.AST]:
+    """The functions defined inside `scope` (a function's closures), by name."""
+    if scope is None:
+        return {}
+    return {
+        node.name: node
+        for node in walk(scope)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not scope
+    }
 
 
 def _statements_of_iteration(loop: ast.AST) -> list[ast.stmt]:

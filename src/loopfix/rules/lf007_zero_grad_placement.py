@@ -59,11 +59,14 @@ it, in one loop iteration:
   the local gradients. The worker may be a function started as a process or thread
   (`mp.Process(target=train, args=(global_model, rank))`) or such a class's `run()`.
   `optimizer.zero_grad()` over the shared model sets its `.grad` to None (the default since
-  PyTorch 2.0) and leaves the local `.grad` to pile up. Not when something clears the local
-  gradients (its `zero_grad()`, `local_param.grad = None` in the hand-over), when the shared
-  optimizer zeroes in place (`zero_grad(set_to_none=False)`, which also zeroes a local
-  `.grad` it shares), when the loop builds the local model again (its new parameters have
-  no gradients), or when an optimizer steps the local model itself.
+  PyTorch 2.0) and leaves the local `.grad` to pile up. Not when the loop, or a function it
+  calls, touches gradients otherwise or names a `zero_grad` (the local model's, a
+  `sync(local, shared)` helper that clears them, `local_param.grad = None` in the hand-over,
+  `torch._foreach_zero_`, a bound `clear = model.zero_grad`), when the shared optimizer may
+  zero in place (`zero_grad(set_to_none=False)` or a flag not written `True`, which also
+  zeroes a local `.grad` it shares; a project optimizer with its own `zero_grad`), when the
+  loop builds the local model again (its new parameters have no gradients), or when an
+  optimizer steps the local model itself.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -94,8 +97,8 @@ The fix moves (or adds) one `zero_grad()`: before the iteration's first backward
 between backward and step or was missing (for a step in a called function, the optimizer as
 the loop names it, `tr.opt.zero_grad()`, before the statement that runs the first backward);
 right after the guarded step for an accumulation; just before the inner loop for an inner
-accumulation loop; for gradients handed to another model, `local.zero_grad()` before the
-iteration's first backward through it.
+accumulation loop; for gradients handed to another model, `local.zero_grad()` right after
+the step that used them (after a step guarded for accumulation, too, so the window stays).
 The correctness criterion, checked by verification on the gradients of the patched run:
 every optimizer step uses the gradients accumulated since the previous step, starting from
 zero: the first backward after a step starts from cleared gradients, the later ones before
@@ -166,7 +169,14 @@ class ZeroGradMisplaced(Rule):
         source, or when the backward runs in a loop inside this one."""
         source, target = handover.source, handover.target
         here = [u for u in updates if u.statement is not None and loop_id in u.loops]
-        steps = [u for u in here if u.kind == "step" and u.modules and _owned(target, u.modules)]
+        steps = [
+            u
+            for u in here
+            if u.kind == "step"
+            and u.modules
+            and u.loops[-1] == loop_id
+            and _owned(target, u.modules)
+        ]
         stepping_source = any(
             u.kind == "step" and u.modules and _clears_some(u.modules, source) for u in updates
         )
@@ -189,8 +199,8 @@ class ZeroGradMisplaced(Rule):
         ]
         if not backwards:
             return None
-        first = min(backwards, key=lambda b: (b.statement.lineno, b.statement.col_offset))
-        return Misplaced("handover", steps[0], None, first.statement, cleared=source)
+        # cleared right after the step: a step guarded for accumulation keeps its window
+        return Misplaced("handover", steps[0], None, steps[0].statement, cleared=source)
 
     def _handover_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
         source, target = found.cleared, handover.target
@@ -421,8 +431,8 @@ class ZeroGradMisplaced(Rule):
             return None
         if found.kind == "handover":
             lines = [f"{found.cleared}.zero_grad()"]
-            edits = [layout.insert_before(found.anchor, lines)]
-            title = f"Clear `{found.cleared}`'s gradients before the backward: `{lines[0]}`"
+            edits = [layout.insert_after(found.anchor, lines)]
+            title = f"Clear `{found.cleared}`'s gradients after the step: `{lines[0]}`"
         elif found.kind == "missing":
             named = found.optimizers or (optimizer_expression(found.step),)
             lines = [f"{optimizer}.zero_grad()" for optimizer in named]
@@ -577,9 +587,10 @@ def _clears_some(zeroed, path: str) -> bool:
 
 
 def _keeps_tensors(call: ast.Call) -> bool:
-    """`zero_grad(set_to_none=False)` (or `zero_grad(False)`): zeroes each `.grad` in place."""
+    """`zero_grad(set_to_none=False)` (or `zero_grad(False)`, or a flag not written as
+    `True`): it may zero each `.grad` in place, a local one it shares too."""
     flags = [k.value for k in call.keywords if k.arg == "set_to_none"] + call.args[:1]
-    return any(isinstance(f, ast.Constant) and f.value is False for f in flags)
+    return any(not (isinstance(f, ast.Constant) and f.value is True) for f in flags)
 
 
 def _overlaps(zeroed, modules) -> bool:
