@@ -408,6 +408,21 @@ def _one_case_per_kind() -> list[Case]:
     return sorted(set(firsts.values()), key=lambda c: c.name)
 
 
+def _cyclic_garbage(action) -> Counter:
+    """The objects `action()` leaves in reference cycles, by type."""
+    gc.collect()
+    gc.disable()
+    try:
+        action()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        return Counter(type(o).__qualname__ for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
 @pytest.mark.parametrize("case", _one_case_per_kind(), ids=str)
 def test_an_analysis_leaves_no_reference_cycles_behind(case):
     """A scan freezes what outlives each file's analysis out of the collector's sight
@@ -415,17 +430,7 @@ def test_an_analysis_leaves_no_reference_cycles_behind(case):
     which reference counting alone cannot free (a nested function that calls itself, an
     exception kept with its traceback)."""
     source = SourceFile.read(case.checked)
-    gc.collect()
-    gc.disable()
-    try:
-        analyse_source(source, options=Options(unsafe_fixes=True))
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        gc.collect()
-        garbage = Counter(type(o).__qualname__ for o in gc.garbage)
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
+    garbage = _cyclic_garbage(lambda: analyse_source(source, options=Options(unsafe_fixes=True)))
     assert not garbage, garbage.most_common(8)
 
 
@@ -498,21 +503,6 @@ class Agent:
 Trainer(Agent()).fit(torch.randn(2, 8))
 """,
 }
-
-
-def _cyclic_garbage(action) -> Counter:
-    """The objects `action()` leaves in reference cycles, by type."""
-    gc.collect()
-    gc.disable()
-    try:
-        action()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        gc.collect()
-        return Counter(type(o).__qualname__ for o in gc.garbage)
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-        gc.enable()
 
 
 def test_a_project_analysis_and_dropping_its_modules_leave_no_reference_cycles(
