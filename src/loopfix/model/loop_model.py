@@ -341,9 +341,9 @@ class LoopModel:
 
     def gradient_handovers(self, loop_id: int) -> list[Handover]:
         """The statements of the loop (itself, not a loop inside it) that hand one module's
-        gradients to another's parameters (`model.handovers`), when that is the only way the
-        loop sets gradients by hand: no `p.grad = None`, `.grad.zero_()` or unknown
-        `zero_grad` elsewhere in it or in a function it calls."""
+        gradients to another's parameters (`model.handovers`), when nothing else the loop
+        runs touches gradients (`_touches_gradients_besides`), no class of the module has a
+        `zero_grad` of its own, and the loop does not build the module handed from again."""
         if loop_id not in self._handovers:
             self._handovers[loop_id] = self._gradient_handovers(loop_id)
         return self._handovers[loop_id]
@@ -364,7 +364,6 @@ class LoopModel:
         knows, reads or sets a `.grad` (`torch._foreach_zero_([p.grad ...])`, `g.zero_()` of
         a gradient kept in a list), names a `zero_grad` (a bound method kept, `clear()`), or
         calls a function of the project (nested ones too) that does either."""
-        known = {id(u.call) for u in self.updates() if u.kind == "zero_grad"}
         skipped = {id(n) for h in handovers for n in walk(h.statement)}
         skipped |= {id(n) for u in self.updates() if u.kind == "zero_grad" for n in walk(u.call)}
         scope = self.function_around(loop) or self.tree
@@ -374,9 +373,9 @@ class LoopModel:
         for node in walk(loop):
             if id(node) in skipped:
                 continue
-            if _handles_gradients(node, self.symbols) or _names_zero_grad(node):
-                return True
-            if not isinstance(node, ast.Call) or id(node) in known:
+            if _handles_gradients(node, self.symbols):
+                return True  # (a `zero_grad` named here was found in the scope above)
+            if not isinstance(node, ast.Call):
                 continue
             callees = list(project_callees(node.func, self.symbols))
             if isinstance(node.func, ast.Name) and node.func.id in nested:

@@ -163,10 +163,10 @@ class ZeroGradMisplaced(Rule):
 
     def _handed_over(self, model, handover, updates, loop_id: int) -> Misplaced | None:
         """A3C's hand-over (`shared_param._grad = local_param.grad`): the loop backpropagates
-        into the source module, an optimizer over the target steps, and nothing in the loop
-        clears the source's gradients. Not when an optimizer steps the source itself, when
-        the target's `zero_grad(set_to_none=False)` zeroes a `.grad` it may share with the
-        source, or when the backward runs in a loop inside this one."""
+        into the source module, an optimizer over the target steps in it, and no `zero_grad()`
+        in it clears the source's gradients. Not when an optimizer steps the source itself,
+        when a `zero_grad()` may zero in place a `.grad` the target shares with the source
+        (`set_to_none=False`), or when the backward runs in a loop inside this one."""
         source, target = handover.source, handover.target
         here = [u for u in updates if u.statement is not None and loop_id in u.loops]
         steps = [
@@ -581,9 +581,7 @@ def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt
 
 def _clears_some(zeroed, path: str) -> bool:
     """What `zeroed` clears holds `path` or a part of it."""
-    from loopfix.model import shapes
-
-    return any(shapes.within(path, m) or shapes.within(m, path) for m in zeroed)
+    return _owned(path, zeroed) or _overlaps({path}, zeroed)
 
 
 def _keeps_tensors(call: ast.Call) -> bool:
