@@ -117,7 +117,8 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     units = collect_runs(result, VERIFY)
     verdicts = judge(result, units)
     assert [(v.outcome, v.level) for v in verdicts] == [
-        (promised(v.rule), "live") for v in verdicts
+        (promised(v.rule), LIVE_WORKERS if "mp.Process" in case.before.read_text() else "live")
+        for v in verdicts
     ]
     runs = units[SCRIPT]
     original, patched = runs.original, runs.patched
@@ -168,6 +169,10 @@ def test_rewrite_verifies_live_and_keeps_the_promised_gradients(case: Case):
     else:
         assert first_difference(original.events, patched.events) is None
         assert len(patched.events) == len(original.events)
+
+
+# an A3C worker process runs in the tracing process, so that what it computes is recorded
+LIVE_WORKERS = "live (worker processes run in turn, in one process)"
 
 
 def promised(rule: str) -> str:

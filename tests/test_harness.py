@@ -367,3 +367,46 @@ def test_a_backward_is_placed_at_the_lines_of_the_users_code_only(run, tmp_path)
     assert result.error is None, result.stderr
     (event,) = [e for e in result.trace["events"] if e[0] == "backward"]
     assert list(event[9]) == [4]
+
+
+WORKER_PROCESSES = """\
+import torch
+import torch.multiprocessing as mp
+import torch.nn as nn
+
+
+def train(model, optimizer, rank):
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(torch.randn(4, 3)).sum().backward()
+        optimizer.step()
+
+
+class Worker(mp.Process):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = model, optimizer
+
+    def run(self):
+        train(self.model, self.optimizer, 1)
+
+
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+workers = [mp.Process(target=train, args=(model, optimizer, 0)), Worker(model, optimizer)]
+[w.start() for w in workers]
+[w.join() for w in workers]
+assert not any(w.is_alive() for w in workers)
+loader = torch.utils.data.DataLoader(torch.arange(8.0), batch_size=4, num_workers=1)
+print(sum(float(batch.sum()) for batch in loader))
+"""
+
+
+def test_the_users_worker_processes_run_in_the_traced_process(run, tmp_path):
+    """A worker process of the user's code (a `target` or a subclass's `run()`) runs in the
+    tracing process, one after the other, so its backwards and steps are recorded; a
+    library's processes (a `DataLoader`'s workers) start as they would."""
+    result = run(WORKER_PROCESSES, tmp_path, RunSettings(device="cpu", iterations=8, timeout=60))
+    assert result.error is None, result.stderr[-2000:]
+    assert result.trace["workers_here"] == 2
+    assert [e[0] for e in result.trace["events"]].count("step") == 4

@@ -268,3 +268,36 @@ def test_made_up_options_read_flags_by_the_parts_of_their_names():
     options = StandInOptions(stand_in_plan(STATEFUL_TRAINER, "Trainer.fit"), "cpu")
     assert options.use_amp is False and options.no_cuda is False and options.gpus is False
     assert options.sample_rate == 0.01 and options.example_count == 4  # numbers, not flags
+
+
+HELPER_USES_THE_OPTIMIZER = """\
+import torch.multiprocessing as mp
+
+
+def push_and_pull(opt, lnet, gnet, x):
+    opt.zero_grad()
+    lnet(x).sum().backward()
+    opt.step()
+
+
+class Worker(mp.Process):
+    def __init__(self, gnet, opt, steps):
+        super().__init__()
+        self.gnet, self.opt = gnet, opt
+        self.steps = steps
+
+    def run(self):
+        for step in range(self.steps):
+            push_and_pull(self.opt, self.lnet, self.gnet, step)
+"""
+
+
+def test_a_parameter_passed_on_to_a_helper_takes_the_role_the_helper_gives_it():
+    """`self.gnet, self.opt = gnet, opt` and `push_and_pull(self.opt, ...)`: the optimizer
+    only the helper steps is still an optimizer (a number would make it `int.zero_grad`)."""
+    plan = stand_in_plan(HELPER_USES_THE_OPTIMIZER, "Worker.run")
+    assert plan.init == (
+        Parameter("gnet", "number"),
+        Parameter("opt", "optimizer"),
+        Parameter("steps", "number"),
+    )

@@ -25,12 +25,23 @@ class Handover:
     assignment: ast.Assign  # `g._grad = l.grad`
     source: str  # the module whose gradients are handed over, as the loop names it
     target: str  # the module whose parameters receive them
+    # the project function the statement calls that hands them over (None: the loop does),
+    # and the source and target as that function names them (its parameters)
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    own_source: str = ""
+    own_target: str = ""
 
 
-def handovers_in(statement: ast.stmt, symbols: Symbols) -> list[Handover]:
+def handovers_in(
+    statement: ast.stmt, symbols: Symbols, known_zero_grads: frozenset[int] = frozenset()
+) -> list[Handover]:
     """The hand-overs `statement` makes: it is a `for` over two modules' parameters side by
     side that assigns one's `.grad` (or `._grad`) from the other's, or it calls a project
-    function whose body does it with modules it is given (their paths are the arguments')."""
+    function whose body does it with modules it is given (their paths are the arguments').
+    A function that also clears or sets gradients is left out, unless what it does is a
+    `zero_grad()` call among `known_zero_grads` (node ids): the loop model knows which
+    parameters that call clears (MorvanZhou's `push_and_pull` zeroes the shared optimizer,
+    backpropagates, hands the gradients over and steps, all in one helper)."""
     if isinstance(statement, ast.For):
         return [Handover(statement, *found) for found in _handed_over(statement)]
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
@@ -40,11 +51,24 @@ def handovers_in(statement: ast.stmt, symbols: Symbols) -> list[Handover]:
         passed = _passed(function, call)
         handed = [h for n in walk(function) if isinstance(n, ast.For) for h in _handed_over(n)]
         handing = {id(assignment.targets[0]) for assignment, _, _ in handed}
-        if any(_clears_gradients(n) and id(n) not in handing for n in walk(function)):
-            continue  # it clears or sets gradients besides (`local.zero_grad()` after)
+        if any(
+            _clears_gradients(n) and id(n) not in handing and id(n) not in known_zero_grads
+            for n in walk(function)
+        ):
+            continue  # it clears or sets gradients besides (`p.grad = None`)
         for assignment, source, target in handed:
             if source in passed and target in passed:
-                found.append(Handover(statement, assignment, passed[source], passed[target]))
+                found.append(
+                    Handover(
+                        statement,
+                        assignment,
+                        passed[source],
+                        passed[target],
+                        function,
+                        source,
+                        target,
+                    )
+                )
     return found
 
 

@@ -350,7 +350,12 @@ class LoopModel:
 
     def _gradient_handovers(self, loop_id: int) -> list[Handover]:
         loop = self.loop(loop_id)
-        found = [h for s in _statements_of_iteration(loop) for h in handovers_in(s, self.symbols)]
+        known = frozenset(id(u.call) for u in self.updates() if u.kind == "zero_grad")
+        found = [
+            handover
+            for statement in _statements_of_iteration(loop)
+            for handover in handovers_in(statement, self.symbols, known)
+        ]
         if not found or self._touches_gradients_besides(loop, found):
             return []
         if any("zero_grad" in info.methods for info in self.symbols.classes.values()):
@@ -358,6 +363,17 @@ class LoopModel:
         # a local model built again in the loop starts each iteration without gradients
         rebound = assigned_paths(loop)
         return [h for h in found if not any(shapes.within(h.source, p) for p in rebound)]
+
+    def updates_within(self, function: FunctionNode) -> list:
+        """The steps and `zero_grad()` calls written in `function`'s body, as its own scope
+        saw them (their paths in its names)."""
+        inside = {id(node) for node in walk(function)}
+        return [u for u in self.updates() if id(u.call) in inside]
+
+    def backwards_within(self, function: FunctionNode) -> list[BackwardSite]:
+        """The backward passes written in `function`'s body."""
+        inside = {id(node) for node in walk(function)}
+        return [b for b in self.backwards() if id(b.call) in inside]
 
     def _touches_gradients_besides(self, loop: ast.AST, handovers: list[Handover]) -> bool:
         """Whether the loop, besides its hand-overs and the `zero_grad()` calls the model

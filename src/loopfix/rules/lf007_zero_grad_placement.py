@@ -180,34 +180,56 @@ class ZeroGradMisplaced(Rule):
         stepping_source = any(
             u.kind == "step" and u.modules and _clears_some(u.modules, source) for u in updates
         )
-        if not steps or stepping_source:
+        if stepping_source or not _none_clears(here, source):
             return None
-        for zero in (u for u in here if u.kind == "zero_grad"):
-            if zero.modules is None or _clears_some(zero.modules, source):
-                return None  # clears the source's gradients (or maybe does)
-            if _keeps_tensors(zero.call):
-                return None  # `zero_grad(set_to_none=False)`: zeroes a shared `.grad` too
+        if not steps and handover.function is not None:
+            return self._handed_over_by_function(model, handover)
         backwards = [
             b
             for b in model.backwards()
             if b.statement is not None
             and b.loops
             and b.loops[-1] == loop_id
-            and any(
-                p is not None and _clears_some({p}, source) for p in model.modules_reached_by(b.id)
-            )
+            and _reaches(model, b, source)
         ]
-        if not backwards:
+        if not steps or not backwards:
             return None
         # cleared right after the step: a step guarded for accumulation keeps its window
         return Misplaced("handover", steps[0], None, steps[0].statement, cleared=source)
 
+    def _handed_over_by_function(self, model, handover) -> Misplaced | None:
+        """The function the loop calls backpropagates, hands the gradients over and steps
+        (MorvanZhou's `push_and_pull(opt, lnet, gnet, ...)`), and neither it nor the loop
+        clears the source's: each call's step uses every earlier call's gradients too. Read
+        from the function's own run, in its parameters' names; the fix clears the source
+        right after the call, in the loop."""
+        function, source = handover.function, handover.own_source
+        inside = model.updates_within(function)
+        steps = [
+            u
+            for u in inside
+            if u.kind == "step" and u.modules and _owned(handover.own_target, u.modules)
+        ]
+        if not steps or any(
+            u.kind == "step" and (u.modules is None or _clears_some(u.modules, source))
+            for u in inside
+        ):
+            return None
+        if not _none_clears(inside, source):
+            return None
+        if not any(_reaches(model, b, source) for b in model.backwards_within(function)):
+            return None
+        return Misplaced("handover", steps[0], None, handover.statement, cleared=handover.source)
+
     def _handover_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
         source, target = found.cleared, handover.target
         step = ast.unparse(found.step.call)
+        where = "the loop"
+        if handover.function is not None:
+            where = f"the loop or `{handover.function.name}`"
         message = (
             f"`{source}`'s gradients are handed to `{target}`'s parameters, but nothing in "
-            f"the loop clears `{source}`'s: `{step}` (line {found.step.call.lineno}) uses the "
+            f"{where} clears `{source}`'s: `{step}` (line {found.step.call.lineno}) uses the "
             f"sum of every past iteration's gradients (a `zero_grad()` over `{target}` sets "
             f"its `.grad` to None, PyTorch's default since 2.0, and leaves `{source}`'s)"
         )
@@ -577,6 +599,24 @@ def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> o
 def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:
     """The statement of a loop's body (`tops`: their ids) that holds `statement`."""
     return next((s for s in model.enclosing_statements(statement) if id(s) in tops), None)
+
+
+def _none_clears(updates, source: str) -> bool:
+    """No `zero_grad()` among `updates` clears (or may clear) the gradients of `source`: each
+    knows what it clears, and none zeroes in place a `.grad` the source may share."""
+    for zero in (u for u in updates if u.kind == "zero_grad"):
+        if zero.modules is None or _clears_some(zero.modules, source):
+            return False  # clears the source's gradients (or maybe does)
+        if _keeps_tensors(zero.call):
+            return False  # `zero_grad(set_to_none=False)`: zeroes a shared `.grad` too
+    return True
+
+
+def _reaches(model, backward, source: str) -> bool:
+    """The backward pass reaches the parameters of `source` (or a part of it)."""
+    return any(
+        p is not None and _clears_some({p}, source) for p in model.modules_reached_by(backward.id)
+    )
 
 
 def _clears_some(zeroed, path: str) -> bool:

@@ -27,6 +27,10 @@ parameters; the trace then says `replica`.
 the module, of its `__main__` block, or of a function; see `synthetic.py`), for code whose data
 is not on this machine.
 
+A worker process of the user's code (`mp.Process(target=train, ...)`, a `Process` subclass's
+own `run()`) runs in this process when started, workers one after the other, so that its
+backwards and steps are recorded (`WorkersHere`; `trace["workers_here"]` counts them).
+
 `--iterations N` stops the run (as a success, marked "capped") when the first optimizer is about
 to step for the (N+1)th time, or at the (N+1)th backward when nothing steps (the (8N+1)th when an
 optimizer exists that has not stepped yet: gradient accumulation). `--device auto`
@@ -442,6 +446,60 @@ class CudaOnCpu:
         torch.nn.Module.cuda = stay
 
 
+class WorkersHere:
+    """A worker process of the user's code (`mp.Process(target=train, args=(...))`, an A3C
+    `Worker(mp.Process)` with its own `run()`) runs in this process when started, to its
+    end, one worker after another: what it computes is recorded like the rest of the run
+    (in a process of its own it would be lost), and its shared model is this process's own.
+    A library's processes (a `DataLoader`'s workers) start as usual. `used` counts the
+    workers run here."""
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def install(self) -> None:
+        import multiprocessing.process
+
+        base = multiprocessing.process.BaseProcess
+        start, join, is_alive = base.start, base.join, base.is_alive
+        here = self
+
+        def started(process) -> None:
+            if not _user_worker(process):
+                return start(process)
+            here.used += 1
+            process._loopfix_here = True
+            try:
+                process.run()
+            finally:
+                process._loopfix_done = True
+            return None
+
+        def joined(process, timeout=None) -> None:
+            if getattr(process, "_loopfix_here", False):
+                return None
+            return join(process, timeout)
+
+        def alive(process) -> bool:
+            if getattr(process, "_loopfix_here", False):
+                return not getattr(process, "_loopfix_done", False)
+            return is_alive(process)
+
+        base.start, base.join, base.is_alive = started, joined, alive
+
+
+def _user_worker(process) -> bool:
+    """Whether the process runs code of the user's: its class's own `run()`, or its target."""
+    import multiprocessing.process
+
+    run = type(process).run
+    if run is not multiprocessing.process.BaseProcess.run:
+        code = getattr(run, "__code__", None)
+    else:
+        code = getattr(getattr(process, "_target", None), "__code__", None)
+    return code is not None and _users(code.co_filename)
+
+
 def pick_device(requested: str) -> str:
     if requested != "auto":
         return requested
@@ -560,6 +618,8 @@ def main(argv: list[str]) -> int:
     cuda_calls = CudaOnCpu()
     if device == "cpu":
         cuda_calls.install()
+    workers = WorkersHere()
+    workers.install()
     recorder = Recorder(
         options["defer_steps"], options["iterations"], options["retain_graphs"], options["graphs"]
     )
@@ -600,6 +660,7 @@ def main(argv: list[str]) -> int:
     trace |= {"iterations": _iterations(recorder), "sandbox": network}
     trace |= {"synthetic_weights": weights.used, "missing_package": _missing_package(error)}
     trace["cuda_on_cpu"] = cuda_calls.used
+    trace["workers_here"] = workers.used
     portable.save(trace, Path(trace_file))
     return 1 if error else 0
 

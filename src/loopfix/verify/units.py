@@ -140,14 +140,15 @@ def stand_in_plan(text: str, call: str) -> StandInPlan | None:
     bodies = [function] + ([init] if init is not None else [])
     aliases = _self_aliases(init) if init is not None else {}
     init_parameters = None
+    helpers = {n.name: n for n in tree.body if isinstance(n, FUNCTIONS)}
     if init is not None:
-        init_parameters = tuple(_parameters(init, bodies, aliases))
+        init_parameters = tuple(_parameters(init, bodies, aliases, helpers))
     kind = re.search(r"nn\.(LSTMCell|GRUCell|RNNCell|LSTM|GRU|RNN)\b", text)
     batch, hidden = _state_sizes(bodies)
     return StandInPlan(
         call=call,
         init=init_parameters,
-        arguments=tuple(_parameters(function, bodies, {})),
+        arguments=tuple(_parameters(function, bodies, {}, helpers)),
         kind=kind.group(1) if kind else "GRU",
         batch=batch,
         hidden=hidden,
@@ -175,17 +176,36 @@ def _empty_init() -> ast.FunctionDef:
 
 
 def _self_aliases(init: ast.FunctionDef) -> dict[str, str]:
-    """`self.model = model` in `__init__`: the method uses `model` as `self.model`."""
+    """`self.model = model` (or `self.G, self.opt = G, opt`) in `__init__`: the method uses
+    `model` as `self.model`."""
     aliases = {}
     for node in ast.walk(init):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-            for target in node.targets:
-                if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self":
-                    aliases[node.value.id] = ast.unparse(target)
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = [(target, node.value)]
+            value = node.value
+            if _same_length_tuples(target, value):
+                pairs = list(zip(target.elts, value.elts, strict=True))
+            for stored, value in pairs:
+                if (
+                    isinstance(value, ast.Name)
+                    and isinstance(stored, ast.Attribute)
+                    and ast.unparse(stored.value) == "self"
+                ):
+                    aliases[value.id] = ast.unparse(stored)
     return aliases
 
 
-def _parameters(function, bodies, aliases: dict[str, str]) -> list[Parameter]:
+def _same_length_tuples(target: ast.expr, value: ast.expr) -> bool:
+    return (
+        isinstance(target, ast.Tuple)
+        and isinstance(value, ast.Tuple)
+        and len(target.elts) == len(value.elts)
+    )
+
+
+def _parameters(function, bodies, aliases: dict[str, str], helpers: dict) -> list[Parameter]:
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     required = positional[: len(positional) - len(arguments.defaults)]
@@ -196,11 +216,47 @@ def _parameters(function, bodies, aliases: dict[str, str]) -> list[Parameter]:
     ]
     names = [(a.arg, False) for a in required] + [(a.arg, True) for a in keyword]
     return [
-        _role(name, {name, aliases.get(name, name)}, bodies, keyword) for name, keyword in names
+        _role(name, {name, aliases.get(name, name)}, bodies, keyword, helpers)
+        for name, keyword in names
     ]
 
 
-def _role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
+def _role(name: str, spellings: set[str], bodies, keyword: bool, helpers=None) -> Parameter:
+    """The role the bodies' use of the parameter (spelt any of `spellings`) gives it; a
+    parameter they only pass on to a function of the module (`push_and_pull(self.opt,
+    self.lnet, x)`) takes the role that function's use of it gives (one call deep)."""
+    found = _own_role(name, spellings, bodies, keyword)
+    if found.role not in ("number", "options") or not helpers:
+        return found
+    nodes = [n for body in bodies for n in ast.walk(body)]
+    for helper, inner in _passed_on(spellings, nodes, helpers):
+        passed = _own_role(name, {inner}, [helper], keyword)
+        if passed.role not in ("number", "options"):
+            return passed
+    return found
+
+
+def _passed_on(spellings: set[str], nodes, helpers: dict) -> list[tuple[ast.AST, str]]:
+    """(function, its parameter) for each call among `nodes` of a module-level function in
+    `helpers` that is given the value (by position or keyword)."""
+    found = []
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        helper = helpers.get(node.func.id)
+        if helper is None:
+            continue
+        parameters = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+        for parameter, argument in zip(parameters, node.args, strict=False):
+            if ast.unparse(argument) in spellings:
+                found.append((helper, parameter))
+        for keyword in node.keywords:
+            if keyword.arg is not None and ast.unparse(keyword.value) in spellings:
+                found.append((helper, keyword.arg))
+    return found
+
+
+def _own_role(name: str, spellings: set[str], bodies, keyword: bool) -> Parameter:
     nodes = [n for body in bodies for n in ast.walk(body)]
     roles = set()
     unpack = 1

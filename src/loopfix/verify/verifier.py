@@ -502,6 +502,7 @@ def _verdict(result: FileResult, finding: Finding, runs: Runs, seconds: float) -
             ("synthetic data", "synthetic"),
             ("synthetic weights", "synthetic_weights"),
             (".cuda() on the CPU", "cuda_on_cpu"),
+            ("worker processes run in turn, in one process", "workers_here"),
         )
         if trace.get(fact)
     ]
