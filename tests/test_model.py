@@ -224,3 +224,26 @@ def test_a_worker_started_with_a_target_calls_it_with_its_arguments(start, follo
     model = build_model(ast.parse(PRELUDE + textwrap.dedent(code)))
     modules = [u.modules for u in model.updates() if u.kind == "step"]
     assert (frozenset({"model"}) in modules) is followed  # else of unknown modules
+
+
+def test_an_argument_that_may_be_none_is_an_optimizer_once_the_none_branch_builds_one():
+    """`def train(shared, optimizer=None): if optimizer is None: optimizer = Adam(...)`,
+    given None or a shared optimizer (ikostrikov's A3C): after the test it is an optimizer
+    over `shared` either way, so its steps are known."""
+    model = model_of(
+        """
+        def train(shared, optimizer=None):
+            if optimizer is None:
+                optimizer = torch.optim.Adam(shared.parameters())
+            for x in batches:
+                optimizer.zero_grad()
+                shared(x).sum().backward()
+                optimizer.step()
+
+        shared = nn.Linear(3, 1)
+        optimizer = None if flag else torch.optim.SGD(shared.parameters(), lr=0.1)
+        train(shared, optimizer)
+        """
+    )
+    steps = [u for u in model.updates() if u.kind == "step"]
+    assert steps and all(u.modules == {"shared"} for u in steps)

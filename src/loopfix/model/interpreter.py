@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import itertools
 
 from loopfix.model import shapes
@@ -615,6 +616,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             key, none_when_true = none_check
             if key in env:  # on the branch where it is None, it holds no graph
                 (taken if none_when_true else skipped)[key] = EMPTY.with_shape(NONE)
+                # and on the other it is what it is when not None (`if optimizer is None:
+                # optimizer = Adam(...)` for an argument that may be None or an optimizer)
+                value = env[key]
+                if shapes.present(value.shape) != value.shape:
+                    present = dataclasses.replace(value, shape=shapes.present(value.shape))
+                    (skipped if none_when_true else taken)[key] = present
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
 
     def _setting_branches(self, node: ast.If) -> tuple[list, list] | None:

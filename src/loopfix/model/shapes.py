@@ -119,6 +119,11 @@ def join_all(shapes) -> Shape:
     return result
 
 
+def present(shape: Shape) -> Shape:
+    """The shape of a value known not to be None: an optional one's inner shape."""
+    return _strip_opt(shape)
+
+
 def _is_opt(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "opt"
 

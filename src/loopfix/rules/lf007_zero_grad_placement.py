@@ -168,7 +168,9 @@ class ZeroGradMisplaced(Rule):
         when a `zero_grad()` may zero in place a `.grad` the target shares with the source
         (`set_to_none=False`), or when the backward runs in a loop inside this one."""
         source, target = handover.source, handover.target
-        here = [u for u in updates if u.statement is not None and loop_id in u.loops]
+        # (a function of another module the loop calls records its updates and backwards
+        # in the loop's terms, with no statement of its own)
+        here = [u for u in updates if loop_id in u.loops]
         steps = [
             u
             for u in here
@@ -187,15 +189,18 @@ class ZeroGradMisplaced(Rule):
         backwards = [
             b
             for b in model.backwards()
-            if b.statement is not None
-            and b.loops
-            and b.loops[-1] == loop_id
-            and _reaches(model, b, source)
+            if b.loops and b.loops[-1] == loop_id and _reaches(model, b, source)
         ]
         if not steps or not backwards:
             return None
-        # cleared right after the step: a step guarded for accumulation keeps its window
-        return Misplaced("handover", steps[0], None, steps[0].statement, cleared=source)
+        # cleared right after the step (after the call that steps): a step guarded for
+        # accumulation keeps its window
+        anchor = steps[0].statement  # None: the step is in a function of another module
+        if anchor is None and handover.function is not None:
+            anchor = handover.statement  # the call that hands over and steps
+        if anchor is None:
+            return None
+        return Misplaced("handover", steps[0], None, anchor, cleared=source)
 
     def _handed_over_by_function(self, model, handover) -> Misplaced | None:
         """The function the loop calls backpropagates, hands the gradients over and steps
@@ -224,12 +229,14 @@ class ZeroGradMisplaced(Rule):
     def _handover_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
         source, target = found.cleared, handover.target
         step = ast.unparse(found.step.call)
-        where = "the loop"
+        where, stepped = "the loop", f"(line {found.step.call.lineno})"
         if handover.function is not None:
             where = f"the loop or `{handover.function.name}`"
+            if found.step.statement is None:  # recorded from a function of another module
+                stepped = f"in `{handover.function.name}`"
         message = (
             f"`{source}`'s gradients are handed to `{target}`'s parameters, but nothing in "
-            f"{where} clears `{source}`'s: `{step}` (line {found.step.call.lineno}) uses the "
+            f"{where} clears `{source}`'s: `{step}` {stepped} uses the "
             f"sum of every past iteration's gradients (a `zero_grad()` over `{target}` sets "
             f"its `.grad` to None, PyTorch's default since 2.0, and leaves `{source}`'s)"
         )
@@ -613,9 +620,11 @@ def _none_clears(updates, source: str) -> bool:
 
 
 def _reaches(model, backward, source: str) -> bool:
-    """The backward pass reaches the parameters of `source` (or a part of it)."""
+    """The backward pass reaches the parameters of `source` (or of a part of it: the
+    submodules its forward ran, `lnet.pi1`)."""
     return any(
-        p is not None and _clears_some({p}, source) for p in model.modules_reached_by(backward.id)
+        p is not None and (_clears_some({p}, source) or _owned(p, {source}))
+        for p in model.modules_reached_by(backward.id)
     )
 
 
