@@ -136,10 +136,12 @@ class EventsMixin:
     def _update(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         """`opt.step()`, `scaler.step(opt)`, `opt.zero_grad()`, `model.zero_grad()`."""
         receiver = self.eval(func.value, env)
-        shape, target = receiver.shape, func.value
+        # an object that may be None (`optimizer = None` unless a setting builds one) is not
+        # None where a method of it runs: the path with None raises there
+        shape, target = shapes.present(receiver.shape), func.value
         if func.attr == "step" and shape == ("scaler",) and node.args:
             target = node.args[0]
-            shape = self.eval(target, env).shape
+            shape = shapes.present(self.eval(target, env).shape)
         positional, _ = self._args(node, env)
         if isinstance(shape, tuple) and shape[0] == "optimizer":
             modules = shape[1]
@@ -147,8 +149,6 @@ class EventsMixin:
             path = self.module_path(target)
             modules = frozenset({path}) if path else None
         else:
-            if isinstance(shape, tuple) and shape[0] == "opt":
-                shape = shape[1]  # a scheduler or None (`get_scheduler`): stepped, not None
             if _is_scheduler(shape) and func.attr == "step":
                 self._note_scheduler_step(node, shape[1])
             return EMPTY if shape in (("scaler",),) or _is_scheduler(shape) else None

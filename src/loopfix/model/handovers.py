@@ -30,6 +30,9 @@ class Handover:
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     own_source: str = ""
     own_target: str = ""
+    # the hand-over stops once the target has gradients (`if shared_param.grad is not None:
+    # return`): it relies on the target's `.grad` staying the source's own tensor
+    once: bool = False
 
 
 def handovers_in(
@@ -43,20 +46,23 @@ def handovers_in(
     parameters that call clears (MorvanZhou's `push_and_pull` zeroes the shared optimizer,
     backpropagates, hands the gradients over and steps, all in one helper)."""
     if isinstance(statement, ast.For):
-        return [Handover(statement, *found) for found in _handed_over(statement)]
+        return [
+            Handover(statement, assignment, source, target, once=once)
+            for assignment, source, target, once in _handed_over(statement)
+        ]
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return []
     call, found = statement.value, []
     for function in project_callees(call.func, symbols):
         passed = _passed(function, call)
         handed = [h for n in walk(function) if isinstance(n, ast.For) for h in _handed_over(n)]
-        handing = {id(assignment.targets[0]) for assignment, _, _ in handed}
+        handing = {id(assignment.targets[0]) for assignment, *_ in handed}
         if any(
             _clears_gradients(n) and id(n) not in handing and id(n) not in known_zero_grads
             for n in walk(function)
         ):
             continue  # it clears or sets gradients besides (`p.grad = None`)
-        for assignment, source, target in handed:
+        for assignment, source, target, once in handed:
             if source in passed and target in passed:
                 found.append(
                     Handover(
@@ -67,15 +73,18 @@ def handovers_in(
                         function,
                         source,
                         target,
+                        once,
                     )
                 )
     return found
 
 
-def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str]]:
-    """(assignment, source path, target path) for `for a, b in zip(A.parameters(),
+def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str, bool]]:
+    """(assignment, source path, target path, once) for `for a, b in zip(A.parameters(),
     B.parameters()): a._grad = b.grad` (either order, `.grad` on either side, the value
-    possibly copied: `b.grad.clone()`)."""
+    possibly copied: `b.grad.clone()`); `once`: the loop leaves when the target already
+    has a gradient (`if b.grad is not None: return`, the guard of ikostrikov's and
+    dgriff777's `ensure_shared_grads`)."""
     target, iterable = loop.target, loop.iter
     if not (
         isinstance(target, ast.Tuple)
@@ -91,7 +100,7 @@ def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str]]:
     if None in owners:
         return []
     names = {element.id: owner for element, owner in zip(target.elts, owners, strict=True)}
-    found: list[tuple[ast.Assign, str, str]] = []
+    found: list[tuple[ast.Assign, str, str, bool]] = []
     for node in walk(loop):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
@@ -105,11 +114,44 @@ def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str]]:
             continue
         read = _gradient_read(node.value)
         if read is not None and read in names and read != assigned.value.id:
-            found.append((node, names[read], names[assigned.value.id]))
-    handing = {id(assignment.targets[0]) for assignment, _, _ in found}
+            once = _leaves_once_given(loop, assigned.value.id)
+            found.append((node, names[read], names[assigned.value.id], once))
+    handing = {id(assignment.targets[0]) for assignment, *_ in found}
     if any(_clears_gradients(n) and id(n) not in handing for n in walk(loop)):
         return []  # it also clears or sets gradients (`local_param.grad = None`)
     return found
+
+
+def _leaves_once_given(loop: ast.For, name: str) -> bool:
+    """The loop holds `if <name>.grad is not None: return` (or `break`; the test may add
+    conditions with `and`): it hands nothing over once `name` has a gradient."""
+    for node in walk(loop):
+        if not (isinstance(node, ast.If) and node.body):
+            continue
+        if not isinstance(node.body[0], ast.Return | ast.Break):
+            continue
+        test = node.test
+        tests = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        if any(_has_gradient(t, name) for t in tests):
+            return True
+    return False
+
+
+def _has_gradient(test: ast.expr, name: str) -> bool:
+    """`name.grad is not None` (or `._grad`)."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr in GRADIENT_ATTRIBUTES
+        and isinstance(test.left.value, ast.Name)
+        and test.left.value.id == name
+    )
 
 
 def _clears_gradients(node: ast.AST) -> bool:

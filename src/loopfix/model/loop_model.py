@@ -351,11 +351,14 @@ class LoopModel:
     def _gradient_handovers(self, loop_id: int) -> list[Handover]:
         loop = self.loop(loop_id)
         known = frozenset(id(u.call) for u in self.updates() if u.kind == "zero_grad")
-        found = [
-            handover
-            for statement in _statements_of_iteration(loop)
-            for handover in handovers_in(statement, self.symbols, known)
-        ]
+        found, seen = [], set()
+        for statement in _statements_of_iteration(loop):
+            for handover in handovers_in(statement, self.symbols, known):
+                # one per statement and pair (`sp._grad = p.grad` or `p.grad.cpu()`)
+                key = (id(statement), handover.source, handover.target)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(handover)
         if not found or self._touches_gradients_besides(loop, found):
             return []
         if any("zero_grad" in info.methods for info in self.symbols.classes.values()):

@@ -66,7 +66,17 @@ it, in one loop iteration:
   zero in place (`zero_grad(set_to_none=False)` or a flag not written `True`, which also
   zeroes a local `.grad` it shares; a project optimizer with its own `zero_grad`), when the
   loop builds the local model again (its new parameters have no gradients), or when an
-  optimizer steps the local model itself.
+  optimizer steps the local model itself. The hand-over may also be done whole by a
+  function the loop calls, in this module or another (MorvanZhou's `push_and_pull(opt,
+  lnet, gnet, ...)`: zero the shared optimizer, backward, hand over, step), when each
+  `zero_grad()` it calls is one the model knows and none clears the local gradients.
+- **handed over once, then stale**: the hand-over stops once the shared parameter has a
+  gradient (`if shared_param.grad is not None: return`, ikostrikov's and dgriff777's
+  `ensure_shared_grads`), nothing in the loop clears the shared gradients, and the loop
+  clears the local ones with `zero_grad()`. The guard relied on the shared `.grad` staying
+  the local tensor, zeroed in place and refilled by each backward; since PyTorch 2.0
+  `zero_grad()` sets the local `.grad` to None, the next backward writes a new tensor, and
+  the shared model keeps the first iteration's: every later step uses it again.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -98,11 +108,16 @@ between backward and step or was missing (for a step in a called function, the o
 the loop names it, `tr.opt.zero_grad()`, before the statement that runs the first backward);
 right after the guarded step for an accumulation; just before the inner loop for an inner
 accumulation loop; for gradients handed to another model, `local.zero_grad()` right after
-the step that used them (after a step guarded for accumulation, too, so the window stays).
+the step that used them (after a step guarded for accumulation, too, so the window stays;
+after the call, for a function that hands over and steps); for a hand-over made once,
+`local.zero_grad(set_to_none=False)`, which zeroes the tensor both models share in place,
+as `zero_grad()` did before PyTorch 2.0.
 The correctness criterion, checked by verification on the gradients of the patched run:
 every optimizer step uses the gradients accumulated since the previous step, starting from
 zero: the first backward after a step starts from cleared gradients, the later ones before
-the next step add to them, and the step sees non-zero gradients. The original must break
+the next step add to them, and the step sees non-zero gradients; a step over gradients
+handed from another model's parameters does not use, bit for bit, the gradients of its
+previous step after a backward of its own (a stale hand-over). The original must break
 that rule within the capped iterations, and the first loss must be the same.
 
 ## Fix safety
@@ -182,15 +197,23 @@ class ZeroGradMisplaced(Rule):
         stepping_source = any(
             u.kind == "step" and u.modules and _clears_some(u.modules, source) for u in updates
         )
-        if stepping_source or not _none_clears(here, source):
+        if stepping_source:
             return None
-        if not steps and handover.function is not None:
-            return self._handed_over_by_function(model, handover)
         backwards = [
             b
             for b in model.backwards()
             if b.loops and b.loops[-1] == loop_id and _reaches(model, b, source)
         ]
+        zeros = [u for u in here if u.kind == "zero_grad"]
+        if handover.once and not any(z.modules and _clears_some(z.modules, target) for z in zeros):
+            # handed over once and never taken back: the target's `.grad` is the source's
+            # own tensor from then on, as long as nothing sets the source's to None
+            stale = _stale(handover, zeros, steps, backwards)
+            return Misplaced("stale", steps[0], stale, stale.statement) if stale else None
+        if not _none_clears(here, source):
+            return None
+        if not steps and handover.function is not None:
+            return self._handed_over_by_function(model, handover)
         if not steps or not backwards:
             return None
         # cleared right after the step (after the call that steps): a step guarded for
@@ -227,6 +250,8 @@ class ZeroGradMisplaced(Rule):
         return Misplaced("handover", steps[0], None, handover.statement, cleared=handover.source)
 
     def _handover_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
+        if found.kind == "stale":
+            return self._stale_finding(context, handover, found)
         source, target = found.cleared, handover.target
         step = ast.unparse(found.step.call)
         where, stepped = "the loop", f"(line {found.step.call.lineno})"
@@ -242,6 +267,25 @@ class ZeroGradMisplaced(Rule):
         )
         inline = isinstance(handover.statement, ast.For)  # else a call of a function doing it
         node = handover.assignment if inline else handover.statement
+        start, end = context.layout.node_range(node)
+        return Finding(self.code, self.name, message, start, end, detail=found)
+
+    def _stale_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
+        """A hand-over made only while the target has no gradient, and a `zero_grad()` that
+        sets the source's to None: the target keeps the first iteration's tensor."""
+        source, target = handover.source, handover.target
+        zero, step = ast.unparse(found.zero.call), ast.unparse(found.step.call)
+        by = f"`{handover.function.name}`" if handover.function is not None else "the loop"
+        message = (
+            f"{by} hands `{source}`'s gradients to `{target}` only while `{target}`'s `.grad` "
+            f"is None, and `{zero}` (line {found.zero.call.lineno}) sets `{source}`'s `.grad` "
+            f"to None (PyTorch's default since 2.0) instead of zeroing the tensor `{target}` "
+            f"holds: from the second iteration on, `{step}` uses the first iteration's "
+            "gradients"
+        )
+        node = (
+            handover.assignment if isinstance(handover.statement, ast.For) else handover.statement
+        )
         start, end = context.layout.node_range(node)
         return Finding(self.code, self.name, message, start, end, detail=found)
 
@@ -458,7 +502,14 @@ class ZeroGradMisplaced(Rule):
             return None
         if not layout.stands_alone(found.anchor):
             return None
-        if found.kind == "handover":
+        if found.kind == "stale":
+            call = found.zero.call
+            start, end = layout.node_range(call)
+            if call.args or call.keywords or context.text[end - 1] != ")":
+                return None
+            edits = [Edit(end - 1, end - 1, "set_to_none=False")]
+            title = f"Zero the gradients in place: `{ast.unparse(call.func)}(set_to_none=False)`"
+        elif found.kind == "handover":
             lines = [f"{found.cleared}.zero_grad()"]
             edits = [layout.insert_after(found.anchor, lines)]
             title = f"Clear `{found.cleared}`'s gradients after the step: `{lines[0]}`"
@@ -536,10 +587,13 @@ def _broken_window(events: list) -> str | None:
     """Where a run breaks "each step uses the gradients accumulated since the previous step,
     starting from zero" (None: it keeps it)."""
     window: list[bool] = []
+    reached: set[int] = set()
+    previous: dict[int, list] = {}  # optimizer -> the gradients of its last step
     steps = 0
     for event in events:
         if event[0] == "backward" and len(event) > 5:
             window.append(bool(event[5]))
+            reached.update(event[4])
         elif event[0] == "step":
             steps += 1
             if not window:
@@ -551,7 +605,13 @@ def _broken_window(events: list) -> str | None:
             grads = [g for g in event[2] if g is not None]
             if all(g.data == bytes(len(g.data)) for g in grads):  # none, or all zeros
                 return f"step {steps} saw zero gradients"
-            window = []
+            handed = len(event) > 5 and reached and not reached & set(event[5])
+            if handed and previous.get(event[3]) == grads:
+                # its weights' gradients came from another module's (an A3C hand-over), and
+                # are bit for bit those of its previous step, after a backward of their own
+                return f"step {steps} used the same gradients as the step before (stale)"
+            previous[event[3]] = grads
+            window, reached = [], set()
     return None
 
 
@@ -606,6 +666,20 @@ def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> o
 def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:
     """The statement of a loop's body (`tops`: their ids) that holds `statement`."""
     return next((s for s in model.enclosing_statements(statement) if id(s) in tops), None)
+
+
+def _stale(handover, zeros, steps, backwards):
+    """The `zero_grad()` that makes a hand-over guarded by `if shared.grad is not None:
+    return` stale (dgriff777's rl_a3c_pytorch): the loop's only clearing of the source, with
+    `.grad` set to None (PyTorch's default since 2.0), so the next backward writes a new
+    tensor the target never gets; None when that is not the loop (a clearing the model does
+    not know, one that zeroes in place, the hand-over in a function that clears too)."""
+    if not steps or not backwards or any(z.modules is None for z in zeros):
+        return None
+    clearing = [z for z in zeros if _clears_some(z.modules, handover.source)]
+    if len(clearing) != 1 or clearing[0].statement is None or _keeps_tensors(clearing[0].call):
+        return None
+    return clearing[0]
 
 
 def _none_clears(updates, source: str) -> bool:
