@@ -622,7 +622,33 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 if shapes.present(value.shape) != value.shape:
                     present = dataclasses.replace(value, shape=shapes.present(value.shape))
                     (skipped if none_when_true else taken)[key] = present
+        tensor_check = self._tensor_check(self._undecided_part(node.test))
+        if tensor_check is not None:
+            key, tensor_when_true = tensor_check
+            if key in env and env[key].shape == shapes.TENSOR:
+                # a tensor is not on the branch where the test says it is not one: that path
+                # is not this value's (`if torch.is_tensor(val): val = val.item()` in a meter)
+                (skipped if tensor_when_true else taken)[key] = EMPTY.with_shape(shapes.OTHER)
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
+
+    def _tensor_check(self, test: ast.expr) -> tuple[str, bool] | None:
+        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` -> (x, True); under `not`,
+        (x, False)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        call = test.operand if negated else test
+        if not (isinstance(call, ast.Call) and call.args and not call.keywords):
+            return None
+        is_tensor = self.symbols.qualify(call.func) == "torch.is_tensor" and len(call.args) == 1
+        is_instance = (
+            isinstance(call.func, ast.Name)
+            and call.func.id == "isinstance"
+            and len(call.args) == 2
+            and self.symbols.qualify(call.args[1]) == "torch.Tensor"
+        )
+        if not (is_tensor or is_instance):
+            return None
+        key = self.key_for(call.args[0])
+        return None if key is None else (key, not negated)
 
     def _setting_branches(self, node: ast.If) -> tuple[list, list] | None:
         """For `if args.cell == "lstm": ... elif args.cell == "gru": ...` with no `else`,

@@ -59,7 +59,10 @@ those whose graph a later one needs, each backward is restricted with `inputs=` 
 parameters of the optimizers whose window contained it (otherwise its gradient would leak
 into another optimizer's parameters: the popular "zero both, backward both, step both" is not
 equivalent in general), then the steps in their original order. Gradient clipping,
-`scaler.unscale_` and gradient reads stay just before their step; LR schedulers and
+`scaler.unscale_` and gradient reads stay just before their step (a clipping over more than
+that optimizer's parameters, `clip_grad_norm_(net.parameters(), c)` before the critic's step
+of an actor-critic, would see the gradients of the backwards moved before it: then there is
+no safe fix, and the message says so); LR schedulers and
 `scaler.update()` stay after it; comments move with their statement. With
 `--restrict-style autograd-grad` the restriction is written as `torch.autograd.grad` over the
 window's parameters, accumulated into `.grad` the way backward would, for code bases that

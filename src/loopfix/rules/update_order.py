@@ -309,6 +309,54 @@ def _classify(context: FileContext, units: list[Unit]) -> None:
             raise NotReorderable(
                 f"the parameters `{_optimizer(unit)}` steps are not known from how it was built"
             )
+    _check_clipping(units)
+
+
+CLIPPING = ("clip_grad_norm_", "clip_grad_value_")
+
+
+def _check_clipping(units: list[Unit]) -> None:
+    """A clipping that travels with its step (`clip_grad_norm_(X.parameters(), c)` just before
+    `opt.step()`) must clip only that optimizer's parameters: after the reorder, every
+    backward of the block has run before it, so a clipping over other optimizers' parameters
+    too (`net.parameters()` before the critic's step of an actor-critic) would take their
+    gradients into its norm and change what the step uses."""
+    waiting: list[Unit] = []
+    for unit in units:
+        if unit.kind == "before_step":
+            waiting.append(unit)
+        elif unit.kind == "step":
+            for before in waiting:
+                for call in _clippings(before.statement):
+                    if not _clips_only(call, unit.update.modules):
+                        raise NotReorderable(
+                            f"`{ast.unparse(call)}` before `{_optimizer(unit)}.step()` would "
+                            "also clip the gradients of the backwards moved before it"
+                        )
+            waiting = []
+
+
+def _clippings(statement: ast.stmt) -> list[ast.Call]:
+    return [
+        node
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Call)
+        and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in CLIPPING
+    ]
+
+
+def _clips_only(call: ast.Call, modules: frozenset[str]) -> bool:
+    """The clipping's parameters (`X.parameters()`) lie within the modules `modules`."""
+    given = call.args[0] if call.args else None
+    if not (
+        isinstance(given, ast.Call)
+        and isinstance(given.func, ast.Attribute)
+        and given.func.attr == "parameters"
+        and not given.args
+    ):
+        return False
+    path = dotted_name(given.func.value)
+    return path is not None and any(shapes.within(path, module) for module in modules)
 
 
 def _classify_update_loop(context: FileContext, unit: Unit) -> bool:
