@@ -279,6 +279,8 @@ class CallsMixin:
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         attr = func.attr
+        if attr in STEP_HOOKS:
+            self._hooked(func.value, env)
         if attr in MODULE_PLUMBING and dotted_name(func.value) is None:
             # `nn.Linear(4, 1).to(device)`, `Net().cuda().train()`: the receiver, once
             receiver = self.eval(func.value, env)
@@ -304,7 +306,7 @@ class CallsMixin:
         if attr == "backward" and not self._has_backward_method(func.value, env):
             loss = self.eval(func.value, env)
             self._args(node, env)
-            self.backward(node, loss, self._retain(node), env)
+            self.backward(node, loss, self._retain(node), env, self._restricted_to(node, env))
             return EMPTY
         if (
             attr in GRAPH_FREE_METHODS
@@ -502,6 +504,54 @@ class CallsMixin:
             return None
         default = dict((a.arg, d) for a, d in parameter_defaults(function.args)).get(name)
         return bool(default.value) if isinstance(default, ast.Constant) else None
+
+    def _hooked(self, receiver: ast.expr, env: Env) -> None:
+        """`optimizer.register_step_post_hook(clear)`: what the optimizer's steps do to the
+        gradients is the hook's (a hook may clear them, or skip the step), so it is no
+        longer an optimizer the model follows."""
+        key = self.key_for(receiver)
+        value = env.get(key) if key is not None else None
+        if (
+            value is not None
+            and isinstance(value.shape, tuple)
+            and value.shape[:1] == ("optimizer",)
+        ):
+            env[key] = value.with_shape(UNKNOWN)
+            self.note_write(key)
+
+    def _restricted_to(self, node: ast.Call, env: Env):
+        """For `loss.backward(inputs=list(probe.fc.parameters()))` (or `inputs=X.parameters()`):
+        a test of the loss's graphs that the backward does not free. Autograd runs only the
+        nodes on a path to the inputs; a graph a module call built whose modules are all known
+        and none of them holds (or lies within) an input module keeps what it saved. None
+        without such an `inputs=`."""
+        keyword = _keyword(node, "inputs")
+        given = keyword.value if keyword is not None else None
+        if (
+            isinstance(given, ast.Call)
+            and isinstance(given.func, ast.Name)
+            and given.func.id == "list"
+        ):
+            given = given.args[0] if len(given.args) == 1 and not given.keywords else None
+        if not (
+            isinstance(given, ast.Call)
+            and isinstance(given.func, ast.Attribute)
+            and given.func.attr == "parameters"
+            and not given.args
+        ):
+            return None
+        path = self.module_path(given.func.value)
+        if path is None:
+            return None
+        sites = self.obs.site_modules
+
+        def untouched(graph) -> bool:
+            modules = sites.get(graph.site)
+            if graph.opaque or not modules or None in modules:
+                return False
+            return not any(shapes.within(m, path) or shapes.within(path, m) for m in modules)
+
+        return untouched
 
     def _backward_of_argument(self, node: ast.Call) -> bool:
         """`x.backward(loss)` where x is a training framework's object rather than a tensor
@@ -820,6 +870,10 @@ class CallsMixin:
         custom `Optimizer`), whose first argument is the parameters it steps; else its
         `__init__` runs."""
         if self._derives_from_optimizer(info, 0):
+            if _clears_own_gradients(info, self.symbols.home(info.node)):
+                # its own step (or another method) clears the gradients: not an optimizer
+                # whose clearing the model can follow
+                return ("constructed", UNKNOWN)
             return ("optimizer",)
         return ("construct", info)
 
@@ -1183,6 +1237,7 @@ class CallsMixin:
             env[frame.prefix + name] = value
             if key is not None:
                 frame.aliases[name] = self.outer_key(key)
+                frame.given_keys[name] = key
 
     def outer_key(self, key: str) -> str:
         """The path a caller's argument stands for beyond the caller: a parameter the caller
@@ -1384,6 +1439,35 @@ AUTOGRAD_WORK = frozenset(
     {"backward", "step", "zero_grad", "grad", "retain_graph", "requires_grad", "requires_grad_",
      "register_hook", "enable_grad", "set_grad_enabled", "manual_backward", "autograd"}
 )  # fmt: skip
+
+
+# an optimizer's step hooks (`register_step_post_hook(clear)`), which may clear its gradients
+STEP_HOOKS = frozenset({"register_step_post_hook", "register_step_pre_hook"})
+
+
+def _clears_own_gradients(info, symbols: Symbols, depth: int = 0) -> bool:
+    """Whether a project optimizer class (or a project class it derives from) calls
+    `zero_grad` or sets a `.grad` in one of its methods (`step()` that clears what it used)."""
+    for method in info.methods.values():
+        if any(_clears_gradient(node) for node in walk(method)):
+            return True
+    if depth >= 3:
+        return False
+    return any(
+        _clears_own_gradients(base, symbols.home(base.node), depth + 1)
+        for base in symbols.file_bases(info)
+    )
+
+
+def _clears_gradient(node: ast.AST) -> bool:
+    """`x.zero_grad()`, `p.grad = ...`, `del p.grad`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "zero_grad"
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "grad"
+        and isinstance(node.ctx, ast.Store | ast.Del)
+    )
 
 
 def inert(function: FunctionNode, symbols: Symbols, depth: int = 0) -> bool:

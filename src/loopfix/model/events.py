@@ -25,7 +25,12 @@ NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_
 class EventsMixin:
     """Backward, step and zero_grad, for `Interpreter`."""
 
-    def backward(self, node: ast.Call, loss: Value, retain: bool | None, env: Env) -> None:
+    def backward(
+        self, node: ast.Call, loss: Value, retain: bool | None, env: Env, spares=None
+    ) -> None:
+        """A backward pass through `loss`'s graphs; `spares`: a test of the graphs it does not
+        free (a backward restricted with `inputs=` to other modules' parameters), which it
+        still counts as reached (precision first: a retain it may need is kept)."""
         backward_id = self._id("backward", node)
         loops = tuple(self.loop_stack)
         site = self.obs.backwards.get(backward_id)
@@ -93,7 +98,7 @@ class EventsMixin:
             anchors = self.obs.reach_anchors.setdefault(backward_id, [])
             if self.top_statement not in anchors:
                 anchors.append(self.top_statement)
-        keys = {g.key for g in loss.graphs}
+        keys = {g.key for g in loss.graphs if spares is None or not spares(g)}
         retained = retain is not False
         lists = self.per_element_lists(env)
         # a graph built per iteration of an earlier loop (carried over its back-edge) and

@@ -150,6 +150,15 @@ class Frame:
     literals: dict[str, object] = field(default_factory=dict)  # `Call.literals`
     # names `aliases` holds because they were bound to an attribute (`model = self.model`)
     attribute_aliases: set[str] = field(default_factory=set)
+    # parameter -> the caller's key of the variable it was given (`detach_(state)`): a
+    # change in place of the object reaches the caller's variable
+    given_keys: dict[str, str] = field(default_factory=dict)
+
+    def given_key(self, key: str) -> str | None:
+        """The caller's key for this frame's parameter `key` (prefixed), else None."""
+        if not self.prefix or not key.startswith(self.prefix):
+            return None
+        return self.given_keys.get(key[len(self.prefix) :])
 
     @property
     def is_top(self) -> bool:

@@ -1043,7 +1043,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if source in start and back is not None and source in back and not back[source].graphs:
             # `for s in hidden: s.detach_()`: every element detached in place (a state is
             # never empty), so the container leaves the loop without graph
-            start[source] = Value(frozenset(), start[source].shape)
+            for changed in self._changed_in_place(source):
+                if changed in start:
+                    start[changed] = Value(frozenset(), start[changed].shape)
+                    self.note_write(changed)
         after = self.exec_block(node.orelse, start)
         normal = join_envs(after.normal, exits.breaks)
         flow = Flow(normal, after.continues, after.breaks, exits.returns, exits.returned).join(
@@ -1326,10 +1329,17 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         while isinstance(node, ast.Subscript):
             node = node.value
         key = self.key_for(node)
-        for target in (key, self.iterated_from.get(key)):
-            if target is not None and target in env:
+        for target in self._changed_in_place(key, self.iterated_from.get(key)):
+            if target in env:
                 env[target] = Value(frozenset(), env[target].shape)
                 self.note_write(target)
+
+    def _changed_in_place(self, *keys: str | None) -> list[str]:
+        """`keys` and, for a parameter of the running function, the caller's variable it was
+        given (the same object, changed in place: `for s in state: s.detach_()` in a helper
+        `detach_(state)` detaches the caller's state)."""
+        found = [key for key in keys if key is not None]
+        return found + [g for key in found if (g := self.frame.given_key(key)) is not None]
 
     # ---------------------------------------------------------------- expressions
 

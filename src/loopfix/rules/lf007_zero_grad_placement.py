@@ -50,7 +50,10 @@ it, in one loop iteration:
   the module, and those of the functions that step, must not name a way of clearing them
   anywhere (`opt.zero_grad` kept in a name, `getattr(opt, "zero_grad")`, a property, a
   decorator, an optimizer hook), the optimizer must not be made again in the loop, and the
-  statement must step once (not a comprehension over batches).
+  statement must step once (not a comprehension over batches). An optimizer given a step
+  hook where it is built (`register_step_post_hook(clear)`), or of a project class whose
+  own methods clear its gradients (a `step()` that calls `self.zero_grad()`), is not one
+  whose clearing the model follows: nothing is reported for it.
 - **never, for gradients handed to another model**: an A3C worker backpropagates into its
   local copy of the model, hands the gradients to the shared model's parameters (`for g, l in
   zip(shared.parameters(), local.parameters()): g._grad = l.grad`, in the loop or in a
