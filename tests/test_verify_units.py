@@ -301,3 +301,54 @@ def test_a_parameter_passed_on_to_a_helper_takes_the_role_the_helper_gives_it():
         Parameter("opt", "optimizer"),
         Parameter("steps", "number"),
     )
+
+
+METER_MAIN = """\
+import torch
+import torch.nn as nn
+from metrics import AverageMeter
+
+torch.manual_seed(0)
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = AverageMeter()
+for step in range(4):
+    x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    loss = nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.update(loss, x.size(0))
+print(losses.sum / losses.count)
+"""
+
+METER = """\
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, val, n=1):
+{convert}        self.sum += val * n
+        self.count += n
+"""
+
+
+@pytest.mark.parametrize(
+    ("convert", "verdict"),
+    [
+        ("", "equivalent"),  # the meter keeps every loss's graph
+        # turned into a number in a way the model does not follow: reported, not confirmed
+        ('        val = val.item() if hasattr(val, "item") else val\n', "not confirmed"),
+    ],
+)
+def test_lf006_confirms_a_meter_by_the_total_it_keeps(tmp_path, convert, verdict):
+    """For `meter.update(loss, n)` the probe records the meter's total (`losses.sum`), not
+    the loss handed to it: a meter that turns the value into a number is not confirmed, and
+    nothing is written."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'meter'\n")
+    (tmp_path / "metrics.py").write_text(METER.format(convert=convert))
+    (tmp_path / "main.py").write_text(METER_MAIN)
+    result = analyse(tmp_path / "main.py")
+    assert [f.rule for f in result.findings] == ["LF006"]
+    (found,) = verify_file(result, SETTINGS)
+    assert found.verdict.startswith(verdict), found

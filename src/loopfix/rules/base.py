@@ -215,6 +215,13 @@ class Rule(ABC):
         the expression `finding` spans, False for none."""
         return False
 
+    def watch(self, finding: Finding) -> str | None:
+        """An expression (source text, valid where the probed expression is) whose value the
+        probe records instead of the probed one's: the state the finding says keeps a graph
+        (evaluated when the probed expression is, so it shows the earlier iterations').
+        None: the probed value itself."""
+        return None
+
     # whether verification records which backwards go through which graphs (`--graphs`)
     records_graphs: ClassVar[bool] = False
 

@@ -136,13 +136,13 @@ class LossAccumulatedWithGraph(Rule):
                 "which keeps the autograd graph of every iteration alive (memory grows each "
                 "step), and it is only logged: pass the value detached"
             )
-            detail = (statement, added)
+            detail = (statement, added, key)
             seen.add(id(statement))
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
         return findings
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        _, added = finding.detail
+        added = finding.detail[1]
         start, end = context.layout.node_range(added)
         simple = isinstance(added, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
         text = context.text[start:end]
@@ -159,6 +159,12 @@ class LossAccumulatedWithGraph(Rule):
     def probe(self, finding: Finding) -> bool:
         return True  # the value added to the total or history
 
+    def watch(self, finding: Finding) -> str | None:
+        """For a meter (`meter.update(loss, n)`): the total it keeps (`meter.sum`), whose
+        graph the probe records instead of the value handed to it; the method may turn the
+        value into a number first."""
+        return finding.detail[2] if len(finding.detail) == 3 else None
+
     def confirm(self, finding: Finding, runs) -> str | None:
         """The value added to the total (or history, or meter) held a graph (`grad_fn`) at
         least once in the original run."""
@@ -173,9 +179,11 @@ class LossAccumulatedWithGraph(Rule):
         if not seen["seen"]:
             return f"{Outcome.unconfirmed}: the original never ran the accumulation on line {line}"
         if not seen["graph"]:
+            watched = self.watch(finding)
+            what = f"`{watched}`" if watched else f"the value accumulated on line {line}"
             return (
-                f"{Outcome.unconfirmed}: the value accumulated on line {line} held no graph in "
-                f"the original run ({seen['seen']} times)"
+                f"{Outcome.unconfirmed}: {what} held no graph in the original run "
+                f"({seen['seen']} times)"
             )
         return None
 

@@ -322,13 +322,21 @@ def _mark_graph(tensors, number: int) -> list[int]:
     return sorted(earlier)
 
 
-def probe(recorder: Recorder, number: int, value):
+def probe(recorder: Recorder, number: int, value, watch=None):
     """`__loopfix_probe__(number, value)`: the verifier wraps an expression of the original
     with it. Records whether `value` holds a graph, and whether a backward already went
-    through that graph (only marked with `--graphs`), and returns `value` unchanged."""
+    through that graph (only marked with `--graphs`), and returns `value` unchanged. With
+    `watch` (`lambda: meter.sum`), what it returns is recorded instead of `value` (nothing
+    when it raises: the state is not there yet)."""
     counts = recorder.probes.setdefault(number, {"seen": 0, "graph": 0, "backwarded": 0})
     counts["seen"] += 1
-    roots = [t for t in _tensors(value) if t.grad_fn is not None]
+    watched = value
+    if watch is not None:
+        try:
+            watched = watch()
+        except Exception:  # noqa: BLE001 - user code: no state yet, or not one to read
+            watched = None
+    roots = [t for t in _tensors(watched) if t.grad_fn is not None]
     if roots:
         counts["graph"] += 1
         if any(MARK in node.metadata for node in _nodes(roots)):

@@ -161,22 +161,25 @@ PROBE = "__loopfix_probe__"
 MAX_PROBES = 16
 
 
-def probed_text(text: str, spans: dict[int, tuple[int, int]]) -> tuple[str, dict[int, int]]:
+def probed_text(text: str, spans: dict[int, tuple]) -> tuple[str, dict[int, int]]:
     """`text` with each span (key: a finding's start) that is an expression wrapped in
-    `__loopfix_probe__(number, ...)`, on the same lines; and the numbers given. A span that is
-    not an expression in a load position (the wrapped text would not parse) is left alone."""
+    `__loopfix_probe__(number, ...)`, on the same lines; and the numbers given. A span may
+    name a third element, an expression to watch instead (`__loopfix_probe__(number, ...,
+    lambda: meter.sum)`). A span that is not an expression in a load position (the wrapped
+    text would not parse) is left alone."""
     try:
         ast.parse(text)
     except (SyntaxError, ValueError):
         return text, {}
     numbers: dict[int, int] = {}
     chosen = sorted(spans.items(), key=lambda item: item[1][0], reverse=True)[:MAX_PROBES]
-    for key, (start, end) in chosen:
+    for key, (start, end, *watched) in chosen:
         expression = text[start:end]
         if "\n" in expression or not expression.strip():
             continue
         number = len(numbers)
-        trial = f"{text[:start]}{PROBE}({number}, {expression}){text[end:]}"
+        watch = f", lambda: {watched[0]}" if watched and watched[0] else ""
+        trial = f"{text[:start]}{PROBE}({number}, {expression}{watch}){text[end:]}"
         try:
             ast.parse(expression, mode="eval")
             ast.parse(trial)
@@ -357,7 +360,7 @@ def _probed(result: FileResult, moved: tuple[Edit, ...]) -> tuple[str, dict[int,
             end = result.source.offset(watched.end_lineno, watched.end_col_offset)
         start, end = _moved(start, moved), _moved(end, moved)
         if start is not None and end is not None:
-            spans[finding.start] = (start, end)
+            spans[finding.start] = (start, end, rule_by_code(finding.rule).watch(finding))
     return probed_text(apply_edits(result.source.text, moved), spans)
 
 
