@@ -33,6 +33,7 @@ from loopfix.model.symbols import (
     dotted_name,
     literal_value,
     parameter_defaults,
+    parameters_of,
     project_callees,
     root_name,
 )
@@ -526,21 +527,10 @@ class CallsMixin:
         and none of them holds (or lies within) an input module keeps what it saved. None
         without such an `inputs=`."""
         keyword = _keyword(node, "inputs")
-        given = keyword.value if keyword is not None else None
-        if (
-            isinstance(given, ast.Call)
-            and isinstance(given.func, ast.Name)
-            and given.func.id == "list"
-        ):
-            given = given.args[0] if len(given.args) == 1 and not given.keywords else None
-        if not (
-            isinstance(given, ast.Call)
-            and isinstance(given.func, ast.Attribute)
-            and given.func.attr == "parameters"
-            and not given.args
-        ):
+        owner = parameters_of(keyword.value) if keyword is not None else None
+        if owner is None:
             return None
-        path = self.module_path(given.func.value)
+        path = self.module_path(owner)
         if path is None:
             return None
         sites = self.obs.site_modules

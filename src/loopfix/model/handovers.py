@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 
 from loopfix.model.index import walk
-from loopfix.model.symbols import Symbols, dotted_name, project_callees
+from loopfix.model.symbols import Symbols, dotted_name, parameters_of, project_callees
 
 GRADIENT_ATTRIBUTES = frozenset({"grad", "_grad"})
 
@@ -167,14 +167,8 @@ def _clears_gradients(node: ast.AST) -> bool:
 
 def _parameters_of(node: ast.expr) -> str | None:
     """`model` for `model.parameters()`."""
-    if (
-        isinstance(node, ast.Call)
-        and not node.args
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "parameters"
-    ):
-        return dotted_name(node.func.value)
-    return None
+    owner = parameters_of(node)
+    return dotted_name(owner) if owner is not None else None
 
 
 def _gradient_read(value: ast.expr) -> str | None:

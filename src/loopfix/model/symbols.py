@@ -616,6 +616,27 @@ def _plain_annotation(node: ast.expr | None) -> bool:
     return False
 
 
+def parameters_of(node: ast.expr | None) -> ast.expr | None:
+    """`X` for `X.parameters()` or `list(X.parameters())` (the module whose parameters an
+    argument lists: an optimizer's, a clipping's, a backward's `inputs=`); None otherwise."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "list"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        node = node.args[0]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "parameters"
+        and not node.args
+    ):
+        return node.func.value
+    return None
+
+
 def dotted_name(node: ast.expr) -> str | None:
     """`a.b.c` for a name or a chain of attributes of a name; None for anything else."""
     kind = type(node)

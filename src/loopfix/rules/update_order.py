@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from loopfix.edits import Edit, apply_edits
 from loopfix.model import shapes
 from loopfix.model.graphs import BackwardSite, UpdateSite
-from loopfix.model.symbols import dotted_name
+from loopfix.model.symbols import dotted_name, parameters_of
 from loopfix.options import RestrictStyle
 from loopfix.rules.base import FileContext
 
@@ -347,15 +347,8 @@ def _clippings(statement: ast.stmt) -> list[ast.Call]:
 
 def _clips_only(call: ast.Call, modules: frozenset[str]) -> bool:
     """The clipping's parameters (`X.parameters()`) lie within the modules `modules`."""
-    given = call.args[0] if call.args else None
-    if not (
-        isinstance(given, ast.Call)
-        and isinstance(given.func, ast.Attribute)
-        and given.func.attr == "parameters"
-        and not given.args
-    ):
-        return False
-    path = dotted_name(given.func.value)
+    owner = parameters_of(call.args[0]) if call.args else None
+    path = dotted_name(owner) if owner is not None else None
     return path is not None and any(shapes.within(path, module) for module in modules)
 
 
