@@ -20,6 +20,7 @@ from loopfix.model.graphs import (
     join_values,
     union,
 )
+from loopfix.model.handovers import clears_gradients
 from loopfix.model.index import walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
@@ -1439,24 +1440,13 @@ def _clears_own_gradients(info, symbols: Symbols, depth: int = 0) -> bool:
     """Whether a project optimizer class (or a project class it derives from) calls
     `zero_grad` or sets a `.grad` in one of its methods (`step()` that clears what it used)."""
     for method in info.methods.values():
-        if any(_clears_gradient(node) for node in walk(method)):
+        if any(clears_gradients(node) for node in walk(method)):
             return True
     if depth >= 3:
         return False
     return any(
         _clears_own_gradients(base, symbols.home(base.node), depth + 1)
         for base in symbols.file_bases(info)
-    )
-
-
-def _clears_gradient(node: ast.AST) -> bool:
-    """`x.zero_grad()`, `p.grad = ...`, `del p.grad`."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return node.func.attr == "zero_grad"
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == "grad"
-        and isinstance(node.ctx, ast.Store | ast.Del)
     )
 
 

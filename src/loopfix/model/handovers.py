@@ -58,7 +58,7 @@ def handovers_in(
         handed = [h for n in walk(function) if isinstance(n, ast.For) for h in _handed_over(n)]
         handing = {id(assignment.targets[0]) for assignment, *_ in handed}
         if any(
-            _clears_gradients(n) and id(n) not in handing and id(n) not in known_zero_grads
+            clears_gradients(n) and id(n) not in handing and id(n) not in known_zero_grads
             for n in walk(function)
         ):
             continue  # it clears or sets gradients besides (`p.grad = None`)
@@ -117,7 +117,7 @@ def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str, bool]]:
             once = _leaves_once_given(loop, assigned.value.id)
             found.append((node, names[read], names[assigned.value.id], once))
     handing = {id(assignment.targets[0]) for assignment, *_ in found}
-    if any(_clears_gradients(n) and id(n) not in handing for n in walk(loop)):
+    if any(clears_gradients(n) and id(n) not in handing for n in walk(loop)):
         return []  # it also clears or sets gradients (`local_param.grad = None`)
     return found
 
@@ -154,7 +154,7 @@ def _has_gradient(test: ast.expr, name: str) -> bool:
     )
 
 
-def _clears_gradients(node: ast.AST) -> bool:
+def clears_gradients(node: ast.AST) -> bool:
     """`p.grad = ...`, `del p.grad`, `p.grad.zero_()`, `opt.zero_grad()`: a gradient set or
     cleared."""
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):

@@ -106,7 +106,7 @@ def join(a: Shape, b: Shape) -> Shape:
     if b == NONE:
         return a if _is_opt(a) else ("opt", a)
     if _is_opt(a) or _is_opt(b):
-        return ("opt", join(_strip_opt(a), _strip_opt(b)))
+        return ("opt", join(present(a), present(b)))
     if isinstance(a, tuple) and isinstance(b, tuple):
         return _join_containers(a, b)
     return UNKNOWN
@@ -119,16 +119,12 @@ def join_all(shapes) -> Shape:
     return result
 
 
-def present(shape: Shape) -> Shape:
-    """The shape of a value known not to be None: an optional one's inner shape."""
-    return _strip_opt(shape)
-
-
 def _is_opt(shape: Shape) -> bool:
     return isinstance(shape, tuple) and shape[0] == "opt"
 
 
-def _strip_opt(shape: Shape) -> Shape:
+def present(shape: Shape) -> Shape:
+    """The shape of a value known not to be None: an optional one's inner shape."""
     return shape[1] if _is_opt(shape) else shape
 
 

@@ -184,7 +184,10 @@ class ZeroGradMisplaced(Rule):
         into the source module, an optimizer over the target steps in it, and no `zero_grad()`
         in it clears the source's gradients. Not when an optimizer steps the source itself,
         when a `zero_grad()` may zero in place a `.grad` the target shares with the source
-        (`set_to_none=False`), or when the backward runs in a loop inside this one."""
+        (`set_to_none=False`), or when the backward runs in a loop inside this one. A
+        hand-over made once (`if shared.grad is not None: return`) that nothing takes back
+        is judged by `_stale`; one done whole by a function the loop calls, by
+        `_handed_over_by_function`."""
         source, target = handover.source, handover.target
         # (a function of another module the loop calls records its updates and backwards
         # in the loop's terms, with no statement of its own)
@@ -268,9 +271,7 @@ class ZeroGradMisplaced(Rule):
             f"sum of every past iteration's gradients (a `zero_grad()` over `{target}` sets "
             f"its `.grad` to None, PyTorch's default since 2.0, and leaves `{source}`'s)"
         )
-        inline = isinstance(handover.statement, ast.For)  # else a call of a function doing it
-        node = handover.assignment if inline else handover.statement
-        start, end = context.layout.node_range(node)
+        start, end = context.layout.node_range(_handover_node(handover))
         return Finding(self.code, self.name, message, start, end, detail=found)
 
     def _stale_finding(self, context: FileContext, handover, found: Misplaced) -> Finding:
@@ -286,10 +287,7 @@ class ZeroGradMisplaced(Rule):
             f"holds: from the second iteration on, `{step}` uses the first iteration's "
             "gradients"
         )
-        node = (
-            handover.assignment if isinstance(handover.statement, ast.For) else handover.statement
-        )
-        start, end = context.layout.node_range(node)
+        start, end = context.layout.node_range(_handover_node(handover))
         return Finding(self.code, self.name, message, start, end, detail=found)
 
     def _called_finding(self, context: FileContext, backward, stepping, optimizers) -> Finding:
@@ -669,6 +667,13 @@ def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> o
 def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:
     """The statement of a loop's body (`tops`: their ids) that holds `statement`."""
     return next((s for s in model.enclosing_statements(statement) if id(s) in tops), None)
+
+
+def _handover_node(handover) -> ast.AST:
+    """Where a hand-over finding points: the assignment in the loop, or the call of the
+    function that makes it."""
+    inline = isinstance(handover.statement, ast.For)
+    return handover.assignment if inline else handover.statement
 
 
 def _stale(handover, zeros, steps, backwards):

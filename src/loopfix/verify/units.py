@@ -184,9 +184,8 @@ def _self_aliases(init: ast.FunctionDef) -> dict[str, str]:
             continue
         for target in node.targets:
             pairs = [(target, node.value)]
-            value = node.value
-            if _same_length_tuples(target, value):
-                pairs = list(zip(target.elts, value.elts, strict=True))
+            if _same_length_tuples(target, node.value):
+                pairs = list(zip(target.elts, node.value.elts, strict=True))
             for stored, value in pairs:
                 if (
                     isinstance(value, ast.Name)
@@ -221,12 +220,12 @@ def _parameters(function, bodies, aliases: dict[str, str], helpers: dict) -> lis
     ]
 
 
-def _role(name: str, spellings: set[str], bodies, keyword: bool, helpers=None) -> Parameter:
+def _role(name: str, spellings: set[str], bodies, keyword: bool, helpers: dict) -> Parameter:
     """The role the bodies' use of the parameter (spelt any of `spellings`) gives it; a
     parameter they only pass on to a function of the module (`push_and_pull(self.opt,
     self.lnet, x)`) takes the role that function's use of it gives (one call deep)."""
     found = _own_role(name, spellings, bodies, keyword)
-    if found.role not in ("number", "options") or not helpers:
+    if found.role not in ("number", "options"):
         return found
     nodes = [n for body in bodies for n in ast.walk(body)]
     for helper, inner in _passed_on(spellings, nodes, helpers):
