@@ -176,6 +176,9 @@ class EventsMixin:
             stepped = modules | self._held_paths(modules, env)
             self._go_stale(update_id, stepped, env, self._other_elements(modules, env))
         self._note_within(("update", update_id, modules))
+        called = not self.frame.is_top and self.top_statement is not None
+        if called and self.runs_on_every_call(node):
+            self.obs.every_call.add((id(self.top_statement), update_id))
         if func.attr == "step" and not self.frame.is_top and self.top_statement is not None:
             path, known_as = self.module_path(target), self._kept_module(target)
             known_as = known_as if known_as != path else None

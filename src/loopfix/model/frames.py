@@ -82,6 +82,9 @@ class Observations:
     # ran in functions of the file: ("backward" | "update", id, modules as the scope names
     # them, for an update), in order
     events_within: dict[int, list[tuple]] = field(default_factory=dict)
+    # (statement id, update id) of those updates that run whenever the statement runs: each
+    # call on the way a whole statement of its function's body, after nothing that may leave
+    every_call: set[tuple[int, int]] = field(default_factory=set)
     # backward id -> statements of a calling scope through which it reached a freed or stale
     # graph (the backward sits in a helper; the fix goes where the helper is called)
     reach_anchors: dict[int, list[ast.stmt]] = field(default_factory=dict)

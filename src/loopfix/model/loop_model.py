@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
@@ -21,7 +21,7 @@ from loopfix.model.calls import (
 )
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
-from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph
+from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph, UpdateSite
 from loopfix.model.handovers import Handover, handovers_in
 from loopfix.model.index import TreeIndex, child_nodes, index_tree, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
@@ -158,6 +158,49 @@ class LoopModel:
         if not zeroed or not stepped or not stepped <= zeroed:
             return None
         return stepped
+
+    def zero_grads_called(self, statement: ast.stmt) -> list[UpdateSite] | None:
+        """The `zero_grad()` calls that the functions `statement` calls run whenever it runs
+        (`self.zero_all()` whose body is `self.opt_g.zero_grad(); self.opt_d.zero_grad()`),
+        each an `UpdateSite` placed at `statement`, its modules as this scope names them and
+        no target; [] when they run no update. None when they run one the model cannot place
+        that way: a step, a `zero_grad()` that may not run on every call (under a condition,
+        after an early `return`), or one of modules the model cannot name."""
+        found = []
+        for kind, event, modules in self.events_within(statement):
+            if kind != "update":
+                continue
+            update = self.update(event)
+            if update.kind != "zero_grad" or update.modules is None or not modules:
+                return None
+            if (id(statement), event) not in self.observations.every_call:
+                return None
+            found.append(replace(update, statement=statement, target=None, modules=modules))
+        return found
+
+    def gradient_work(
+        self, statement: ast.stmt, backwards: set[int], modules: frozenset[str]
+    ) -> set[str]:
+        """What `statement` (with the statements inside it) does to the gradients of
+        `modules`, itself or in the functions it calls: "backward" (one of `backwards`, by
+        id), "step" (any optimizer's), "zero_grad" (one written in it), "called zero_grad"
+        (functions it calls clear `modules` whenever it runs: `zero_grads_called`), or
+        "unknown" (they run an update the model cannot place)."""
+        inside = {id(n) for n in walk(statement)}
+        work = {"backward" for b in self.backwards() if b.id in backwards and id(b.call) in inside}
+        work |= {u.kind for u in self.updates() if id(u.call) in inside}
+        for node in (n for n in walk(statement) if isinstance(n, ast.stmt)):
+            for kind, event, _ in self.events_within(node):
+                if kind == "backward" and event in backwards:
+                    work.add("backward")
+                elif kind == "update" and self.update(event).kind == "step":
+                    work.add("step")
+            called = self.zero_grads_called(node)
+            if called is None:
+                work.add("unknown")
+            elif any(shapes.covers(z.modules, modules) for z in called):
+                work.add("called zero_grad" if node is statement else "zero_grad")
+        return work
 
     def effects_within(self, statement: ast.stmt) -> list[Effect]:
         """What the functions `statement` calls did there, in this scope's terms: schedulers
@@ -338,6 +381,15 @@ class LoopModel:
         # by hand, or in a project function or method it calls (`clear_grads(model)`), or
         # maybe in a method called by name (`getattr(cb, event)()`: a callback list)
         return _anywhere_called(loop, self.symbols, _may_set_gradients)
+
+    def calls_unplaced_updates(self, loop_id: int) -> bool:
+        """Whether a statement of the loop (or function) calls functions that run a step or
+        a `zero_grad()` which `zero_grads_called` cannot place at that statement."""
+        return self._answer(self._calls_unplaced_updates, loop_id)
+
+    def _calls_unplaced_updates(self, loop_id: int) -> bool:
+        statements = (n for n in walk(self.region(loop_id)) if isinstance(n, ast.stmt))
+        return any(self.zero_grads_called(s) is None for s in statements)
 
     def gradient_handovers(self, loop_id: int) -> list[Handover]:
         """The statements of the loop (itself, not a loop inside it) that hand one module's

@@ -152,6 +152,14 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith((root + ".", root + "["))
 
 
+def covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
+    """Every path of `modules` is one of `zeroed` or inside one (False for unknown `zeroed`):
+    a `zero_grad()` over `zeroed` clears what a step over `modules` uses."""
+    if zeroed is None:
+        return False
+    return all(any(within(m, z) for z in zeroed) for m in modules)
+
+
 def element_path(container: str) -> str:
     """The path of any one element of a container of modules (`heads` -> `heads[*]`)."""
     return f"{container}[*]"

@@ -15,7 +15,12 @@ DOCS = """\
 Finds an optimizer whose `zero_grad()` sits where its step cannot get the gradients meant for
 it, in one loop iteration:
 - **between the backward and the step**: `loss.backward(); optimizer.zero_grad();
-  optimizer.step()`, so every step sees zero gradients;
+  optimizer.step()`, so every step sees zero gradients. Also when a function or method
+  called there clears them whenever it runs and runs no backward itself (a callback's
+  `on_after_backward(trainer)` that logs the gradient norm, then calls
+  `trainer.optimizer.zero_grad()`): reported at the call, without a fix, as the function
+  may have other callers. Not when the call clears them only on some calls (after an
+  early `return`, under an `if`) or runs a step the model cannot place;
 - **every micro-batch of an accumulation**: `optimizer.zero_grad()` at the top of each
   iteration while the step runs only under a schedule over the loop's iterations, so each
   step uses the last micro-batch's gradient alone. A schedule takes a remainder of a name or
@@ -134,7 +139,9 @@ for a loop with one optimizer; with several, the verdict is "unverified".
 
 @dataclass
 class Misplaced:
-    kind: str  # "between" | "accumulation" | "inner" | "inner_call" | "missing" | "handover"
+    # "between" | "between_call" | "accumulation" | "inner" | "inner_call" | "missing" |
+    # "handover" | "stale"
+    kind: str
     step: object  # UpdateSite of the step
     zero: object | None  # UpdateSite of the zero_grad (None: missing)
     anchor: ast.stmt  # where the zero_grad goes
@@ -162,7 +169,9 @@ class ZeroGradMisplaced(Rule):
             if model.clears_gradients_by_hand(loop_id):
                 # the gradients cleared through calls only: what they run is known
                 if not model.clears_gradients_by_hand_directly(loop_id):
-                    found = self._zeroed_by_call_per_inner_iteration(model, step, loop_id)
+                    found = self._zeroed_by_call_between(model, step) or (
+                        self._zeroed_by_call_per_inner_iteration(model, step, loop_id)
+                    )
                     if found is not None:
                         findings.append(self._finding(context, found))
                 continue
@@ -421,6 +430,27 @@ class ZeroGradMisplaced(Rule):
                 return Misplaced("inner", step, zero, inner)
         return None
 
+    def _zeroed_by_call_between(self, model, step) -> Misplaced | None:
+        """`loss.backward(); callback.on_after_backward(self); optimizer.step()`: a statement
+        of the step's block calls functions that clear the step's gradients whenever it runs
+        (`LoopModel.zero_grads_called`) and run no backward, after a backward through them
+        and with no backward, step or other clearing after it before the step: every step
+        sees zero gradients. Reported at the call, without a fix."""
+        _, block = model.block_of(step.statement)
+        reaching = {b.id for b in _reaching(model, step)}
+        backpropagated, found = False, None
+        for statement in block[: block.index(step.statement)]:
+            runs = model.gradient_work(statement, reaching, step.modules)
+            if runs == {"called zero_grad"} and backpropagated:
+                zeros = model.zero_grads_called(statement)
+                zero = next(z for z in zeros if covers(z.modules, step.modules))
+                found = Misplaced("between_call", step, zero, statement)
+            elif runs - {"backward"}:
+                backpropagated, found = False, None  # the gradients were used or cleared
+            elif runs:
+                backpropagated, found = True, None
+        return found
+
     def _zeroed_by_call_per_inner_iteration(self, model, step, loop_id: int) -> Misplaced | None:
         """`for micro in range(k): backward_micro_batch(model, x)` in the loop that steps once
         after it, where the function called clears the step's gradients and then runs a
@@ -429,14 +459,7 @@ class ZeroGradMisplaced(Rule):
         where = _step_in_body(model, step, loop_id)
         if where is None:
             return None
-        reaching = [
-            b
-            for b in model.backwards()
-            if loop_id in b.loops
-            and any(
-                p is not None and _owned(p, step.modules) for p in model.modules_reached_by(b.id)
-            )
-        ]
+        reaching = [b for b in _reaching(model, step) if loop_id in b.loops]
         for inner_id, inner in model.observations.loops.items():
             if id(inner) not in where[0]:
                 continue  # not a loop of the step's loop body
@@ -472,6 +495,14 @@ class ZeroGradMisplaced(Rule):
                 f"{found.step.call.lineno}) runs once after it: each step uses the last "
                 "micro-batch's gradient alone"
             )
+        elif found.kind == "between_call":
+            called = getattr(called_name(found.anchor), "func", found.anchor)
+            message = (
+                f"`{ast.unparse(called)}` clears the gradients (its "
+                f"`{ast.unparse(found.zero.call)}`) between the backward and `{step}` (line "
+                f"{found.step.call.lineno}): every step sees zero gradients"
+            )
+            node = found.anchor
         elif found.kind == "inner_call":
             called = getattr(called_name(found.anchor), "func", found.anchor)
             inner, _ = context.model.block_of(found.anchor)
@@ -499,6 +530,12 @@ class ZeroGradMisplaced(Rule):
             finding.fix_unavailable = (
                 "the zero_grad() is inside the function called, which may have other callers: "
                 "clear the gradients once before the loop and take it out of the function"
+            )
+            return None
+        if found.kind == "between_call":
+            finding.fix_unavailable = (
+                "the zero_grad() is inside the function called, which may have other callers: "
+                "take it out of the function and clear the gradients before the backward"
             )
             return None
         if not layout.stands_alone(found.anchor):
@@ -662,6 +699,15 @@ def _clears_then_backpropagates(model, statement: ast.stmt, step, reaching) -> o
         if any(k == "backward" and e in backwards for k, e, _ in events[number + 1 :]):
             return zero
     return None
+
+
+def _reaching(model, step) -> list:
+    """The backwards whose graphs reach a module the step updates."""
+    return [
+        b
+        for b in model.backwards()
+        if any(p is not None and _owned(p, step.modules) for p in model.modules_reached_by(b.id))
+    ]
 
 
 def _top_statement(model, statement: ast.stmt, tops: dict[int, int]) -> ast.stmt | None:

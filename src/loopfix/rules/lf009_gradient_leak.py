@@ -38,7 +38,10 @@ train both networks in another way (an autoencoder's reconstruction through the 
 VAE's, an auxiliary task's, a domain-adversarial loss through a gradient reversal layer) does
 not have that shape and is not reported. Also required: both pairings are unique, the two
 optimizers share no module, the second optimizer was cleared earlier in the iteration and not
-between the leaking backward and its step, the backward restricts nothing (`inputs=`, also by
+between the leaking backward and its step (a `zero_grad()` may be made by a function or
+method the iteration calls, StarGAN's `self.reset_grad()`, when it is a statement of that
+function's own body; a called function that steps, or clears under a condition or further
+down, leaves the iteration unreported), the backward restricts nothing (`inputs=`, also by
 position or `**kwargs`), and the loop neither switches `requires_grad` (as pix2pix's
 `set_requires_grad` does), nor clears gradients by hand (`p.grad = None`, a helper), nor
 changes them on their way (a tensor's `register_hook`, a custom `torch.autograd.Function`: a
@@ -248,8 +251,9 @@ def _by_design(model, region) -> bool:
     reversal layer trains a feature extractor against a domain head on purpose)."""
     return (
         model.toggles_requires_grad(region)
-        or model.clears_gradients_by_hand(region)
+        or model.clears_gradients_by_hand_directly(region)
         or model.reverses_gradients(region)
+        or model.calls_unplaced_updates(region)
     )
 
 
@@ -271,6 +275,7 @@ def _leaks_in(model, block: list, updates: list, region) -> list[Leak]:
     here = {id(s): i for i, s in enumerate(block)}
     steps = [u for u in updates if u.kind == "step" and u.modules and id(u.statement) in here]
     zeros = [u for u in updates if u.kind == "zero_grad" and id(u.statement) in here]
+    zeros += [z for s in block for z in model.zero_grads_called(s) or ()]  # `self.zero_all()`
     backwards = sorted(
         (b for b in model.backwards() if b.statement is not None and id(b.statement) in here),
         key=lambda b: here[id(b.statement)],

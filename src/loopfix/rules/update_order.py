@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from loopfix.edits import Edit, apply_edits
 from loopfix.model import shapes
 from loopfix.model.graphs import BackwardSite, UpdateSite
+from loopfix.model.shapes import covers
 from loopfix.model.symbols import dotted_name, parameters_of
 from loopfix.options import RestrictStyle
 from loopfix.rules.base import FileContext
@@ -758,12 +759,6 @@ def _no_window(units: list[Unit], index: int) -> str:
         "accumulate across iterations), and the reorder needs the zero_grad() that starts "
         "its update"
     )
-
-
-def covers(zeroed: frozenset[str] | None, modules: frozenset[str]) -> bool:
-    if zeroed is None:
-        return False
-    return all(any(shapes.within(m, z) for z in zeroed) for m in modules)
 
 
 def _owner(path: str | None, modules: frozenset[str]) -> bool:

@@ -1,0 +1,13 @@
+import torch
+
+
+class GradNormLogger:
+    """Logs the gradient norm after each backward, then clears it for the next batch."""
+
+    def __init__(self):
+        self.norms = []
+
+    def on_after_backward(self, trainer):
+        total = torch.norm(torch.stack([p.grad.norm() for p in trainer.model.parameters()]))
+        self.norms.append(float(total))
+        trainer.optimizer.zero_grad()

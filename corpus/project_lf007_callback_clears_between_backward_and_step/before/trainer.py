@@ -1,0 +1,14 @@
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, optimizer, callback):
+        self.model, self.optimizer, self.callback = model, optimizer, callback
+
+    def fit(self, batches, epochs=1):
+        for _ in range(epochs):
+            for x, y in batches:
+                loss = F.mse_loss(self.model(x), y)
+                loss.backward()
+                self.callback.on_after_backward(self)
+                self.optimizer.step()
