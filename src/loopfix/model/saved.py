@@ -919,7 +919,14 @@ class _Scope:
         first = first if first is not None else Binding(Counter())
         if info is not None:  # one of the project's own modules
             weighted = _builds_weights(info, self.symbols)
-            return Binding(Counter(), weighted or first.grad, first.graph)
+            result = Binding(Counter(), weighted or first.grad, first.graph)
+            frozen = dotted_name(func) in self.symbols.frozen or self._frozen_attribute(func)
+            kept = forward_keeps_result(info, self.symbols)
+            if kept is None or not weighted or frozen or self.no_grad:
+                return result
+            shown = f"`{dotted_name(func)}` ({info.node.name}, whose `forward` ends with {kept})"
+            made = self._save(result, node, statement, f"{shown} keeps its result")
+            return Binding(result.counter, True, result.graph | {made})
         if kind == "Sequential" and self._followed_sequential(func, built):
             return self._sequential_call(built, func, first, node, statement)
         shown = f"`{dotted_name(func)}` ({within}{kind})"
@@ -1724,6 +1731,44 @@ def _kind(built: ast.expr, symbols: Symbols) -> str | None:
     if not qualified.startswith("torch.nn."):
         return None
     return qualified.rsplit(".", 1)[-1]
+
+
+def forward_keeps_result(info: ClassInfo, symbols: Symbols) -> str | None:
+    """For a project `nn.Module` class whose own `forward` ends with `return <expr>` (its
+    only return) and whose result an operation there keeps for the backward (`return
+    self.net(x)` with `self.net = nn.Sequential(nn.Linear(6, 16), nn.Tanh())`): that
+    operation, as messages show it (`` `self.net` (its last layer, Tanh) ``); else None.
+    Read with the argument not requiring grad, so the layer's weights are what make it
+    kept. Answered once per class (a class that reaches itself again counts as keeping
+    nothing)."""
+    home = symbols.home(info.node)
+    key = ("forward keeps its result", id(info.node))
+    if key in home.facts:
+        return home.facts[key]
+    home.facts[key] = None
+    home.facts[key] = answer = _forward_keeps_result(info, home)
+    return answer
+
+
+def _forward_keeps_result(info: ClassInfo, symbols: Symbols) -> str | None:
+    forward = info.methods.get("forward")
+    if forward is None or not forward.body or not isinstance(forward.body[-1], ast.Return):
+        return None
+    returned = forward.body[-1].value
+    returns = [n for n in walk(forward) if isinstance(n, ast.Return)]
+    if returned is None or len(returns) != 1:
+        return None
+    parameters = [a.arg for a in forward.args.args]
+    scope = _Scope(symbols, info, _attribute_constructors(info, symbols))
+    scope.function, scope.returns_to_backward = forward, False
+    for name in parameters[1:]:
+        scope.env[name] = Binding(Counter())
+    scope._block(forward.body[:-1])
+    result = scope._value(returned, forward.body[-1])
+    saves = result.counter.saves if result is not None else []
+    suffix = " keeps its result"
+    kept = [s.operation for s in saves if s.operation.endswith(suffix)]
+    return kept[-1].removesuffix(suffix) if kept else None
 
 
 def _project_class(built: ast.Call, symbols: Symbols) -> ClassInfo | None:

@@ -30,6 +30,11 @@ through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`),
 module whose `forward` changes its argument in place, and a project function or a method of
 the class that does (`attn = self._drop_padding(attn, pad)`, `utils.clip_probs(p)`), when the
 change is in the function's own body before it rebinds the argument (not inside a branch).
+A project module the code builds (`self.enc = Encoder()`, `encoder = Encoder()`) whose
+`forward` ends with its only `return` of an operation that keeps its result (`return
+self.net(x)` with `self.net` ending in `nn.Tanh()`, `return torch.sigmoid(h)`) keeps its
+output as that operation does, when the module has weights of its own and is not frozen:
+`code = encoder(x)` then `F.dropout(code, 0.1, inplace=True)` is found.
 
 Reported only when it is proven: the operation ran on a tensor that requires grad (the output
 of a trainable layer, or computed from one), the changed tensor is the one it saved (by name,
