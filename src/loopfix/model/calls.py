@@ -227,6 +227,27 @@ def _started_call(node: ast.Call) -> ast.Call | None:
     return started
 
 
+# how many times one function may be on the call stack: twice runs a function that calls
+# itself on the elements of what it was given (`tuple(cut_graph(v) for v in state)`) once
+# more, on an element, where its other branch (`return state.detach()`) is taken
+RECURSION_DEPTH = 2
+MAPPED_ITEM = "__loopfix_item__"  # the name `_mapped_call` passes an item of `map` as
+
+
+def _mapped_call(node: ast.Call) -> ast.Call:
+    """`f(__loopfix_item__)` for `map(f, xs)`, made once per node (kept on it, so that the
+    call's sites are the same each time it runs)."""
+    try:
+        return node._loopfix_mapped
+    except AttributeError:
+        pass
+    item = ast.Name(id=MAPPED_ITEM, ctx=ast.Load())
+    mapped = ast.copy_location(ast.Call(func=node.args[0], args=[item], keywords=[]), node)
+    ast.fix_missing_locations(mapped)
+    node._loopfix_mapped = mapped
+    return mapped
+
+
 class CallsMixin:
     """Calls, for `Interpreter`."""
 
@@ -510,16 +531,17 @@ class CallsMixin:
     def _hooked(self, receiver: ast.expr, env: Env) -> None:
         """`optimizer.register_step_post_hook(clear)`: what the optimizer's steps do to the
         gradients is the hook's (a hook may clear them, or skip the step), so it is no
-        longer an optimizer the model follows."""
-        key = self.key_for(receiver)
-        value = env.get(key) if key is not None else None
-        if (
-            value is not None
-            and isinstance(value.shape, tuple)
-            and value.shape[:1] == ("optimizer",)
-        ):
-            env[key] = value.with_shape(UNKNOWN)
-            self.note_write(key)
+        longer an optimizer the model follows; for a helper's parameter (`heavy_ball(opt)`
+        registering one), neither is the caller's optimizer it was given."""
+        for key in self._changed_in_place(self.key_for(receiver)):
+            value = env.get(key)
+            if (
+                value is not None
+                and isinstance(value.shape, tuple)
+                and value.shape[:1] == ("optimizer",)
+            ):
+                env[key] = value.with_shape(UNKNOWN)
+                self.note_write(key)
 
     def _restricted_to(self, node: ast.Call, env: Env):
         """For `loss.backward(inputs=list(probe.fc.parameters()))` (or `inputs=X.parameters()`):
@@ -1040,6 +1062,14 @@ class CallsMixin:
                 inner[self.frame.prefix + argument.arg] = item
             result = self.eval(function.body, inner)
             return Value(result.graphs, ("seq", result.shape))
+        mapped = _mapped_call(node) if len(iterables) == 1 else None
+        if mapped is not None and project_callees(function, self.symbols):
+            # `tuple(map(repackage, hidden))`: the project function called on an item
+            value = iterables[0][0]
+            inner = dict(env)
+            inner[self.key_for(mapped.args[0])] = value.with_shape(shapes.item_shape(value.shape))
+            result = self.eval(mapped, inner)
+            return Value(result.graphs, ("seq", result.shape))
         return Value(union(v for v, _ in positional) | items, ("seq", UNKNOWN))
 
     def _static_method(self, func: ast.expr) -> FunctionNode | None:
@@ -1070,7 +1100,7 @@ class CallsMixin:
         return; `self.x` and attributes of arguments that are caller paths write through.
         """
         function = call.function
-        if function in self.call_stack:
+        if self.call_stack.count(function) >= RECURSION_DEPTH:
             return EMPTY  # recursion: start from "no graph", the least fixpoint
         if self.frame.depth >= MAX_CALL_DEPTH:
             return Value(union(call.argument_values()), UNKNOWN)

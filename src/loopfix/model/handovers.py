@@ -14,7 +14,13 @@ import ast
 from dataclasses import dataclass
 
 from loopfix.model.index import walk
-from loopfix.model.symbols import Symbols, dotted_name, parameters_of, project_callees
+from loopfix.model.symbols import (
+    Symbols,
+    dotted_name,
+    parameter_defaults,
+    parameters_of,
+    project_callees,
+)
 
 GRADIENT_ATTRIBUTES = frozenset({"grad", "_grad"})
 
@@ -50,12 +56,17 @@ def handovers_in(
             Handover(statement, assignment, source, target, once=once)
             for assignment, source, target, once in _handed_over(statement)
         ]
-    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return []
+    if not (isinstance(statement, ast.Expr | ast.Assign) and isinstance(statement.value, ast.Call)):
+        return []  # (`loss = push_and_pull(...)` hands over too)
     call, found = statement.value, []
     for function in project_callees(call.func, symbols):
         passed = _passed(function, call)
-        handed = [h for n in walk(function) if isinstance(n, ast.For) for h in _handed_over(n)]
+        handed = [
+            (assignment, source, target, once and not _guard_ruled_out(n, function, call))
+            for n in walk(function)
+            if isinstance(n, ast.For)
+            for assignment, source, target, once in _handed_over(n)
+        ]
         handing = {id(assignment.targets[0]) for assignment, *_ in handed}
         if any(
             clears_gradients(n) and id(n) not in handing and id(n) not in known_zero_grads
@@ -125,6 +136,13 @@ def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str, bool]]:
 def _leaves_once_given(loop: ast.For, name: str) -> bool:
     """The loop holds `if <name>.grad is not None: return` (or `break`; the test may add
     conditions with `and`): it hands nothing over once `name` has a gradient."""
+    return _guard_conditions(loop, name) is not None
+
+
+def _guard_conditions(loop: ast.For, name: str) -> list[ast.expr] | None:
+    """The other conditions `and`-ed to the `_leaves_once_given` guard (`not gpu` in
+    dgriff777's `if shared_param.grad is not None and not gpu: return`); None without the
+    guard."""
     for node in walk(loop):
         if not (isinstance(node, ast.If) and node.body):
             continue
@@ -135,6 +153,30 @@ def _leaves_once_given(loop: ast.For, name: str) -> bool:
             test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         )
         if any(_has_gradient(t, name) for t in tests):
+            return [t for t in tests if not _has_gradient(t, name)]
+    return None
+
+
+def _guard_ruled_out(loop: ast.For, function, call: ast.Call) -> bool:
+    """Whether a condition of the guard is false for this call: a parameter (`gpu`, `not
+    gpu`) the call gives a literal for, or leaves at a literal default (`gpu=True`: the
+    guard never returns, the hand-over runs every time)."""
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    elements = loop.target.elts if isinstance(loop.target, ast.Tuple) else []
+    guards = [_guard_conditions(loop, e.id) for e in elements if isinstance(e, ast.Name)]
+    conditions = next((g for g in guards if g is not None), None)
+    if not conditions:
+        return False
+    literals = {a.arg: d for a, d in parameter_defaults(function.args)}
+    if names[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+        names = names[1:]
+    literals.update(zip(names, call.args, strict=False))
+    literals.update((k.arg, k.value) for k in call.keywords if k.arg)
+    for condition in conditions:
+        negated = isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not)
+        name = condition.operand if negated else condition
+        value = literals.get(name.id) if isinstance(name, ast.Name) else None
+        if isinstance(value, ast.Constant) and bool(value.value) == negated:
             return True
     return False
 

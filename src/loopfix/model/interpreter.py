@@ -622,33 +622,40 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 if shapes.present(value.shape) != value.shape:
                     present = dataclasses.replace(value, shape=shapes.present(value.shape))
                     (skipped if none_when_true else taken)[key] = present
-        tensor_check = self._tensor_check(self._undecided_part(node.test))
-        if tensor_check is not None:
-            key, tensor_when_true = tensor_check
-            if key in env and env[key].shape == shapes.TENSOR:
-                # a tensor is not on the branch where the test says it is not one: that path
-                # is not this value's (`if torch.is_tensor(val): val = val.item()` in a meter)
-                (skipped if tensor_when_true else taken)[key] = EMPTY.with_shape(shapes.OTHER)
+        type_check = self._type_check(self._undecided_part(node.test))
+        if type_check is not None and type_check[0] in env:
+            key, kind, kind_when_true = type_check
+            value = env[key]
+            shape = shapes.present(value.shape)
+            of_kind = (shape == shapes.TENSOR) if kind == "tensor" else _tuple_shape(shape)
+            of_other = _tuple_shape(shape) if kind == "tensor" else shape == shapes.TENSOR
+            if of_kind:
+                # a tensor (a tuple) is not on the branch where the test says it is not one:
+                # that path is not this value's (`if torch.is_tensor(val): val = val.item()`
+                # in a meter), or it is the value's None (`elif isinstance(h, tuple):`)
+                other = shapes.NONE if shape != value.shape else shapes.OTHER
+                (skipped if kind_when_true else taken)[key] = EMPTY.with_shape(other)
+            elif of_other:  # `isinstance(hidden, torch.Tensor)` of an LSTM's (h, c)
+                (taken if kind_when_true else skipped)[key] = EMPTY.with_shape(shapes.OTHER)
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
 
-    def _tensor_check(self, test: ast.expr) -> tuple[str, bool] | None:
-        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` -> (x, True); under `not`,
-        (x, False)."""
+    def _type_check(self, test: ast.expr) -> tuple[str, str, bool] | None:
+        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` -> (x, "tensor", True),
+        `isinstance(x, tuple)` -> (x, "tuple", True); under `not`, False."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         call = test.operand if negated else test
         if not (isinstance(call, ast.Call) and call.args and not call.keywords):
             return None
-        is_tensor = self.symbols.qualify(call.func) == "torch.is_tensor" and len(call.args) == 1
-        is_instance = (
-            isinstance(call.func, ast.Name)
-            and call.func.id == "isinstance"
-            and len(call.args) == 2
-            and self.symbols.qualify(call.args[1]) == "torch.Tensor"
-        )
-        if not (is_tensor or is_instance):
-            return None
-        key = self.key_for(call.args[0])
-        return None if key is None else (key, not negated)
+        kind = None
+        if self.symbols.qualify(call.func) == "torch.is_tensor" and len(call.args) == 1:
+            kind = "tensor"
+        elif isinstance(call.func, ast.Name) and call.func.id == "isinstance":
+            if len(call.args) == 2 and self.symbols.qualify(call.args[1]) == "torch.Tensor":
+                kind = "tensor"
+            elif len(call.args) == 2 and _names_builtin(call.args[1], "tuple"):
+                kind = "tuple"
+        key = self.key_for(call.args[0]) if kind is not None else None
+        return None if key is None else (key, kind, not negated)
 
     def _setting_branches(self, node: ast.If) -> tuple[list, list] | None:
         """For `if args.cell == "lstm": ... elif args.cell == "gru": ...` with no `else`,
@@ -1691,3 +1698,17 @@ def _constructed_with(cls: ClassInfo, argument, modules: list[Symbols]) -> objec
     if not found or any(type(v) is not type(found[0]) or v != found[0] for v in found):
         return NOT_CONSTANT
     return found[0]
+
+
+def _tuple_shape(shape) -> bool:
+    """A tuple of known arity, a tuple of any length, or a named tuple."""
+    return isinstance(shape, tuple) and shape[:1] in (("tuple",), ("vtuple",), ("record",))
+
+
+def _names_builtin(node: ast.expr, name: str) -> bool:
+    """`tuple`, or `(tuple, list)` (`name` among builtin containers only), as written in an
+    `isinstance` test."""
+    if isinstance(node, ast.Tuple):
+        names = [e.id if isinstance(e, ast.Name) else None for e in node.elts]
+        return name in names and set(names) <= {"tuple", "list"}
+    return isinstance(node, ast.Name) and node.id == name

@@ -22,7 +22,7 @@ from loopfix.model.calls import (
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph, UpdateSite
-from loopfix.model.handovers import Handover, handovers_in
+from loopfix.model.handovers import GRADIENT_ATTRIBUTES, Handover, handovers_in
 from loopfix.model.index import TreeIndex, child_nodes, index_tree, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
@@ -201,6 +201,48 @@ class LoopModel:
             elif any(shapes.covers(z.modules, modules) for z in called):
                 work.add("called zero_grad" if node is statement else "zero_grad")
         return work
+
+    def may_clear_elsewhere(self, loop_id: int) -> bool:
+        """Whether the loop may clear gradients in a way no update event shows: a call of
+        any `zero_grad` in the loop or in a project function or method it calls (by name
+        too: `cb.on_batch_begin()` of a callback list), a hook that may (`hooks_may_clear`),
+        or a call of a name bound to what a project function returns whose module names a
+        way of clearing (`clear = hooks.make_clear(model)`, a `functools.partial`)."""
+        loop = self.region(loop_id)
+        if _anywhere_called(loop, self.symbols, _calls_zero_grad) or self.hooks_may_clear():
+            return True
+        made = _made_by_project_calls(self.function_around(loop) or self.tree, self.symbols)
+        called = {
+            n.func.id
+            for n in walk(loop)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        return any(
+            _names_clearing(self.symbols.home(f))
+            for name in called & made.keys()
+            for f in made[name]
+        )
+
+    def hooks_may_clear(self) -> bool:
+        """Whether the module, or a project function it calls (four calls deep), registers a
+        hook that may clear gradients where no loop shows it: an optimizer step hook
+        (`opt.register_step_post_hook(clear)` in a helper given the optimizer, the global
+        `register_optimizer_step_post_hook`), or a module or tensor hook whose function may
+        (`model.register_forward_pre_hook(lambda m, i: m.zero_grad())`)."""
+        return _anywhere_called(self.tree, self.symbols, _registers_clearing_hook)
+
+    def may_backpropagate(self, statement: ast.stmt) -> bool:
+        """Whether `statement` may run a backward pass, itself or in a function it calls: a
+        backward the model saw there (whatever it reaches), a call of a `backward` method or
+        of `torch.autograd.backward` (`tr.backward(loss)`, `accelerator.backward(loss)`), or
+        a project function or method that makes one (followed four calls deep)."""
+        inside = {id(n) for n in walk(statement)}
+        if any(id(b.call) in inside for b in self.backwards()):
+            return True
+        nodes = (n for n in walk(statement) if isinstance(n, ast.stmt))
+        if any(kind == "backward" for n in nodes for kind, _, _ in self.events_within(n)):
+            return True
+        return _anywhere_called(statement, self.symbols, _runs_backward)
 
     def effects_within(self, statement: ast.stmt) -> list[Effect]:
         """What the functions `statement` calls did there, in this scope's terms: schedulers
@@ -415,8 +457,9 @@ class LoopModel:
             return []
         if any("zero_grad" in info.methods for info in self.symbols.classes.values()):
             return []  # an optimizer of the project's own may clear them its own way
-        # a local model built again in the loop starts each iteration without gradients
-        rebound = assigned_paths(loop)
+        # a local model built again in the loop starts each iteration without gradients, as
+        # do parameters put in place by `load_state_dict(state, assign=True)`
+        rebound = [*assigned_paths(loop), *_assigned_state(loop)]
         return [h for h in found if not any(shapes.within(h.source, p) for p in rebound)]
 
     def updates_within(self, function: FunctionNode) -> list:
@@ -446,11 +489,9 @@ class LoopModel:
                 continue
             if _handles_gradients(node, self.symbols):
                 return True  # (a `zero_grad` named here was found in the scope above)
-            if not isinstance(node, ast.Call):
-                continue
-            callees = list(project_callees(node.func, self.symbols))
-            if isinstance(node.func, ast.Name) and node.func.id in nested:
-                callees.append(nested[node.func.id])
+            callees = _run_by(node, self.symbols)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                callees += [nested[node.func.id]] if node.func.id in nested else []
             for callee in callees:
                 home = self.symbols.home(callee)
                 if _anywhere_called(callee, home, _touches_gradients):
@@ -482,7 +523,7 @@ class LoopModel:
         """For a loop whose body calls a function that steps optimizers (`train_step(model,
         opt, x, y)`, `trainer.update()`) after a backward (its own, or one a called function
         runs), when nothing the loop runs clears gradients (no `zero_grad()` of any kind in
-        the loop or in a project function it calls, two calls deep, and none set by hand):
+        the loop or in a project function it calls, four calls deep, and none set by hand):
         (the first statement of the body that runs a backward, the first that steps, the
         optimizers' paths in this scope's terms). None otherwise."""
         loop = self.region(loop_id)
@@ -519,7 +560,7 @@ class LoopModel:
             function = self.function_called_for(body[index], effect.call)
             if function is not None:
                 homes.setdefault(id(symbols.home(function)), symbols.home(function))
-        if any(_names_clearing(home) for home in homes.values()):
+        if any(_names_clearing(home) for home in homes.values()) or self.hooks_may_clear():
             return None
         for index, effect in steps:
             if any(isinstance(n, ast.comprehension | ast.Lambda) for n in walk(body[index])):
@@ -883,7 +924,7 @@ class LoopModel:
         `_foreach_zero_`, or a call given one of `names` (`reset(G)`, `clear(opt_g)`)."""
         for statement in statements:
             for node in walk(statement):
-                if isinstance(node, ast.Attribute) and node.attr == "grad":
+                if isinstance(node, ast.Attribute) and node.attr in GRADIENT_ATTRIBUTES:
                     return True
                 if not isinstance(node, ast.Call):
                     continue
@@ -932,7 +973,7 @@ class LoopModel:
     def reverses_gradients(self, loop_id: int) -> bool:
         """Whether gradients are changed on their way through the iteration, as a gradient
         reversal layer does (DANN): a tensor's `register_hook`, or a custom autograd
-        function's `apply`, in the loop, in a project function it calls (two calls deep), or
+        function's `apply`, in the loop, in a project function it calls (four calls deep), or
         in a method of a project module class the file uses. Then a loss meant for one
         network that reaches another's parameters is the design, not a leak. `loop_id` may
         be a function, as for `clears_gradients_by_hand`."""
@@ -1281,19 +1322,25 @@ def _statements_of_iteration(loop: ast.AST) -> list[ast.stmt]:
     return found
 
 
+# how far `_anywhere_called` follows calls: a trainer's `update()` calling `_on_step_end()`
+# calling `_clear()` is three calls from the loop
+CALLS_DEEP = 4
+
+
 def _anywhere_called(
     node: ast.AST, symbols: Symbols, test, depth: int = 0, seen: set[int] | None = None
 ) -> bool:
     """Whether `test(n, symbols)` holds for a node below `node` or in the body of a project
     function or method it calls (methods by name, of the classes the module sees), following
-    calls while `depth` < 2 with the callee's module's symbols; each body is read once."""
+    calls while `depth` < `CALLS_DEEP` with the callee's module's symbols; each body is read
+    once."""
     seen = {id(node)} if seen is None else seen
     holds, callees = symbols.remember(
         (f"anywhere {test.__name__}", id(node)), lambda n: _tested_below(n, symbols, test), node
     )
     if holds:
         return True
-    if depth >= 2:
+    if depth >= CALLS_DEEP:
         return False
     for callee in callees:
         if id(callee) in seen:
@@ -1312,9 +1359,31 @@ def _tested_below(node: ast.AST, symbols: Symbols, test) -> tuple[bool, tuple[Fu
     for child in walk(node):
         if test(child, symbols):
             return True, ()
-        if isinstance(child, ast.Call):
-            callees += project_callees(child.func, symbols)
+        callees += _run_by(child, symbols)
     return False, tuple(callees)
+
+
+def _run_by(node: ast.AST, symbols: Symbols) -> list[FunctionNode]:
+    """The project functions `node` may run: a call's (`project_callees`), with those it is
+    handed to call (`local.apply(drop_grads)`, `map(f, xs)`); a `with` item's class's
+    `__enter__` and `__exit__` (`with LocalUpdate(model):`)."""
+    if isinstance(node, ast.Call):
+        handed = [*node.args, *(k.value for k in node.keywords)]
+        return [
+            *project_callees(node.func, symbols),
+            *(
+                f
+                for a in handed
+                if isinstance(a, ast.Name)
+                or (isinstance(a, ast.Attribute) and isinstance(symbols.member(a), ast.AST))
+                for f in project_callees(a, symbols)
+            ),
+        ]
+    if isinstance(node, ast.withitem) and isinstance(node.context_expr, ast.Call):
+        info = symbols.class_named(dotted_name(node.context_expr.func) or "")
+        methods = info.methods if isinstance(info, ClassInfo) else {}
+        return [methods[m] for m in ("__enter__", "__exit__") if m in methods]
+    return []
 
 
 def _reverses(node: ast.AST, symbols: Symbols) -> bool:
@@ -1334,10 +1403,85 @@ def _reverses(node: ast.AST, symbols: Symbols) -> bool:
     return info is not None and is_autograd_function(info.node, symbols.home(info.node))
 
 
+# hooks PyTorch runs around every optimizer step (`torch.optim.Optimizer`'s, and the global
+# ones of `torch.optim.optimizer`)
+STEP_HOOKS = frozenset(
+    {
+        "register_step_pre_hook",
+        "register_step_post_hook",
+        "register_optimizer_step_pre_hook",
+        "register_optimizer_step_post_hook",
+    }
+)
+
+
+def _registers_clearing_hook(node: ast.AST, symbols: Symbols) -> bool:
+    """A step hook registered (whatever it does), or another hook (`register_*hook`) whose
+    function names `zero_grad` or sets `.grad`, or that cannot be read (not a lambda or a
+    function of the module)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in STEP_HOOKS:
+        return True
+    if not (name.startswith("register_") and name.endswith("hook")):
+        return False
+    for hook in [*node.args, *(k.value for k in node.keywords)][:1]:
+        body = symbols.functions.get(hook.id) if isinstance(hook, ast.Name) else hook
+        if not isinstance(body, ast.Lambda | ast.FunctionDef):
+            return True
+        if any(_names_zero_grad(n) or _sets_gradients(n, symbols) for n in walk(body)):
+            return True
+    return False
+
+
+def _assigned_state(loop: ast.AST) -> set[str]:
+    """Paths of the modules whose `load_state_dict(..., assign=True)` the loop calls: their
+    parameters are replaced by new tensors, which have no gradients."""
+    return {
+        path
+        for node in walk(loop)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "load_state_dict"
+        and any(
+            k.arg == "assign" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+            for k in node.keywords
+        )
+        and (path := dotted_name(node.func.value)) is not None
+    }
+
+
+def _made_by_project_calls(scope: ast.AST, symbols: Symbols) -> dict[str, list[FunctionNode]]:
+    """Names the scope (or the module) binds to what a project function's call returns
+    (`clear = hooks.make_clear(model)`), with those functions."""
+    made: dict[str, list[FunctionNode]] = {}
+    scopes = (
+        {id(scope): scope, id(symbols.tree): symbols.tree} if symbols.tree else {id(scope): scope}
+    )
+    for node in (n for s in scopes.values() for n in walk(s)):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callees = list(project_callees(node.value.func, symbols))
+            for target in node.targets:
+                if isinstance(target, ast.Name) and callees:
+                    made.setdefault(target.id, []).extend(callees)
+    return made
+
+
+def _runs_backward(node: ast.AST, symbols: Symbols) -> bool:
+    """`x.backward(...)`, `backward(...)` or `torch.autograd.backward(...)` / `.grad(...)`."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "backward" or symbols.qualify(func) in BACKWARD_FUNCTIONS
+
+
 def _sets_gradients(node: ast.AST, symbols: Symbols) -> bool:
     """`p.grad = None`, `del p.grad`, `p.grad.zero_()`, `p.grad.data.mul_(0)`."""
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
-        return node.attr == "grad"
+        return node.attr in GRADIENT_ATTRIBUTES
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr.endswith("_") and ".grad" in ast.unparse(node.func)
     return False
@@ -1352,7 +1496,7 @@ def _may_set_gradients(node: ast.AST, symbols: Symbols) -> bool:
 def _handles_gradients(node: ast.AST, symbols: Symbols) -> bool:
     """`p.grad` (read, written or changed), `torch.autograd.grad(...)` or `grad(...)`, or a
     method called by a name chosen at run time."""
-    if isinstance(node, ast.Attribute) and node.attr == "grad":
+    if isinstance(node, ast.Attribute) and node.attr in GRADIENT_ATTRIBUTES:
         return True
     if isinstance(node, ast.Name) and node.id == "grad":
         return True

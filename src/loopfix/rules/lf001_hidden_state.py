@@ -18,7 +18,10 @@ Finds a recurrent state (the hidden state of `nn.LSTM` / `nn.GRU` / `nn.RNN`, th
 `LSTMCell`s, or anything a module call consumes and returns, also when it is kept on a module
 attribute or passed through a helper function) that is produced in one iteration of a loop, goes
 through a `backward()` in that iteration, and is fed into the next iteration without being
-detached or re-created.
+detached or re-created. A detach written by type is followed: `if isinstance(hidden,
+torch.Tensor): ... elif isinstance(hidden, tuple): ...` (or `torch.is_tensor`) takes only the
+branch the state's kind allows, and a helper that maps itself over the state's elements
+(`tuple(map(repackage, h))`) is read on an element.
 
 ## Why is this bad?
 `backward()` frees the graph it went through. In the next iteration the new loss reaches back

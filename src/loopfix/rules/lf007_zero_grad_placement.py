@@ -15,7 +15,12 @@ DOCS = """\
 Finds an optimizer whose `zero_grad()` sits where its step cannot get the gradients meant for
 it, in one loop iteration:
 - **between the backward and the step**: `loss.backward(); optimizer.zero_grad();
-  optimizer.step()`, so every step sees zero gradients. Also when a function or method
+  optimizer.step()`, so every step sees zero gradients. Not when a second backward may
+  run after the `zero_grad()` and before the step (FGSM adversarial training's clean pass
+  for the input gradient, then its adversarial loss; sharpness-aware minimisation's
+  perturbed pass), written in the block or in a function it calls (`backprop(loss)`,
+  `trainer.backward(loss)`, `torch.autograd.backward(...)`): there the clearing drops the
+  first pass's weight gradients on purpose. Also when a function or method
   called there clears them whenever it runs and runs no backward itself (a callback's
   `on_after_backward(trainer)` that logs the gradient norm, then calls
   `trainer.optimizer.zero_grad()`): reported at the call, without a fix, as the function
@@ -50,7 +55,7 @@ it, in one loop iteration:
   `p.grad = None`, a helper, a module's `zero_grad()`). Also when the backward and the step
   run in functions or methods the loop calls (`train_step(model, opt, x, y)`,
   `trainer.backward(x, y); trainer.update()`): then nothing the loop runs may call any
-  `zero_grad()` (followed two calls deep, and wherever the analysis followed the calls) or
+  `zero_grad()` (followed four calls deep, and wherever the analysis followed the calls) or
   set gradients by hand, nor call a method by a name chosen at run time (a callback list);
   the module, and those of the functions that step, must not name a way of clearing them
   anywhere (`opt.zero_grad` kept in a name, `getattr(opt, "zero_grad")`, a property, a
@@ -58,7 +63,14 @@ it, in one loop iteration:
   statement must step once (not a comprehension over batches). An optimizer given a step
   hook where it is built (`register_step_post_hook(clear)`), or of a project class whose
   own methods clear its gradients (a `step()` that calls `self.zero_grad()`), is not one
-  whose clearing the model follows: nothing is reported for it.
+  whose clearing the model follows: nothing is reported for it; nor when the module, or a
+  function it calls, registers a hook that may clear them (a step hook on the optimizer
+  it is given, `heavy_ball(optimizer, 0.9)`; the global
+  `register_optimizer_step_post_hook`; a module's forward pre-hook calling `zero_grad()`),
+  a method called by name on a callback list clears them (`for cb in callbacks:
+  cb.on_batch_begin()`), or the loop calls a name bound to what a project function
+  returns from a module that names a way of clearing (`clear = hooks.make_clear(model)`,
+  a `functools.partial`).
 - **never, for gradients handed to another model**: an A3C worker backpropagates into its
   local copy of the model, hands the gradients to the shared model's parameters (`for g, l in
   zip(shared.parameters(), local.parameters()): g._grad = l.grad`, in the loop or in a
@@ -70,21 +82,30 @@ it, in one loop iteration:
   PyTorch 2.0) and leaves the local `.grad` to pile up. Not when the loop, or a function it
   calls, touches gradients otherwise or names a `zero_grad` (the local model's, a
   `sync(local, shared)` helper that clears them, `local_param.grad = None` in the hand-over,
-  `torch._foreach_zero_`, a bound `clear = model.zero_grad`), when the shared optimizer may
-  zero in place (`zero_grad(set_to_none=False)` or a flag not written `True`, which also
-  zeroes a local `.grad` it shares; a project optimizer with its own `zero_grad`), when the
-  loop builds the local model again (its new parameters have no gradients), or when an
-  optimizer steps the local model itself. The hand-over may also be done whole by a
+  `torch._foreach_zero_`, a bound `clear = model.zero_grad`, a function handed to
+  `local.apply(drop_grads)`, a class used as `with LocalUpdate(local):` whose `__exit__`
+  does), when the shared optimizer may zero in place (`zero_grad(set_to_none=False)` or a
+  flag not written `True`, or arguments spread from a dict, which also zeroes a local
+  `.grad` it shares; a project optimizer with its own `zero_grad`), when the loop builds the
+  local model again (its new parameters have no gradients) or loads its state with
+  `load_state_dict(state, assign=True)` (new parameters too), or when an optimizer steps
+  the local model itself. The hand-over may also be done whole by a
   function the loop calls, in this module or another (MorvanZhou's `push_and_pull(opt,
-  lnet, gnet, ...)`: zero the shared optimizer, backward, hand over, step), when each
-  `zero_grad()` it calls is one the model knows and none clears the local gradients.
+  lnet, gnet, ...)`: zero the shared optimizer, backward, hand over, step; its result kept
+  or not), when each `zero_grad()` it calls is one the model knows and none clears the
+  local gradients.
 - **handed over once, then stale**: the hand-over stops once the shared parameter has a
   gradient (`if shared_param.grad is not None: return`, ikostrikov's and dgriff777's
   `ensure_shared_grads`), nothing in the loop clears the shared gradients, and the loop
   clears the local ones with `zero_grad()`. The guard relied on the shared `.grad` staying
   the local tensor, zeroed in place and refilled by each backward; since PyTorch 2.0
   `zero_grad()` sets the local `.grad` to None, the next backward writes a new tensor, and
-  the shared model keeps the first iteration's: every later step uses it again.
+  the shared model keeps the first iteration's: every later step uses it again. Not when
+  another condition of the guard is false for the call (dgriff777's `if shared_param.grad
+  is not None and not gpu: return` called with `gpu=True`, or a default that makes it so:
+  the guard never returns), nor when something the loop calls clears the shared gradients
+  (`p._grad = None` in a helper of another module); with `gpu=gpu_id >= 0` the guard holds
+  on a CPU run, which is dgriff777's default, and it is reported.
 
 ## Why is this bad?
 `backward()` adds to `.grad`; `zero_grad()` clears it. Cleared between backward and step, the
@@ -351,7 +372,9 @@ class ZeroGradMisplaced(Rule):
                 and here[id(u.statement)] < z
                 and covers(u.modules, step.modules)
             ]
-            if before_zero and z < at and not after_zero and not earlier_steps:
+            if after_zero or any(model.may_backpropagate(s) for s in block[z + 1 : at]):
+                continue  # a second backward (FGSM, SAM) for the step: cleared on purpose
+            if before_zero and z < at and not earlier_steps:
                 first = min(before_zero, key=lambda b: here[id(b.statement)])
                 return Misplaced("between", step, zero, first.statement)
         # any zero_grad in the loops around the step that clears some of its parameters
@@ -363,7 +386,7 @@ class ZeroGradMisplaced(Rule):
             and any(loop in u.loops for loop in step.loops)
             and (u.modules is None or _overlaps(u.modules, step.modules))
         ]
-        if owner is loop and not anywhere:
+        if owner is loop and not anywhere and not model.may_clear_elsewhere(loop_id):
             first = min(own_backs, key=lambda b: here[id(b.statement)], default=None)
             if first is not None and here[id(first.statement)] < at:
                 return Misplaced("missing", step, None, first.statement)
@@ -763,8 +786,9 @@ def _clears_some(zeroed, path: str) -> bool:
 
 def _keeps_tensors(call: ast.Call) -> bool:
     """`zero_grad(set_to_none=False)` (or `zero_grad(False)`, or a flag not written as
-    `True`): it may zero each `.grad` in place, a local one it shares too."""
-    flags = [k.value for k in call.keywords if k.arg == "set_to_none"] + call.args[:1]
+    `True`, or arguments spread from a dict, `**kwargs`): it may zero each `.grad` in
+    place, a local one it shares too."""
+    flags = [k.value for k in call.keywords if k.arg in ("set_to_none", None)] + call.args[:1]
     return any(not (isinstance(f, ast.Constant) and f.value is True) for f in flags)
 
 

@@ -1,0 +1,15 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+data = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(5)]
+register_optimizer_step_post_hook(lambda opt, args, kwargs: opt.zero_grad())
+for step, (x, y) in enumerate(data):
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print(step, round(loss.item(), 4))
