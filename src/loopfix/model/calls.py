@@ -253,13 +253,13 @@ class CallsMixin:
 
     def expr_Call(self, node: ast.Call, env: Env) -> Value:
         func = node.func
+        qualified = self.symbols.qualify(func)
+        if qualified in BACKWARD_FUNCTIONS:  # before `x.backward()`: `torch.autograd.backward`
+            return self._functional_backward(node, qualified, env)
         if isinstance(func, ast.Attribute):
             handled = self._method_call(node, func, env)
             if handled is not None:
                 return handled
-        qualified = self.symbols.qualify(func)
-        if qualified in BACKWARD_FUNCTIONS:
-            return self._functional_backward(node, qualified, env)
         if qualified in WORKER_CLASSES:
             started = _started_call(node)
             if started is not None:  # `mp.Process(target=train, args=(model, rank))`:
