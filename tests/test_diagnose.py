@@ -166,6 +166,28 @@ def test_a_run_without_error_or_finding_exits_0():
     assert code == 0 and report["status"] == "clean" and report["findings"] == []
 
 
+PADDED_EMBEDDING = """\
+import torch
+import torch.nn as nn
+
+embedding = nn.Embedding(10, 4, padding_idx=0)  # zeroes row 0 through a view under no_grad
+head = nn.Linear(4, 1)
+optimizer = torch.optim.SGD([*embedding.parameters(), *head.parameters()], lr=0.1)
+for _ in range(3):
+    optimizer.zero_grad()
+    head(embedding(torch.tensor([[1, 2, 0]]))).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_an_embedding_with_padding_runs_as_it_does_without_loopfix(tmp_path):
+    """`nn.Embedding(padding_idx=0)` fills a view made under `torch.no_grad()` in place;
+    reading that view's `grad_fn` raises, so the instrumentation must not make it fail."""
+    (tmp_path / "train.py").write_text(PADDED_EMBEDDING)
+    code, report = diagnose(tmp_path, "python", "train.py")
+    assert code == 0 and report["status"] == "clean", report
+
+
 def test_a_silent_bug_in_the_code_that_ran_is_reported():
     code, report = diagnose(CORPUS / "lf009_gan_retain_graph_band_aid", "python", "before.py")
     assert code == 1 and [r["rule"] for r in report["findings"]] == ["LF009"]

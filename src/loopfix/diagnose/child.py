@@ -115,7 +115,7 @@ class Recorder(TorchFunctionMode):
 
     def _tag(self, result) -> None:
         for tensor in result if isinstance(result, tuple | list) else (result,):
-            node = getattr(tensor, "grad_fn", None) if isinstance(tensor, torch.Tensor) else None
+            node = _grad_fn(tensor)
             if node is None or "loopfix" in node.metadata:
                 continue
             line = user_line(3)
@@ -374,7 +374,7 @@ class Recorder(TorchFunctionMode):
         for value in args:
             tensors = value if isinstance(value, list | tuple) else (value,)
             for tensor in tensors:
-                meta = _meta(tensor.grad_fn) if isinstance(tensor, torch.Tensor) else None
+                meta = _meta(_grad_fn(tensor)) if isinstance(tensor, torch.Tensor) else None
                 if not meta or not self._reaches_consumed(tensor):
                     continue  # not a graph a backward already went through
                 frame = _user_frame(sys._getframe(2))
@@ -457,9 +457,22 @@ def _variable_of(module, frame) -> str | None:
     return None
 
 
+def _grad_fn(value):
+    """`value.grad_fn` for a tensor, else None; also None where reading it raises: a view made
+    under `torch.no_grad()` whose base was then changed in place (`w[0].fill_(0)` in
+    `nn.Embedding(padding_idx=0)`'s `reset_parameters`) raises "A view was created in
+    no_grad mode ..." on `grad_fn`, which the user's code never reads."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.grad_fn
+    except RuntimeError:
+        return None
+
+
 def _holding(name: str, value, serials: set[int], depth: int = 0) -> str | None:
     if isinstance(value, torch.Tensor):
-        node = value.grad_fn
+        node = _grad_fn(value)
         if node is not None and _meta(node) and _meta(node)[0] in serials:
             return name
         return None
