@@ -445,6 +445,19 @@ class CallsMixin:
             leaves = [p for p in listed or () if p in self.leaves]
             if listed and len(leaves) == len(listed):
                 return frozenset(shapes.TENSOR_PATH + p for p in leaves)
+        if isinstance(given, ast.BinOp) and isinstance(given.op, ast.Add):
+            # `list(manager.parameters()) + [goal_init]` (LeakGAN's manager and its goal)
+            left = self._tensor_params(given.left, env)
+            right = self._tensor_params(given.right, env)
+            return left | right if left is not None and right is not None else None
+        if (
+            isinstance(given, ast.Call)
+            and isinstance(given.func, ast.Name)
+            and given.func.id == "list"
+            and len(given.args) == 1
+            and not given.keywords
+        ):
+            given = ast.List(elts=[ast.Starred(value=given.args[0])])  # `list(m.parameters())`
         if not isinstance(given, ast.List | ast.Tuple):
             return None
         paths: set[str] = set()
