@@ -548,9 +548,7 @@ class LoopModel:
         if any(u.kind == "zero_grad" and loop_id in u.loops for u in self.updates()):
             return None
         symbols = self.symbols
-        if _anywhere_called(loop, symbols, _calls_zero_grad) or _anywhere_called(
-            loop, symbols, _may_set_gradients
-        ):
+        if self.may_clear_elsewhere(loop_id) or _anywhere_called(loop, symbols, _may_set_gradients):
             return None
         # a module that names a way of clearing gradients anywhere (`clear = opt.zero_grad`, a
         # property, a decorator, a hook, `getattr(opt, "zero_grad")`) may run it where the
@@ -560,7 +558,7 @@ class LoopModel:
             function = self.function_called_for(body[index], effect.call)
             if function is not None:
                 homes.setdefault(id(symbols.home(function)), symbols.home(function))
-        if any(_names_clearing(home) for home in homes.values()) or self.hooks_may_clear():
+        if any(_names_clearing(home) for home in homes.values()):
             return None
         for index, effect in steps:
             if any(isinstance(n, ast.comprehension | ast.Lambda) for n in walk(body[index])):
