@@ -587,3 +587,85 @@ def test_an_evaluation_without_grad_that_stores_nothing_is_not_run_at_each_call(
     assert inert.statements_run * 2 < storing.statements_run
     for model in (inert, storing):
         assert len(model.backwards()) == 1
+
+
+WRAPPER = """\
+from functools import partial
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+LinearNoBias = partial(nn.Linear, bias=False)
+
+
+class Wrapper(nn.Module):
+    def __init__(self, looped=True):
+        super().__init__()
+        self.net = nn.Linear(4, 3)
+        self.gate = LinearNoBias(3, 3) if looped else None
+        self.loss_fn = F.cross_entropy if looped else F.nll_loss
+
+    def forward(self, x, y):
+{filler}
+        h = self.net(x)
+{calls}
+        return F.cross_entropy(h, y)
+
+
+model = Wrapper()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in [(torch.randn(2, 4), torch.tensor([0, 1]))] * 3:
+    optimizer.zero_grad()
+    model(x, y).backward()
+    optimizer.step()
+"""
+
+
+def test_a_forward_calling_callables_it_holds_runs_once():
+    """`self.gate(h)` (a module `partial(nn.Linear, ...)` made) and `self.loss_fn(h, y)` (a
+    function) are attributes, not the module itself: the forward does not run again inside
+    itself for them (x-transformers' wrappers ran theirs once per such call)."""
+    filler = "\n".join(f"        x = x * {k}" for k in range(40))
+
+    def statements(calls: str) -> int:
+        text = WRAPPER.format(filler=filler, calls=calls)
+        return build_model(parse(text)).statements_run
+
+    plain = statements("        h = h + 1")
+    holding = statements("        h = self.gate(h)\n        h = h + self.loss_fn(h, y)")
+    assert holding <= plain + 5
+
+
+CYCLE = """\
+import torch
+
+
+def encode(x, depth):
+{filler}
+    return refine(x, depth - 1) if depth else x
+
+
+def refine(x, depth):
+    return encode(x, depth - 1) if depth else x
+
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for batch in [torch.randn(2, 4)] * 3:
+    optimizer.zero_grad()
+    encode(model(batch), 4).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_functions_calling_each_other_run_once_each():
+    """Recursion through another function stops at the first return to a running function
+    (only a function calling itself directly runs once more): each statement of `encode` is
+    interpreted once, not once per trip round the cycle."""
+
+    def statements(filler_lines: int) -> int:
+        filler = "\n".join(f"    x = x * {k}" for k in range(filler_lines))
+        return build_model(parse(CYCLE.format(filler=filler))).statements_run
+
+    assert statements(40) - statements(10) <= 33

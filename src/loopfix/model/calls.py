@@ -227,9 +227,10 @@ def _started_call(node: ast.Call) -> ast.Call | None:
     return started
 
 
-# how many times one function may be on the call stack: twice runs a function that calls
-# itself on the elements of what it was given (`tuple(cut_graph(v) for v in state)`) once
-# more, on an element, where its other branch (`return state.detach()`) is taken
+# how many times one function may be on the call stack (`_recursion_stops`): twice runs a
+# function that calls itself on the elements of what it was given
+# (`tuple(cut_graph(v) for v in state)`) once more, on an element, where its other branch
+# (`return state.detach()`) is taken
 RECURSION_DEPTH = 2
 MAPPED_ITEM = "__loopfix_item__"  # the name `_mapped_call` passes an item of `map` as
 
@@ -786,7 +787,12 @@ class CallsMixin:
             called = self._called_object(attribute, key)
             if called is not None:  # `self.loss_f(...)`: an object with `__call__`
                 return called
-            unknown = attribute is None  # `self.model` set from a parameter nothing passes
+            if attribute is not None:
+                # set by the constructor to what is not a module of the project (a module
+                # made by `partial(nn.Linear, bias=False)`, a lambda): a callable of its own,
+                # never a method of the receiver (whose forward would run again)
+                return ("module", shapes.module("custom"), key, UNSEEN)
+            unknown = True  # `self.model` set from a parameter nothing passes
         if shapes.is_module(receiver.shape):
             return self._module_method(func, receiver.shape)
         if unknown and func.attr in self.symbols.module_evidence:
@@ -994,7 +1000,12 @@ class CallsMixin:
         receiver = path if path is not None and "[*]" in path else receiver_key
         literals = self._literal_arguments(forward, node, method=True)
         call = Call(forward, positional, keywords, receiver, info, site, literals=literals)
-        ran = forward not in self.call_stack and self.frame.depth < MAX_CALL_DEPTH
+        if forward in self.call_stack:
+            # a module whose forward calls the module again (or an unknown method of it, taken
+            # for its forward): the body runs once; here it stands for "no graph", the least
+            # fixpoint, beside the arguments and the module's own
+            return Value(graphs)
+        ran = self.frame.depth < MAX_CALL_DEPTH
         self.frozen_forwards += frozen_class  # its submodules are frozen with it
         try:
             result = self._call_function(call, env)
@@ -1113,7 +1124,7 @@ class CallsMixin:
         return; `self.x` and attributes of arguments that are caller paths write through.
         """
         function = call.function
-        if self.call_stack.count(function) >= RECURSION_DEPTH:
+        if self._recursion_stops(function):
             return EMPTY  # recursion: start from "no graph", the least fixpoint
         if self.frame.depth >= MAX_CALL_DEPTH:
             return Value(union(call.argument_values()), UNKNOWN)
@@ -1129,6 +1140,15 @@ class CallsMixin:
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
         return returned
+
+    def _recursion_stops(self, function: FunctionNode) -> bool:
+        stack = self.call_stack
+        if function not in stack:
+            return False
+        # only a function calling itself directly runs once more (on an element of what it
+        # was given): a cycle through other functions would run each of them again, and
+        # the calls below them again in turn
+        return stack[-1] is not function or stack.count(function) >= RECURSION_DEPTH
 
     def _run_body(
         self, call: Call, env: Env, placeholders: dict[str, Value] | None = None

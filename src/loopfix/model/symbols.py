@@ -128,10 +128,7 @@ class Symbols:
         keyword_only = [a.arg for a in arguments.kwonlyargs]
         if bound.id not in (*positional, *keyword_only):
             return None
-        if any(
-            isinstance(n, ast.Name) and n.id == bound.id and not isinstance(n.ctx, ast.Load)
-            for n in walk(init)
-        ):
+        if bound.id in self.remember(("names bound", id(init)), _names_bound, init):
             return None  # the parameter is bound again: its value is not what was passed
         defaults = dict(zip(positional[::-1], arguments.defaults[::-1], strict=False))
         defaults.update(zip(keyword_only, arguments.kw_defaults, strict=True))
@@ -171,19 +168,14 @@ class Symbols:
             return None
         names = {name for name, info in self.classes.items() if info.node is node}
         names.add(node.name)  # `models.Net(...)`, or the class's own module
-        calls = {id(n.func): n for n in walk(self.tree) if isinstance(n, ast.Call)}
+        loaded, attributes = self.remember(("references", 0), _references, self.tree)
+        calls = [call for name in names for call in loaded.get(name, ())]
+        calls += attributes.get(node.name, [])
         passed = []
-        for reference in walk(self.tree):
-            named = (
-                isinstance(reference, ast.Name)
-                and reference.id in names
-                and isinstance(reference.ctx, ast.Load)
-            ) or (isinstance(reference, ast.Attribute) and reference.attr == node.name)
-            if not named:
-                continue
-            if id(reference) not in calls:
+        for call in calls:
+            if call is None:
                 return None  # named other than to construct it
-            value = argument.passed_by(calls[id(reference)])
+            value = argument.passed_by(call)
             if value is NOT_CONSTANT:
                 return None
             passed.append(value)
@@ -1284,3 +1276,22 @@ def _resolve_module_classes(symbols: Symbols) -> None:
                     info.is_module = True
                     changed = True
                     break
+
+
+def _references(tree: ast.Module) -> tuple[dict[str, list], dict[str, list]]:
+    """Each name the module loads and each attribute it names, with, for each time it
+    appears, the call it is the callee of (None where it is not called)."""
+    calls = {id(n.func): n for n in walk(tree) if isinstance(n, ast.Call)}
+    loaded: dict[str, list] = {}
+    attributes: dict[str, list] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loaded.setdefault(node.id, []).append(calls.get(id(node)))
+        elif isinstance(node, ast.Attribute):
+            attributes.setdefault(node.attr, []).append(calls.get(id(node)))
+    return loaded, attributes
+
+
+def _names_bound(node: ast.AST) -> set[str]:
+    """The names `node` binds (or deletes) anywhere inside it."""
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
