@@ -637,3 +637,57 @@ def test_a_package_without_root_markers_imports_from_the_folder_holding_it(tmp_p
     assert find_root(tmp_path / "pkg" / "models.py") == tmp_path.resolve()
     result = analyse(tmp_path / "pkg" / "train.py")
     assert [f.rule for f in result.findings] == ["LF002"]
+
+
+def namespace_gan(root: Path, script: str | None) -> Path:
+    """`gan/` without `__init__.py` (a namespace package, PEP 420): `gan/train.py` imports
+    `gan.nets`, which Python finds only from the folder holding `gan/`; `script` is what
+    `main.py` beside it says (None: no script there)."""
+    write(root, {
+        "gan/nets.py": MODELS,
+        "gan/train.py": TRAIN_GAN.format(import_line="from gan.nets import Gen, Disc"),
+    })  # fmt: skip
+    if script is not None:
+        write(root, {"main.py": script})
+    return root / "gan" / "train.py"
+
+
+def test_a_namespace_package_imports_from_the_folder_of_the_script_that_imports_it(tmp_path):
+    """A repository without root markers whose `main.py` imports `gan.train` through a
+    folder without `__init__.py` (TextGAN-PyTorch's `instructor/`, Super-mario A3C's
+    `src/`): `gan/train.py` runs as `gan.train`, so its `from gan.nets import ...` is
+    followed, and the GAN's step before the generator's backward is found."""
+    train = namespace_gan(tmp_path, "import gan.train\n")
+    assert find_root(train) == tmp_path.resolve()
+    assert find_root(tmp_path / "gan" / "nets.py") == tmp_path.resolve()
+    assert [f.rule for f in analyse(train).findings] == ["LF002"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [None, "import torch\n", "import gan_utils\n"],
+    ids=["no script", "imports nothing of gan", "imports another module"],
+)
+def test_a_folder_no_script_above_imports_keeps_its_own_root(tmp_path, script):
+    """Python imports `gan.nets` only when a script above `gan/` runs it as `gan.train`:
+    with none, `gan/` is a folder of scripts, and nothing is invented."""
+    train = namespace_gan(tmp_path, script)
+    assert find_root(train) == (tmp_path / "gan").resolve()
+    assert analyse(train).findings == []
+
+
+def test_a_module_beside_a_folder_of_its_name_shadows_the_namespace_package(tmp_path):
+    """`gan.py` beside `gan/`: `import gan.train` imports the module `gan.py`, which is no
+    package, and fails; `gan/` is not a namespace package of the folder above."""
+    train = namespace_gan(tmp_path, "import gan.train\n")
+    write(tmp_path, {"gan.py": "SCALE = 2\n"})
+    assert find_root(train) == (tmp_path / "gan").resolve()
+
+
+def test_a_script_written_later_moves_the_namespace_root(tmp_path):
+    """The namespace root is looked for again once the folder above changes (a language
+    server keeps asking while `main.py` is written)."""
+    train = namespace_gan(tmp_path, None)
+    assert find_root(train) == (tmp_path / "gan").resolve()
+    write(tmp_path, {"main.py": "from gan import train\n"})
+    assert find_root(train) == tmp_path.resolve()

@@ -11,6 +11,8 @@ that does not parse is reported once per run, naming it).
 Import resolution follows Python's: a script's own folder first (`python train.py` imports
 `models.py` beside it), then the project root and a `src/` layout under it; packages through
 `__init__.py` (its re-exports included); relative imports from the importing module's package.
+A module in a namespace package (a folder without `__init__.py`) that a script above imports
+resolves from that script's folder (`namespace_root`).
 The texts come from `read` (the disk by default; the language server reads open buffers first),
 so the loop model itself reads no file.
 """
@@ -43,6 +45,10 @@ MAX_KEPT_MODULES = 600
 MAX_INDEXED_FILES = 5000  # project files whose imports the reverse index reads
 MAX_CALLERS = 8  # modules (importers, their importers...) run for what they pass a file
 CALLER_DEPTH = 3  # how far up the import chain callers are looked for
+# folders above a file's own (or its top-level package's) where a script that imports it
+# through namespace packages is looked for, and the modules such scripts are followed through
+NAMESPACE_LEVELS = 4
+MAX_NAMESPACE_MODULES = 1000
 # the module part of an import statement (a parenthesised name list may follow on other lines)
 _IMPORT_LINE = re.compile(
     r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)|import[ \t]+([^#\n]+))",
@@ -50,6 +56,7 @@ _IMPORT_LINE = re.compile(
 )
 
 Reader = Callable[[Path], str | None]
+Stamp = tuple[int, int] | None  # a file's or folder's (modification time, size); None: absent
 Fact = TypeVar("Fact")
 
 
@@ -141,7 +148,8 @@ def find_root(path: Path) -> Path:
     `.git`; else the folder Python imports the file's top-level package from (the file's
     own folder when it is in no package): `pkg/train.py` with `pkg/__init__.py` imports
     `pkg.models` from the folder holding `pkg`, as a copy of a repository without its
-    `.git` does."""
+    `.git` does; that folder's own root when a script above it imports it as a namespace
+    package (`namespace_root`)."""
     start = path.resolve().parent
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in ROOT_MARKERS):
@@ -149,7 +157,95 @@ def find_root(path: Path) -> Path:
     top = start
     while (top / "__init__.py").exists() and top.parent != top:
         top = top.parent
-    return top
+    return namespace_root(top) or top
+
+
+def namespace_root(folder: Path) -> Path | None:
+    """The nearest folder above `folder` (at most `NAMESPACE_LEVELS` up) whose scripts
+    import a module inside `folder` through namespace packages (folders without
+    `__init__.py`, PEP 420): `python train.py` beside `src/` imports `src.worker`, and
+    `src/worker.py`, run as that module, imports from `train.py`'s folder. None when no
+    script there reaches it: a folder of scripts run from where they are keeps its own."""
+    for above in folder.parents[:NAMESPACE_LEVELS]:
+        if any(module.is_relative_to(folder) for module in _imported_from(above)):
+            return above
+    return None
+
+
+# folder -> (the stamps of the files and folders its scripts' imports were read from, the
+# modules they reached): a language server asks on every keystroke
+_NAMESPACE_IMPORTS: dict[Path, tuple[dict[Path, Stamp], frozenset[Path]]] = {}
+
+
+def _imported_from(folder: Path) -> frozenset[Path]:
+    """The module files that the scripts directly in `folder` import, directly or through
+    the modules they import, as Python finds them with `folder` first on its path (where it
+    puts a script's own folder): absolute imports from `folder`, relative ones from the
+    importing module's package."""
+    kept = _NAMESPACE_IMPORTS.get(folder)
+    if kept is not None and all(_stamp(path) == stamp for path, stamp in kept[0].items()):
+        return kept[1]
+    stamps: dict[Path, Stamp] = {folder: _stamp(folder)}
+    todo = sorted(folder.glob("*.py"))
+    reached: set[Path] = set()
+    while todo and len(reached) < MAX_NAMESPACE_MODULES:
+        module = todo.pop()
+        stamps[module] = _stamp(module)
+        for imported in _modules_imported_by(module, folder, stamps):
+            if imported not in reached:
+                reached.add(imported)
+                todo.append(imported)
+    _NAMESPACE_IMPORTS[folder] = (stamps, frozenset(reached))
+    return frozenset(reached)
+
+
+def _stamp(path: Path) -> Stamp:
+    """What changes when a file is written, or a folder gains or loses a name."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _modules_imported_by(module: Path, top: Path, stamps: dict[Path, Stamp]) -> list[Path]:
+    """The files `module`'s import lines name, with `top` on the path (`from pkg import a`
+    also names `pkg.a`, when it is a module); `stamps` gets the folders looked into."""
+    found: list[Path] = []
+    for name, level, names in _imported_names(read_disk(module) or ""):
+        if level:
+            base = module.parents[level - 1]
+            if base == top or not base.is_relative_to(top):  # beyond the top-level package
+                continue
+        else:
+            base = top
+        parts = name.split(".") if name else []
+        found += _python_module_files(base, parts, stamps)
+        for submodule in (n for n in names if n.isidentifier()):
+            found += _python_module_files(base, [*parts, submodule], stamps)[-1:]
+    return found
+
+
+def _python_module_files(base: Path, parts: list[str], stamps: dict[Path, Stamp]) -> list[Path]:
+    """The files Python runs to import `.`.join(parts) from `base`: each regular package's
+    `__init__.py` on the way, then the module's file. In a folder a package (`a/__init__.py`)
+    comes before a module (`a.py`), and a module before a namespace package (a folder `a/`
+    without `__init__.py`), which has no file; a module is no package, so `a.b` is not
+    imported from `a/b.py` when `a.py` is there. Empty when Python imports no file of ours."""
+    files: list[Path] = []
+    folder = base
+    for position, part in enumerate(parts):
+        stamps[folder] = _stamp(folder)
+        package, plain = folder / part / "__init__.py", folder / f"{part}.py"
+        last = position == len(parts) - 1
+        if package.is_file():
+            files.append(package)
+        elif plain.is_file():
+            return [*files, plain] if last else []
+        elif not (folder / part).is_dir():
+            return []
+        folder = folder / part
+    return files
 
 
 @dataclass
