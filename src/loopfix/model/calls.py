@@ -209,6 +209,17 @@ WORKER_CLASSES = frozenset(
 )
 
 
+def _group_params(group: ast.Dict) -> ast.expr | None:
+    """The `params` entry of an optimizer's param group written as a dict literal; None when
+    it has none, or a spread (`{**defaults, ...}`) may hold it."""
+    if None in group.keys:
+        return None
+    for key, value in zip(group.keys, group.values, strict=True):
+        if isinstance(key, ast.Constant) and key.value == "params":
+            return value
+    return None
+
+
 def _started_call(node: ast.Call) -> ast.Call | None:
     """`target(*args)` for `Process(target=target, args=(...))` with literal arguments, made
     once per node (kept on it, so that the call's sites are the same each time it runs)."""
@@ -440,7 +451,8 @@ class CallsMixin:
         """`Adam([self.log_alpha])`, `[*model.parameters(), self.temperature]`: what an
         optimizer over a list of named tensors steps; each tensor as `shapes.TENSOR_PATH`
         plus its path (no module's call site is one, so its step changes no module's
-        weights). None unless every item is a named tensor or a module's parameters."""
+        weights). None unless every item is a named tensor or a module's parameters, or
+        every item is a param group (`_param_groups_params`)."""
         if isinstance(given, ast.Name) and self.leaves:  # `params = [W, U]`, then `SGD(params)`
             listed = self.listed.get(self.key_for(given) or "")
             leaves = [p for p in listed or () if p in self.leaves]
@@ -461,6 +473,8 @@ class CallsMixin:
             given = ast.List(elts=[ast.Starred(value=given.args[0])])  # `list(m.parameters())`
         if not isinstance(given, ast.List | ast.Tuple):
             return None
+        if given.elts and all(isinstance(item, ast.Dict) for item in given.elts):
+            return self._param_groups_params(given.elts, env)
         paths: set[str] = set()
         for item in given.elts:
             if isinstance(item, ast.Starred):  # `*model.parameters()`
@@ -480,6 +494,26 @@ class CallsMixin:
             ):
                 return None
             paths.add(shapes.TENSOR_PATH + path)
+        return frozenset(paths) or None
+
+    def _param_groups_params(self, groups: list[ast.Dict], env: Env) -> frozenset[str] | None:
+        """`Adam([{"params": manager.parameters()}, {"params": [goal_init], "lr": 0.1}])`:
+        what every group's `params` holds, as `_tensor_params` names it (groups of modules'
+        parameters alone give the list a `params` shape, read before). None unless each
+        group's is known."""
+        paths: set[str] = set()
+        for group in groups:
+            given = _group_params(group)
+            if given is None:
+                return None
+            held = shapes.param_paths(self._peek(given, env).shape)
+            if held is None:  # `m.parameters()` read as `[*m.parameters()]`
+                spread = isinstance(given, ast.Call) and _called_name(given.func) == "parameters"
+                listed = ast.List(elts=[ast.Starred(value=given)]) if spread else given
+                held = self._tensor_params(listed, env)
+            if held is None:
+                return None
+            paths |= held
         return frozenset(paths) or None
 
     def _has_backward_method(self, receiver: ast.expr, env: Env) -> bool:
