@@ -38,6 +38,7 @@ def facts(index) -> dict:
         "declared_global": index.declared_global,
         "attribute_calls": sorted(map(id, index.attribute_calls)),
         "recurrent_calls": sorted(map(id, index.recurrent_calls)),
+        "context_bindings": sorted(map(id, index.context_bindings)),
     }
 
 

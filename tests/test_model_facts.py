@@ -635,3 +635,31 @@ def test_a_list_grown_from_empty_by_extend_keeps_its_positions(advantage, raises
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == (["LF003"] if raises else [])
+
+
+@pytest.mark.parametrize(
+    "source, qualified",
+    [
+        ('import torch.multiprocessing as _mp\nmp = _mp.get_context("spawn")\n',
+         "torch.multiprocessing.Process"),
+        ('import torch.multiprocessing as mp\nmp = mp.get_context("spawn")\n',
+         "torch.multiprocessing.Process"),
+        ('from multiprocessing import get_context\n\ndef main():\n    mp = get_context("fork")\n',
+         "multiprocessing.Process"),
+        # bound to something else too: which one `mp.Process` names is not known
+        ('import torch.multiprocessing as _mp\nmp = _mp.get_context("spawn")\nmp = pool()\n',
+         "mp.Process"),
+        ('import torch.multiprocessing as _mp\nmp = _mp.get_context("spawn")\n'
+         'for mp in range(2):\n    pass\n', "mp.Process"),
+        # a `get_context` of something else
+        ("import decimal\nmp = decimal.get_context()\n", "mp.Process"),
+    ],
+    ids=["aliased module", "same name", "imported function", "rebound", "loop variable",
+         "not multiprocessing"],
+)  # fmt: skip
+def test_a_multiprocessing_context_qualifies_as_its_module(source, qualified):
+    """`mp = _mp.get_context("spawn")` has the module's API: `mp.Process(target=...)` is
+    `torch.multiprocessing.Process`, as Super-mario-bros-A3C starts its workers."""
+    tree = ast.parse(source)
+    symbols = collect_symbols(tree, index_tree(tree))
+    assert symbols.qualify(ast.parse("mp.Process", mode="eval").body) == qualified

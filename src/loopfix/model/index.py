@@ -57,6 +57,8 @@ class TreeIndex:
     names: dict[str, set[str]] = field(default_factory=dict)  # function name -> its words
     # `out, h = model(x, h)`: a call fed one of the names it assigns (a recurrent step)
     recurrent_calls: list[ast.Call] = field(default_factory=list)
+    # `mp = multiprocessing.get_context("spawn")`: a name bound to what a `get_context` returns
+    context_bindings: list[ast.Assign] = field(default_factory=list)
     stores: dict[str, int] = field(default_factory=dict)  # name -> bindings (parameters too)
     # names `global` and `nonlocal` statements name: a call of the function may rebind them
     declared_global: set[str] = field(default_factory=set)
@@ -91,6 +93,7 @@ def index_tree(tree: ast.Module, pieces: Pieces | None = None, parents: bool = T
         index.declared_global |= piece.declared_global
         index.attribute_calls += piece.attribute_calls
         index.recurrent_calls += piece.recurrent_calls
+        index.context_bindings += piece.context_bindings
         index.imports += piece.imports
         index.functions += piece.functions
     return _sorted(index)
@@ -201,6 +204,8 @@ def _walk_index(tree: ast.Module, with_parents: bool = True) -> TreeIndex:
                     index.attribute_calls.append(child)
                 elif kind is ast.Assign and _feeds_back(child):
                     index.recurrent_calls.append(child.value)
+                elif kind is ast.Assign and _binds_context(child):
+                    index.context_bindings.append(child)
                 elif kind is ast.Import or kind is ast.ImportFrom:
                     imports.append((below, child.lineno, child.col_offset, child))
                 elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
@@ -232,6 +237,17 @@ def _feeds_back(node: ast.Assign) -> bool:
     fed = [syntax_key(a, context=False) for a in call.args]
     stored = [syntax_key(e, context=False) for e in target.elts]
     return stored != fed and bool(set(stored) & set(fed))
+
+
+def _binds_context(node: ast.Assign) -> bool:
+    """`ctx = mp.get_context("spawn")` (or `get_context(...)` imported): one name bound to
+    what a call named `get_context` returns."""
+    call, targets = node.value, node.targets
+    if type(call) is not ast.Call or len(targets) != 1 or type(targets[0]) is not ast.Name:
+        return False
+    func = call.func
+    name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+    return name == "get_context"
 
 
 def syntax_key(node: object, context: bool = True) -> object:

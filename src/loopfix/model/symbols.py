@@ -718,6 +718,7 @@ def collect_symbols(
                     for name in _star_names(node.module):
                         if name not in own:
                             symbols.imports[name] = f"{node.module}.{name}"
+    _note_multiprocessing_contexts(symbols, index)
     for node in index.attribute_calls:
         if node.func.attr in MODULE_ONLY_METHODS:
             receiver = node.func.value
@@ -982,6 +983,27 @@ def _is_false(node: ast.expr | None) -> bool:
 # from the module itself, which imports nothing heavy and runs no user code; a star import of
 # any other module outside the project binds names loopfix cannot know
 STAR_EXPANDED = frozenset({"itertools", "functools", "collections", "copy", "typing"})
+# the modules whose `get_context(method)` returns a context with the module's own API
+MULTIPROCESSING_MODULES = frozenset({"multiprocessing", "torch.multiprocessing"})
+
+
+def _note_multiprocessing_contexts(symbols: Symbols, index: TreeIndex) -> None:
+    """`mp = _mp.get_context("spawn")`: a multiprocessing context has its module's API
+    (`mp.Process(target=train, ...)`, `mp.Queue()`), so the name qualifies as the module
+    does, when every binding of it in the module is such a call on one module
+    (Super-mario-bros-A3C's `train`)."""
+    sources: dict[str, list[str]] = {}  # name -> the module of each of its bindings
+    for node in index.context_bindings:
+        qualified = symbols.qualify(node.value.func) or ""  # `torch.multiprocessing.get_context`
+        sources.setdefault(node.targets[0].id, []).append(qualified.rpartition(".")[0])
+    for name, modules in sources.items():
+        one = set(modules)
+        if (
+            len(one) == 1
+            and one <= MULTIPROCESSING_MODULES
+            and index.stores.get(name) == len(modules)
+        ):
+            symbols.imports[name] = modules[0]
 
 
 def _own_bindings(tree: ast.Module, index: TreeIndex) -> set[str]:

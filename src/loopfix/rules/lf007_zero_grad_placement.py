@@ -77,7 +77,8 @@ it, in one loop iteration:
   function it calls, `ensure_shared_grads(local, shared)`) and steps the shared model's
   optimizer (a `torch.optim` one or a subclass, `SharedAdam`), but nothing in the loop clears
   the local gradients. The worker may be a function started as a process or thread
-  (`mp.Process(target=train, args=(global_model, rank))`) or such a class's `run()`.
+  (`mp.Process(target=train, args=(global_model, rank))`, `mp` the module or a context
+  from its `get_context("spawn")`) or such a class's `run()`.
   `optimizer.zero_grad()` over the shared model sets its `.grad` to None (the default since
   PyTorch 2.0) and leaves the local `.grad` to pile up. Not when the loop, or a function it
   calls, touches gradients otherwise or names a `zero_grad` (the local model's, a
