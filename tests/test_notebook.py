@@ -366,3 +366,38 @@ def test_a_future_import_after_a_shell_escape_cell_verifies(tmp_path, monkeypatc
     assert "wrote gan.ipynb: LF002 cell 4 line 15: equivalent" in result.stderr, result.stderr
     cells = json.loads(path.read_bytes())["cells"]
     assert cells[1]["source"] == ["!pip -q install torch\n"]  # the escape comes back
+
+
+def test_a_magic_called_without_its_percent_is_a_magic(tmp_path, monkeypatch):
+    """With automagic on (IPython's default; Colab notebooks lean on it) `cd 'Colab
+    Notebooks'` and `pip install einops` run the line magics: they are magics, not syntax
+    errors, and come back unchanged when the fixed notebook is written."""
+    monkeypatch.chdir(tmp_path)
+    setup = "cd 'Colab Notebooks'\ncd drive/My\\ Drive\npip install einops\n"
+    path = tmp_path / "gan.ipynb"
+    path.write_bytes(notebook(setup + HEAD, "for i in range(3):\n" + LOOP))
+    result = invoke("check", "--no-cache", ".")
+    assert "syntax error" not in result.output, result.output
+    assert "gan.ipynb:cell 3:15:5: LF002" in result.stdout, result.output
+    text, parsed = to_python(path.read_bytes())
+    assert from_python(parsed, text) == path.read_bytes()
+    applied = invoke("apply", "--no-verify", "--no-cache", ".")
+    assert applied.exit_code == 0, applied.output
+    cell = json.loads(path.read_text())["cells"][1]
+    assert "".join(cell["source"]).startswith(setup)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cd = 'data'",  # a variable that shadows the magic
+        "time(model)",  # a call of a function of that name
+        "ls -la",  # Python (`ls - la`): left to Python, as written
+        "run = train(model)",
+        "pip",
+    ],
+)
+def test_a_line_that_is_python_is_never_taken_for_a_magic(line):
+    text, _ = to_python(notebook(line + "\n"))
+    assert line in text
+    assert "loopfix magic" not in text

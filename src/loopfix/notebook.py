@@ -29,6 +29,19 @@ _MAGIC_LINE = re.compile(
     r"^([ \t]*)(?:pass  |[^#\n]*= (?:None|\[\])  )?" + re.escape(MAGIC) + r"(.*)$", re.M
 )
 _ESCAPE = re.compile(r"^([ \t]*)([%!].*|[\w.]+\?{1,2}[ \t]*)$")  # `nn.Linear?` asks for help
+# IPython's built-in line magics (`%lsmagic`, IPython 8) that take shell-like words, its POSIX
+# shell aliases, and the extensions' magics notebooks load most (autoreload, tensorboard):
+# with automagic on (IPython's and Jupyter's default, Colab's too) a line starting with one
+# runs it without its `%` (`cd drive/My\ Drive`, `pip install einops`) unless a variable of
+# that name shadows it (IPython's `prefilter.is_shadowed`)
+AUTOMAGICS = frozenset(
+    {"cd", "ls", "pwd", "pip", "conda", "mamba", "env", "set_env", "mkdir", "rmdir", "rm",
+     "mv", "cp", "cat", "less", "more", "man", "clear", "run", "load", "load_ext",
+     "reload_ext", "unload_ext", "matplotlib", "pylab", "time", "timeit", "prun", "who",
+     "whos", "reset", "history", "pushd", "popd", "dhist", "bookmark", "sx", "system",
+     "alias", "autoreload", "aimport", "tensorboard"}
+)  # fmt: skip
+_AUTOMAGIC = re.compile(r"^([ \t]*)((\w+)[ \t]+([^ \t(\[=,].*)?)$")
 # cell magics whose body IPython runs as Python (timed, profiled, captured)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit"})
 # `files = !ls`, `t = %timeit -o f()`: IPython's assignment from a shell command or magic
@@ -249,7 +262,7 @@ def _comment_magics(code: str) -> str:
             out.append(MAGIC + body + end)
             continue
         assigned = None if continued else _ASSIGNED_ESCAPE.match(body)
-        escape = assigned or (None if continued else _ESCAPE.match(body))
+        escape = assigned or (None if continued else _ESCAPE.match(body) or _automagic(body))
         if body.startswith(MAGIC):  # a cell magic's first line, already a comment
             pass
         elif assigned:
@@ -268,6 +281,20 @@ def _comment_magics(code: str) -> str:
             continued = depth > 0 or body.rstrip().endswith("\\")
         out.append(body + end)
     return "".join(out)
+
+
+def _automagic(body: str) -> re.Match | None:
+    """`cd 'Colab Notebooks'`: a line magic called without its `%` (`AUTOMAGICS`), where
+    the line is no Python statement (`cd = path`, `time(...)` and `ls -la`, which parses,
+    stay Python: loopfix does not know what the notebook shadows)."""
+    found = _AUTOMAGIC.match(body)
+    if found is None or found.group(3) not in AUTOMAGICS:
+        return None
+    try:
+        compile(body.strip(), "<cell line>", "exec")
+    except SyntaxError:
+        return found
+    return None
 
 
 def _commented(code: str) -> str:
