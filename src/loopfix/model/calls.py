@@ -701,8 +701,10 @@ class CallsMixin:
         if kind == "optimizer":
             first = positional[0][0] if positional else keywords.get("params", (EMPTY, None))[0]
             paths = shapes.param_paths(first.shape)
-            if paths is None and node.args:
-                paths = self._tensor_params(node.args[0], env)
+            keyword = _keyword(node, "params")
+            given = node.args[0] if node.args else keyword.value if keyword else None
+            if paths is None and given is not None:  # `Adam(params=[{"params": ...}, ...])`
+                paths = self._tensor_params(given, env)
             return EMPTY.with_shape(("optimizer", paths))
         if kind == "scheduler":
             optimizer = self.module_path(node.args[0]) if node.args else None
