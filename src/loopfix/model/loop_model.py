@@ -1455,10 +1455,7 @@ def _made_by_project_calls(scope: ast.AST, symbols: Symbols) -> dict[str, list[F
     """Names the scope (or the module) binds to what a project function's call returns
     (`clear = hooks.make_clear(model)`), with those functions."""
     made: dict[str, list[FunctionNode]] = {}
-    scopes = (
-        {id(scope): scope, id(symbols.tree): symbols.tree} if symbols.tree else {id(scope): scope}
-    )
-    for node in (n for s in scopes.values() for n in walk(s)):
+    for node in (n for s in {scope, symbols.tree} - {None} for n in walk(s)):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             callees = list(project_callees(node.value.func, symbols))
             for target in node.targets:
