@@ -240,9 +240,11 @@ def test_the_modules_calling_into_a_file_run_within_a_budget(tmp_path, monkeypat
     """An entry script that builds a whole framework before it calls the file (here, a
     registry filled by loops calling loops, for each configuration) costs the file's
     analysis at most `CALLERS_BUDGET` statements."""
-    from loopfix.model import loop_model
+    from loopfix.model import loop_model, memo
     from loopfix.project import Project
 
+    # the loops calling loops would be run once each (`memo`): the budget is what is tested
+    monkeypatch.setattr(memo, "ENABLED", False)
     (tmp_path / "main.py").write_text(FRAMEWORK_MAIN)
     trainer = tmp_path / "trainer.py"
     trainer.write_text(TRAINER)
@@ -577,11 +579,15 @@ if __name__ == "__main__":
 """
 
 
-def test_an_evaluation_without_grad_that_stores_nothing_is_not_run_at_each_call():
+def test_an_evaluation_without_grad_that_stores_nothing_is_not_run_at_each_call(monkeypatch):
     """`evaluate` runs under a project decorator that applies `torch.inference_mode`, does no
     autograd work and stores nothing outside its locals: its calls leave nothing a rule asks
     about, and its body (with its loops) is not interpreted at each call site and loop round
-    of the callers. One that stores into its argument (`model.last = seen`) still runs."""
+    of the callers. One that stores into its argument (`model.last = seen`) still runs (its
+    loop would be run once per entry state without `memo`, which is not what is tested)."""
+    from loopfix.model import memo
+
+    monkeypatch.setattr(memo, "ENABLED", False)
     inert = build_model(parse(EVALUATED_EVERY_EPOCH.format(extra="pass")))
     storing = build_model(parse(EVALUATED_EVERY_EPOCH.format(extra="model.last = seen")))
     assert inert.statements_run * 2 < storing.statements_run

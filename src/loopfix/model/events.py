@@ -31,6 +31,7 @@ class EventsMixin:
         """A backward pass through `loss`'s graphs; `spares`: a test of the graphs it does not
         free (a backward restricted with `inputs=` to other modules' parameters), which it
         still counts as reached (precision first: a retain it may need is kept)."""
+        self.env_events += 1
         backward_id = self._id("backward", node)
         loops = tuple(self.loop_stack)
         site = self.obs.backwards.get(backward_id)
@@ -244,6 +245,7 @@ class EventsMixin:
     ) -> None:
         """The step changed these modules' weights in place: graphs that saved them are stale
         (except in `spared`, containers whose other elements it did not touch)."""
+        self.env_events += 1
         stale = _Once(lambda g: g.go_stale(step_id))
         for name, value in list(env.items()):
             if name in spared:

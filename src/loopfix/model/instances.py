@@ -46,6 +46,10 @@ class CallSites:
     # class name -> (the class, its module's symbols) of the objects the call sites passed,
     # or None when two classes of that name were (`Symbols.adopt`)
     classes: dict[str, tuple[Any, Any] | None] = field(default_factory=dict)
+    # the loop runs being remembered (`memo.LoopMemo`), each given every call recorded in it
+    # to record again where the run is reused: what a call records depends on what the
+    # analysis has seen by then (`modules_of`)
+    journals: list[list[tuple]] = field(default_factory=list)
 
     def note_class(self, info, home) -> None:
         """An object of `info`'s class (defined in `home`) was passed at a call site."""
@@ -70,6 +74,11 @@ class CallSites:
         path of the object a method is called on (its `self`). `renames`: further caller
         paths as the callee knows them (`critic` as `agent.critic` when an object it is
         given keeps it)."""
+        for journal in self.journals:
+            # `modules_of` is the interpreter's: the replay passes it again (kept, it would
+            # make a cycle through the interpreter's memo)
+            entry = (function, bound, dict(listed or {}), modules_of is not None, receiver, renames)
+            journal.append(entry)
         renames = dict(renames or {})
         renames.update(
             (key, name)

@@ -35,6 +35,7 @@ from loopfix.model.graphs import (
 from loopfix.model.holders import HeldModules
 from loopfix.model.index import child_nodes, keep, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, identifies
+from loopfix.model.memo import LoopMemo
 from loopfix.model.shapes import NONE, TENSOR
 from loopfix.model.slots import ItemSlots
 from loopfix.model.summaries import Summaries
@@ -134,6 +135,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # whose body tests their counter (`if t == 0:`, `if t % k == 0:`)
         self.phases: dict[str, tuple[Counter, Phase]] = {}
         self.summaries = Summaries()  # what calls of the project's functions do, by context
+        self.loop_memo = LoopMemo()  # loop runs, by context and environment at entry
+        # the loop runs being remembered, each given the keys written in it, with the
+        # statement that wrote them (`LoopMemo`)
+        self.write_journals: list[dict[tuple[str, ast.stmt | None], None]] = []  # in order
+        # backwards and steps run so far: each may change any value of the environment
+        self.env_events = 0
         self.call_nodes: list[ast.Call] = []  # the calls being evaluated, innermost last
         # the functions being followed from the scope being run, each with the call that
         # entered it (outermost first): what a callee does is the caller's statement's effect
@@ -143,6 +150,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
         self.frame = frame
         self.scope_number += 1
+        self.loop_memo.start(self.obs)  # a run is reused within its scope's run only
         self.top_loops = set()
         module_body = self.symbols.tree.body if self.symbols.tree is not None else None
         self.held = HeldModules(body, body is module_body)
@@ -217,6 +225,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def note_write(self, key: str) -> None:
         for written in self.written_stack:
             written.add(key)
+        for journal in self.write_journals:
+            journal[key, self.top_statement] = None
         if self.top_statement is None:
             return
         for loop_id in self.loop_stack:
@@ -850,7 +860,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for values in itertools.product((True, False), repeat=len(keys)):
             self.assumed.update(zip(keys, values, strict=True))
             try:
-                run = self._run_loop(node, dict(env))
+                run = self.loop_memo.run(
+                    self, node, dict(env), lambda entry: self._run_loop(node, entry)
+                )
             finally:
                 for key in keys:
                     del self.assumed[key]
