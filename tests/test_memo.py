@@ -104,3 +104,23 @@ def test_reusing_a_loop_run_gives_what_running_it_gives_on_the_corpus(monkeypatc
     monkeypatch.setattr(memo, "CHECK", False)
     monkeypatch.setattr(memo, "ENABLED", False)
     assert checked == {path: findings(path) for path in cases}
+
+
+def test_the_runs_kept_are_bounded_and_forgetting_one_changes_nothing(monkeypatch):
+    """Each run kept holds its entry's values alive: past `MAX_RUNS` the contexts met
+    longest ago are forgotten (and a loop of one of them is run again, checked)."""
+    kept = []
+    run = memo.LoopMemo.run
+
+    def counted(self, *arguments):
+        flow = run(self, *arguments)
+        kept.append(self.kept)
+        return flow
+
+    monkeypatch.setattr(memo.LoopMemo, "run", counted)
+    monkeypatch.setattr(memo, "MAX_RUNS", 2)
+    monkeypatch.setattr(memo, "CHECK", True)
+    reported = text_findings(SAMPLING)
+    assert len(kept) > 2 and max(kept) == 2
+    monkeypatch.setattr(memo, "ENABLED", False)
+    assert reported == text_findings(SAMPLING)

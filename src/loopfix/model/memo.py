@@ -40,6 +40,9 @@ from loopfix.model.graphs import Env, Flow
 CHECK = os.environ.get("LOOPFIX_CHECK_MEMO") == "1"
 ENABLED = os.environ.get("LOOPFIX_MEMO") != "0"  # "0": every loop runs its fixpoint
 MAX_ENTRIES = 8  # runs remembered per loop and context: a loop whose entries keep changing
+# runs remembered in all (each keeps the values of its entry alive, graphs and all): past
+# this, the contexts met longest ago are forgotten first
+MAX_RUNS = 400
 
 
 class MemoMismatch(AssertionError):
@@ -60,8 +63,9 @@ class Run:
 class LoopMemo:
     """The loop runs of one interpreter, by loop and context."""
 
-    table: dict[tuple, list[Run]] = field(default_factory=dict)
+    table: dict[tuple, list[Run]] = field(default_factory=dict)  # oldest context first
     reused: int = 0  # runs served from the table
+    kept: int = 0  # runs in the table
     # the observations of the scope being run: a loop run while others are recorded (a
     # summary being computed records into its own) is not remembered nor reused
     observations: object = None
@@ -69,6 +73,7 @@ class LoopMemo:
     def start(self, observations) -> None:
         """A scope's run starts: forget the runs of the one before."""
         self.table.clear()
+        self.kept = 0
         self.observations = observations
 
     def run(self, interpreter, node: ast.AST, env: Env, run_loop: Callable[[Env], Flow]) -> Flow:
@@ -76,7 +81,8 @@ class LoopMemo:
         if not ENABLED or interpreter.obs is not self.observations:
             return run_loop(env)
         key = _context(interpreter, node)
-        runs = self.table.setdefault(key, [])
+        runs = self.table.pop(key, [])
+        self.table[key] = runs  # the context met last goes last
         visible = _visible(interpreter)
         seen = {k: v for k, v in env.items() if visible(k)}
         for earlier in runs:
@@ -100,7 +106,12 @@ class LoopMemo:
         # a backward or a step changes values the loop cannot name (its callers' graphs)
         if len(runs) < MAX_ENTRIES and interpreter.env_events == events:
             changes = _changes(flow, seen, visible)
+            if self.table.get(key) is not runs:  # forgotten while the loop ran
+                runs = self.table[key] = []
             runs.append(Run(seen, changes, flow.returned, written, calls, _left(interpreter)))
+            self.kept += 1
+            while self.kept > MAX_RUNS:
+                self.kept -= len(self.table.pop(next(iter(self.table))))
         return flow
 
 
