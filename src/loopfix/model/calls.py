@@ -452,7 +452,12 @@ class CallsMixin:
         optimizer over a list of named tensors steps; each tensor as `shapes.TENSOR_PATH`
         plus its path (no module's call site is one, so its step changes no module's
         weights). None unless every item is a named tensor or a module's parameters, or
-        every item is a param group (`_param_groups_params`)."""
+        every item is a param group (`_param_groups_params`), also when the groups were
+        listed under a name first (`groups = [{...}, {...}]`, then `Adam(groups)`)."""
+        named = isinstance(given, ast.Name | ast.Attribute)
+        groups = self.param_groups.get(self.key_for(given) or "") if named else None
+        if groups is not None:
+            return self._param_groups_params(list(groups), env)
         if isinstance(given, ast.Name) and self.leaves:  # `params = [W, U]`, then `SGD(params)`
             listed = self.listed.get(self.key_for(given) or "")
             leaves = [p for p in listed or () if p in self.leaves]

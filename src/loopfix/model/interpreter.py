@@ -101,6 +101,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterated_containers: list[frozenset[str]] = []
         # lists built from named objects (`optimizers = [opt_a, opt_b]`): their items' paths
         self.listed: dict[str, tuple[str | None, ...]] = {}
+        # lists of param groups (`groups = [{"params": net.parameters(), "lr": 0.1}]`): the
+        # groups, for an optimizer built over the list (`Adam(groups)`)
+        self.param_groups: dict[str, tuple[ast.Dict, ...]] = {}
         self.held = HeldModules()  # the modules the objects built in the scope keep
         # keys of the scope's names bound to a tensor that requires grad, made there
         # (`W = nn.Parameter(...)`, `torch.randn(..., requires_grad=True)`): `_note_leaf`
@@ -488,16 +491,20 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             env.setdefault(path, value)
 
     def _note_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
-        """`models = [encoder, regressor]`: the list's items are those names' objects."""
+        """`models = [encoder, regressor]`: the list's items are those names' objects.
+        `groups = [{"params": net.parameters()}, ...]`: the list is those param groups."""
         key = self.key_for(target) if len(node.targets) == 1 else None
         if key is None:
             return
-        if isinstance(source, ast.List | ast.Tuple) and all(
-            isinstance(e, ast.Name | ast.Attribute) for e in source.elts
-        ):
+        displayed = isinstance(source, ast.List | ast.Tuple)
+        if displayed and all(isinstance(e, ast.Name | ast.Attribute) for e in source.elts):
             self.listed[key] = tuple(self.module_path(e) for e in source.elts)
         else:
             self.listed.pop(key, None)
+        if displayed and source.elts and all(isinstance(e, ast.Dict) for e in source.elts):
+            self.param_groups[key] = tuple(source.elts)
+        else:
+            self.param_groups.pop(key, None)
 
     def _unpack_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
         """`[optimizer, optimizer_conf] = optimizers` of a list built from names (passed in

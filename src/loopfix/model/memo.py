@@ -165,6 +165,7 @@ def _context(interpreter, node: ast.AST) -> tuple:
         frozenset(interpreter.element_names),
         frozenset(interpreter.leaves),
         _items(interpreter.listed),
+        _items(interpreter.param_groups),
         tuple(interpreter.element_loops),
         tuple(interpreter.element_indices),
         tuple(interpreter.iterated_containers),
@@ -188,7 +189,14 @@ def _slots(slots) -> tuple:
 # the interpreter's state that a loop's run changes as it goes (and `_context` reads): the
 # frame's and the scope's tables, each a dict or set kept in place
 FRAME_TABLES = ("aliases", "attribute_aliases", "given_keys")
-SCOPE_TABLES = ("element_names", "leaves", "listed", "iterated_from", "peer_index")
+SCOPE_TABLES = (
+    "element_names",
+    "leaves",
+    "listed",
+    "param_groups",
+    "iterated_from",
+    "peer_index",
+)
 LEFT = ("obs", "slots", "iterating")  # compared apart by `_check`
 
 
