@@ -391,3 +391,24 @@ def test_a_virtual_document_is_at_its_notebooks_path(tmp_path, monkeypatch):
     assert real_path(tmp_path / "lsp-documents/sub/nb.ipynb") == tmp_path / "root/sub/nb.ipynb"
     outside = tmp_path / "root/.virtual_documents/nb.ipynb"  # not that server's folder
     assert real_path(outside) == outside
+
+
+def test_a_line_magic_without_its_percent_sign_leaves_the_notebook_analysed(tmp_path, monkeypatch):
+    """`cd 'Colab Notebooks'` (IPython's automagic, which Colab notebooks lean on) reaches the
+    server as the cell has it: jupyterlab-lsp rewrites only lines starting with `%` or `!`.
+    The notebook is analysed as if the line were a comment, and the quick fix leaves the line
+    as it is and changes what it changes without it."""
+    from loopfix.edits import apply_edits
+    from loopfix.lsp.features import analyse_buffer, planned_edits
+
+    monkeypatch.delenv(spec_module.ROOT_ENV, raising=False)
+    monkeypatch.delenv(spec_module.VIRTUAL_ENV, raising=False)
+    uri = (tmp_path / ".virtual_documents" / "gan.ipynb").as_uri()
+    magic = "cd 'Colab Notebooks'\n"
+    cells = HEAD.rstrip("\n") + "\n\n\nfor i in range(3):\n" + LOOP
+    plain = analyse_buffer(uri, cells)
+    analysis = analyse_buffer(uri, magic + cells)
+    assert analysis.error is None
+    assert [f.rule for f in analysis.findings] == [f.rule for f in plain.findings] == ["LF002"]
+    fixed = apply_edits(analysis.text, planned_edits(analysis))
+    assert fixed == magic + plain.result.fixed_text != magic + cells

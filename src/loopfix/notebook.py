@@ -297,6 +297,23 @@ def _automagic(body: str) -> re.Match | None:
     return None
 
 
+def automagic_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets in `text` of each statement line that is a line magic called
+    without its `%` (`_automagic`), outside brackets and continued lines: what jupyterlab-lsp
+    leaves as it is in a notebook's virtual document (its IPython overrides rewrite only the
+    lines that start with `%` or `!`)."""
+    spans, offset, depth, continued = [], 0, 0, False
+    for line in _lines(text):
+        body = line.rstrip("\r\n")
+        if not continued and _automagic(body):
+            spans.append((offset, offset + len(body)))
+        else:
+            depth = _depth_after(body, depth)
+            continued = depth > 0 or body.rstrip().endswith("\\")
+        offset += len(line)
+    return spans
+
+
 def _commented(code: str) -> str:
     """Every line of a cell that does not parse as a comment that gives it back as it was
     (magics already commented come back too: `_MAGIC_LINE` restores each line once). A line

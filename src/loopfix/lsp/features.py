@@ -22,6 +22,7 @@ from lsprotocol import types
 from loopfix.analysis import ON_DISK, FileResult, analyse_source
 from loopfix.config import Config, ConfigError, config_from_text
 from loopfix.edits import Edit, apply_edits
+from loopfix.notebook import automagic_lines
 from loopfix.parse import ChunkParser, parse
 from loopfix.project import Project
 from loopfix.rules import CRASHING_RULES, Finding, Fix, rule_by_code
@@ -87,7 +88,8 @@ def analyse_buffer(
     disk, as for the python-lsp-server plugin)."""
     config = config or Config()
     path = uri_to_path(uri)
-    source = SourceFile.from_text(path, text)
+    magics = automagic_lines(text) if path.suffix == ".ipynb" else []
+    source = SourceFile.from_text(path, _commented_out(text, magics))
     options = replace(config.options(), alternatives=True)  # the further code actions
     try:
         rules = config.rules_for(path)
@@ -96,7 +98,48 @@ def analyse_buffer(
         return BufferAnalysis(uri, text, None, str(error).replace(str(path), path.name), config)
     except Exception as error:  # a loopfix bug: log it, keep serving
         return BufferAnalysis(uri, text, None, f"{path.name}: internal error: {error!r}", config)
+    if magics:
+        result = _with_magics_kept(result, text, magics)
     return BufferAnalysis(uri, text, result, None, config)
+
+
+def _commented_out(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each line magic called without `%` (`cd data`, which jupyterlab-lsp's
+    virtual document keeps as the cell has it) made a comment of the same length (`#d
+    data`): every other offset stays where it was, so findings and edits need no mapping."""
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        first = start + len(text[start:end]) - len(text[start:end].lstrip())
+        chars[first] = "#"
+    return "".join(chars)
+
+
+def _with_magics_kept(result: FileResult, text: str, spans: list[tuple[int, int]]) -> FileResult:
+    """The analysis of the commented text as the document's own: a fix whose edits touch a
+    magic's line is not offered (its edit would write the comment into the cell), and the
+    fixed text is the document's with the other fixes' edits."""
+
+    def keeps_magics(fix: Fix | None) -> bool:
+        return fix is None or not any(
+            e.start <= end and start <= e.end for e in fix.edits for start, end in spans
+        )
+
+    findings = []
+    for finding in result.findings:
+        if not keeps_magics(finding.fix):
+            finding = replace(
+                finding,
+                fix=None,
+                applied=False,
+                fix_unavailable="its edit would change a line magic's line",
+            )
+        alternatives = tuple(a for a in finding.alternatives if keeps_magics(a))
+        findings.append(replace(finding, alternatives=alternatives))
+    edits = sorted({e for f in findings if f.applied for e in f.fix.edits})
+    source = SourceFile.from_text(result.source.path, text)
+    return replace(result, source=source, findings=findings, fixed_text=apply_edits(text, edits))
 
 
 def diagnostics(analysis: BufferAnalysis, encoding: str) -> list[types.Diagnostic]:
