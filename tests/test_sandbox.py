@@ -163,6 +163,24 @@ def test_another_missing_package_is_named_in_the_verdict(tmp_path):
     )
 
 
+def test_a_folder_the_script_appends_to_its_import_path_is_reached_from_its_own_folder(
+    tmp_path,
+):
+    """`sys.path.append("../lib")` is read from the working folder when the import runs;
+    the run's is a temporary one, where the entry names nothing. Read from the script's own
+    folder (the one place it names a folder that exists), the project's module is found."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "settings.py").write_text("SCALE = 0.5\n")
+    (tmp_path / "scripts").mkdir()
+    path = tmp_path / "scripts" / "train.py"
+    imports = 'import sys\nsys.path.append("../lib")\nimport settings'
+    text = CARRIED.format(imports=imports, head="", tail="")
+    path.write_text(text.replace("lr=0.1", "lr=settings.SCALE"))
+    result = analyse_source(SourceFile.read(path), project=None)
+    (verdict,) = verify_file(result, SETTINGS)
+    assert verdict.verdict == "equivalent", verdict.verdict
+
+
 @pytest.fixture
 def second_environment(tmp_path) -> Path:
     """A virtual environment of its own holding a package only the project needs; it sees
@@ -226,3 +244,21 @@ def test_a_project_without_tool_loopfix_still_finds_its_venv(tmp_path, monkeypat
     assert Config().interpreter(tmp_path / "sub" / "train.py") == expected
     monkeypatch.chdir(tmp_path / "sub")
     assert Config().interpreter() == expected
+
+
+def test_only_literal_relative_entries_naming_a_folder_are_read_from_the_scripts_folder(
+    tmp_path,
+):
+    from loopfix.verify.harness import appended_folders
+
+    (tmp_path / "lib").mkdir()
+    text = (
+        "import os, sys\n"
+        'sys.path.append("../nowhere")\n'  # names no folder from the script's
+        'sys.path.insert(0, "lib")\n'
+        "sys.path.append(os.getcwd())\n"  # not a literal
+        'sys.path.append("/opt/shared")\n'  # absolute: the same from anywhere
+        'sys.path.insert("lib")\n'  # not how insert is called
+    )
+    assert appended_folders(text, tmp_path) == ((tmp_path / "lib").resolve(),)
+    assert appended_folders("sys.path.append(", tmp_path) == ()
