@@ -234,6 +234,38 @@ def test_a_file_without_a_backward_is_analysed_for_what_it_imports(tmp_path, imp
     assert project(tmp_path, files).imports_autograd(tmp_path / "agent.py") is analysed
 
 
+MASKING = """
+def mask_probs(probs, mask=None):
+    if mask is not None:
+        probs[mask] = 0.0
+    return probs
+
+
+def scaled(probs, k):
+    return probs * k
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, analysed",
+    [
+        ("from masking import mask_probs", True),
+        ("from masking import scaled", False),  # changes nothing in place
+        ("import json", False),
+    ],
+)
+def test_a_model_importing_a_helper_that_changes_in_place_is_analysed(tmp_path, imports, analysed):
+    """A model module that changes nothing in place itself may still change a saved tensor
+    through a function it imports from the project (`from utils import mask_probs`)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "masking.py").write_text(MASKING)
+    model = f"import torch.nn as nn\n{imports}\n\n\nclass Net(nn.Module):\n"
+    model += "    def forward(self, x):\n        return x\n"
+    (tmp_path / "model.py").write_text(model)
+    report = analyse_path(tmp_path / "model.py", ScanSettings(Config(), None))
+    assert (report.skipped is None) is analysed
+
+
 def test_a_skipped_file_is_reported_as_having_no_backward_pass(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "models.py").write_text(MODEL.format(change="out = out + residual") + METRIC)

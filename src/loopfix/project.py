@@ -586,6 +586,24 @@ class Project:
                 return True
         return False
 
+    def imports_in_place(self, path: Path, consulted: set[Path] | None = None) -> bool:
+        """Whether `path` imports by name a function of a project module that changes
+        something in place (`from utils import mask_probs`: the model module's `forward`
+        may change a saved tensor through it, see `loopfix.relevance`). `consulted`
+        collects the project modules whose text the answer read."""
+        importer = Path(path).resolve()
+        consulted = consulted if consulted is not None else set()
+        for module, level, names in self.imported_names(importer):
+            if not names:
+                continue
+            target = self._find_noting(importer, module, level, consulted)
+            if target in (None, importer):
+                continue
+            changing = self._remember(target, "in-place", relevance.in_place_functions, consulted)
+            if changing & set(names):
+                return True
+        return False
+
     def _exports_autograd(
         self,
         importer: Path,

@@ -9,7 +9,9 @@ rest of a check. Every rule is about a backward pass, so a file is analysed only
 - it is a model module (`def forward`) that changes something in place inside a class, or in
   a module-level function its classes call (LF008 follows `forward` and what it calls): an
   in-place change in a metric or data function beside the models (`total += loss.item()`
-  in `evaluate`) does not make the file a model to follow;
+  in `evaluate`) does not make the file a model to follow; or a model module that imports,
+  by name, a function of a project module that changes something in place (`from utils
+  import mask_probs`);
 - or a name it imports from a project module does the autograd work for it: the class or
   function imported says `backward` (a custom `torch.autograd.Function` only when it runs a
   backward pass itself: its `def backward(ctx, grad)` is a gradient formula), or calls
@@ -150,6 +152,23 @@ def changes_in_place(text: str) -> bool:
         reached.add(name)
         frontier |= (_calls_in(lines, top[name]) & top.keys()) - reached
     return bool(reached & changing)
+
+
+def in_place_functions(text: str) -> set[str]:
+    """The module-level functions of `text` that change something in place (a helper a
+    model module in another file imports: `from utils import mask_probs`)."""
+    if _IN_PLACE.search(text) is None:
+        return set()
+    lines = text.split("\n")
+    found = blocks(lines)
+    owner = _owners(found, len(lines))
+    starts = _line_starts(text)
+    changing = set()
+    for match in _IN_PLACE.finditer(text):
+        block = owner[bisect.bisect_right(starts, match.start()) - 1]
+        if block is not None and found[_outermost(found, block)].kind == "def":
+            changing.add(found[_outermost(found, block)].name)
+    return changing
 
 
 def _line_starts(text: str) -> list[int]:

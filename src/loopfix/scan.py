@@ -334,9 +334,10 @@ def _syntax_errors(path: Path, data: bytes) -> list[str]:
 
 def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
     """Whether a file can hold a finding (see `loopfix.relevance`): it mentions a backward
-    pass, it is a model module that changes something in place, or what it imports from a
-    project module does autograd work (the update helper in `utils.py` of an agent that never
-    says `backward` itself)."""
+    pass, it is a model module that changes something in place (itself, or through a
+    function it imports from a project module), or what it imports from a project module
+    does autograd work (the update helper in `utils.py` of an agent that never says
+    `backward` itself)."""
     text = data.decode("latin-1")  # the tests read ASCII words and indentation
     if relevance.mentions_autograd(text):
         return True
@@ -350,7 +351,11 @@ def _relevant(path: Path, data: bytes, consulted: set[Path]) -> bool:
     if "import" not in text:
         return False
     project = project_for(path)
-    return project is not None and project.imports_autograd(path, consulted)
+    if project is None:
+        return False
+    if project.imports_autograd(path, consulted):
+        return True
+    return "def forward" in text and project.imports_in_place(path, consulted)
 
 
 def _digests(paths: set[Path]) -> dict[str, str | None]:

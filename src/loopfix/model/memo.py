@@ -325,6 +325,7 @@ def _check(
 
 
 def _detail(before: object, after: object) -> object:
+    """The first few entries where two snapshots of a table differ."""
     if isinstance(before, dict) and isinstance(after, dict):
         keys = [k for k in set(before) | set(after) if before.get(k) != after.get(k)]
         return [(k, before.get(k), after.get(k)) for k in keys[:3]]
@@ -332,8 +333,9 @@ def _detail(before: object, after: object) -> object:
 
 
 def _difference(flow: Flow, replayed: Flow) -> list:
+    """The first few keys where the loop's run and the replayed flow differ."""
     found = []
-    for part in ("normal", "continues", "breaks", "returns"):
+    for part in PARTS:
         ran, kept = getattr(flow, part), getattr(replayed, part)
         if ran is None or kept is None:
             if ran is not kept:

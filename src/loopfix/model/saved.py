@@ -494,17 +494,28 @@ def _trained_methods(cls: ast.ClassDef) -> set[str]:
 
 
 def mutates_first_argument(
-    function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None = None
+    function: ast.FunctionDef,
+    symbols: Symbols,
+    owner: ClassInfo | None = None,
+    given: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether `function` (a `forward(self, x)` or `f(x)`) changes its first tensor argument
     in place before binding the name to anything else: by an in-place operation, an in-place
     module of `owner` (its class: `x = self.act(x)` with `nn.ReLU(inplace=True)`), or a call
-    that does. Answered once per function and class (a base's method means the subclass's
-    layers). A call back into a function still being answered counts as no change: the
-    answer of the outermost one is then the least fixpoint, but the answers of those in
-    between rest on that guess and are not kept (asked later, they are worked out again,
-    so no answer depends on which was asked first)."""
-    key = ("mutates its first argument", id(function), id(owner.node) if owner else None)
+    that does. `given`: the parameters the call passes something other than `None`, which
+    decide the body's `if mask is not None:` tests of parameters that default to `None`
+    (`_taken_blocks`). Answered once per function, class and such tests decided (a base's
+    method means the subclass's layers). A call back into a function still being answered
+    counts as no change: the answer of the outermost one is then the least fixpoint, but the
+    answers of those in between rest on that guess and are not kept (asked later, they are
+    worked out again, so no answer depends on which was asked first)."""
+    given = given & _none_tests(function)
+    key = (
+        "mutates its first argument",
+        id(function),
+        id(owner.node) if owner else None,
+        given,
+    )
     if key in symbols.facts:
         return bool(symbols.facts[key])
     asking, guessed = _questions()
@@ -513,7 +524,7 @@ def mutates_first_argument(
         return False
     asking.append(key)
     try:
-        answer = _mutates_first(function, symbols, owner)
+        answer = _mutates_first(function, symbols, owner, given)
     finally:
         asking.pop()
     if key in guessed:
@@ -534,7 +545,9 @@ def _questions() -> tuple[list[tuple], set[tuple]]:
     return _ANSWERING.asking, _ANSWERING.guessed
 
 
-def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None) -> bool:
+def _mutates_first(
+    function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo | None, given: frozenset[str]
+) -> bool:
     params = [a.arg for a in function.args.args]
     if params and params[0] == "self":
         params = params[1:]
@@ -544,12 +557,114 @@ def _mutates_first(function: ast.FunctionDef, symbols: Symbols, owner: ClassInfo
     built = _attribute_constructors(owner, symbols) if owner is not None else {}
     scope = _Scope(symbols, owner, built)
     scope.function = function
-    for statement in function.body:
+    for statement in _taken_statements(function.body, given):
         if any(_changed_name(n, symbols, scope) == name for n in _in_place_nodes(statement)):
             return True
         if name in _assigned_names([statement]):
             return False
     return False
+
+
+def _taken_statements(body: list[ast.stmt], given: frozenset[str]) -> list[ast.stmt]:
+    """The statements of `body` in order, with the body of each `if p is not None:` whose
+    parameter `p` the call gives (`given`) in its place: Python runs it at that call. The
+    parameter is bound again nowhere before (`_none_tests` asks that)."""
+    taken = []
+    for statement in body:
+        tested = _none_tested(statement)
+        if tested is not None and tested in given:
+            taken += _taken_statements(statement.body, given)
+        else:
+            taken.append(statement)
+    return taken
+
+
+def _none_tested(statement: ast.stmt) -> str | None:
+    """`p` of `if p is not None:` with no `else`, or None."""
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return None
+    test = statement.test
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _none_tests(function: ast.FunctionDef) -> frozenset[str]:
+    """The parameters defaulting to `None` that a top-level `if p is not None:` of the body
+    tests, where nothing in the body binds them again."""
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    defaults = dict(zip([a.arg for a in positional[::-1]], arguments.defaults[::-1], strict=False))
+    defaults |= {
+        a.arg: d
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if d is not None
+    }
+    tested = {_none_tested(s) for s in function.body} - {None}
+    rebound = _assigned_names(function.body)
+    return frozenset(
+        name
+        for name in tested
+        if name not in rebound
+        and isinstance(defaults.get(name), ast.Constant)
+        and defaults[name].value is None
+    )
+
+
+def _given(
+    call: ast.Call, function: ast.FunctionDef, maybe_none: frozenset[str] | None
+) -> frozenset[str]:
+    """The parameters `call` passes something that is surely not `None`: an expression that
+    computes a value (`torch.rand(4, 5) > 0.7`, `lengths.unsqueeze(1)`), or a name of the
+    caller's that it never binds to `None` (not in `maybe_none`: a parameter defaulting to
+    `None`, `mask=None` in `forward`, nor `mask = None`; every name, when that is not known).
+    A literal, an attribute (`self.mask`, often `None` until set) or a name that may be
+    `None` is not; nothing is for a call that unpacks `*args` or `**kwargs` (which
+    parameter those fill is not read)."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return frozenset()
+    if any(k.arg is None for k in call.keywords):
+        return frozenset()
+    names = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if names and names[0] == "self":
+        names = names[1:]
+    passed = dict(zip(names, call.args, strict=False))  # more parameters than arguments
+    passed |= {k.arg: k.value for k in call.keywords}
+    return frozenset(
+        name
+        for name, value in passed.items()
+        if not isinstance(value, ast.Constant | ast.Attribute)
+        and not (isinstance(value, ast.Name) and (maybe_none is None or value.id in maybe_none))
+    )
+
+
+def _maybe_none_names(function: ast.AST) -> frozenset[str]:
+    """The names of `function` that may hold `None`: its parameters that default to `None`
+    and the names it binds to a literal `None` anywhere."""
+    names = set()
+    arguments = getattr(function, "args", None)
+    if isinstance(arguments, ast.arguments):
+        positional = arguments.posonlyargs + arguments.args
+        pairs = zip(positional[::-1], arguments.defaults[::-1], strict=False)
+        pairs = [*pairs, *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+        names |= {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+    for node in walk(function):
+        if isinstance(node, ast.Assign) and _none(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and _none(node.value):
+            names |= {node.target.id} if isinstance(node.target, ast.Name) else set()
+    return frozenset(names)
+
+
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 class _Scope:
@@ -660,7 +775,7 @@ class _Scope:
                         self._escape(element.id, "a container")
             if isinstance(node, ast.Call) and not self._follows(node):
                 arguments = [*node.args, *(k.value for k in node.keywords)]
-                helper = self._mutating_helper(node.func)
+                helper = self._mutating_helper(node.func, node)
                 if helper is not None:  # followed: the change it makes is the finding
                     first = _first_parameter(helper)
                     changed = (
@@ -848,7 +963,8 @@ class _Scope:
         keywords = {k.arg: self._value(k.value, statement) for k in node.keywords}
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         first = args[0] if args else None
-        if first is None and keywords and (helper := self._mutating_helper(func)) is not None:
+        helper = self._mutating_helper(func, node) if first is None and keywords else None
+        if helper is not None:
             first = keywords.get(_first_parameter(helper))
         if receiver is not None:  # a tensor method: `x.sigmoid()`, `x.view(...)`, `x.add_(r)`
             if name == "detach":
@@ -884,7 +1000,7 @@ class _Scope:
             # `model(x)` in training code; `self(x)`, `self.forward(x)`: the module's own
             # forward (SAC's `mean, log_std = self.forward(state)` in `sample`)
             return Binding(Counter(), True, _union(args))
-        if first is not None and self._mutating_helper(func) is not None:
+        if first is not None and self._mutating_helper(func, node) is not None:
             # what it returns is computed from the tensor it changed (often that tensor)
             return Binding(Counter(), first.grad, first.graph)
         return None
@@ -1054,9 +1170,12 @@ class _Scope:
         info = _project_class(built, self.symbols)
         return (info.node.name, built, info) if info is not None else None
 
-    def _mutating_helper(self, func: ast.expr) -> ast.FunctionDef | None:
+    def _mutating_helper(
+        self, func: ast.expr, call: ast.Call | None = None
+    ) -> ast.FunctionDef | None:
         """A project function or a method of the class, not a layer, that changes its first
-        argument in place (`add_noise_(h)`, `utils.normalize(x)`, `self._mask(scores)`)."""
+        argument in place (`add_noise_(h)`, `utils.normalize(x)`, `self._mask(scores)`), at
+        `call` where given (`mask_probs(probs, mask)` runs `if mask is not None:`)."""
         function = None
         if isinstance(func, ast.Name):
             function = self.symbols.functions.get(func.id)
@@ -1069,7 +1188,19 @@ class _Scope:
             return None
         home = self.symbols.home(function)
         owner = self.owner if _self_attribute(func) else None
-        return function if mutates_first_argument(function, home, owner) else None
+        given = frozenset()
+        if call is not None and _none_tests(function):  # `if mask is not None:` in its body
+            given = _given(call, function, self._maybe_none())
+        return function if mutates_first_argument(function, home, owner, given) else None
+
+    def _maybe_none(self) -> frozenset[str] | None:
+        """The names of the scope that may hold `None` (`_maybe_none_names`), read once."""
+        function = getattr(self, "function", None)
+        if function is None:
+            return None
+        if getattr(self, "_none_names", None) is None:
+            self._none_names = _maybe_none_names(function)
+        return self._none_names
 
     def _is_trained_model(self, func: ast.expr) -> bool:
         """`model(x)` in a training function: a module whose parameters something takes
@@ -1299,10 +1430,10 @@ def _changed_target(
             home = scope.symbols.home(forward) if forward is not None else None
             if forward is not None and mutates_first_argument(forward, home, info):
                 return node.args[0]
-        elif scope._mutating_helper(func) is not None:
+        elif scope._mutating_helper(func, node) is not None:
             return node.args[0]
     if scope is not None and not node.args and node.keywords:
-        helper = scope._mutating_helper(func)  # `self._drop_padding(pad=pad, attn=attn)`
+        helper = scope._mutating_helper(func, node)  # `self._drop_padding(pad=pad, attn=attn)`
         first = _first_parameter(helper) if helper is not None else None
         given = next((k.value for k in node.keywords if k.arg == first), None)
         if given is not None:
@@ -1330,7 +1461,7 @@ def _change_kind(node: ast.AST, scope: _Scope) -> tuple[str, ast.expr | None]:
         if info is None:
             return "module", _inplace_constructor(scope._inplace_layer(layer, func))
         return "callee", None
-    if scope._mutating_helper(func) is not None:
+    if scope._mutating_helper(func, node) is not None:
         return "callee", None
     return "keyword", _inplace_argument(node)
 

@@ -29,7 +29,10 @@ inference methods, nor what a loop computes for its log after its last backward)
 through an in-place module the class builds (`nn.LeakyReLU(0.2, inplace=True)`), a project
 module whose `forward` changes its argument in place, and a project function or a method of
 the class that does (`attn = self._drop_padding(attn, pad)`, `utils.clip_probs(p)`), when the
-change is in the function's own body before it rebinds the argument (not inside a branch).
+change is in the function's own body before it rebinds the argument (not inside a branch,
+except `if mask is not None:` on a parameter that defaults to `None`, where the call passes
+what is surely no `None`: `mask_probs(probs, mask)` with a `mask` the caller never binds to
+`None` and that is not its own parameter defaulting to `None`).
 A project module the code builds (`self.enc = Encoder()`, `encoder = Encoder()`) whose
 `forward` ends with its only `return` of an operation that keeps its result (`return
 self.net(x)` with `self.net` ending in `nn.Tanh()`, `return torch.sigmoid(h)`) keeps its
