@@ -9,10 +9,11 @@ binds all the inner loop reads before it starts), and then the second run repeat
 statement for statement.
 
 A run is reused when everything it can read is equal: the environment's keys the running
-code can name (`_visible`: its own, the globals, and those of the objects its callers gave
-it; the callers' other locals pass through a loop unchanged), and the interpreter's state
-around it (`_context`: where it is, which loops, phases, assumptions and calls enclose it,
-the frame's aliases, the scope's element names, leaves, lists and item slots). What it
+code can name (`_visible`: all but the callers' locals it was not given, which pass through
+a loop unchanged), the graph pieces those other keys hold that the loop's back-edge may
+meet (`_kept_pieces`: a piece held before the loop keeps its label), and the interpreter's
+state around it (`_context`: where it is, which loops, phases, assumptions and calls enclose
+it, the frame's aliases, the scope's element names, leaves, lists and item slots). What it
 leaves is its flow (in the keys it can name, with the callers' other keys as they are now);
 the keys it wrote, noted again as written (the enclosing loops' writers); the calls it
 recorded, recorded again (what a call site says depends on what the analysis has seen by
@@ -52,6 +53,7 @@ class MemoMismatch(AssertionError):
 @dataclass(frozen=True)
 class Run:
     entry: Env  # the environment the loop started from, the keys it can read (`_visible`)
+    kept: frozenset[tuple]  # the other keys' graph pieces its back-edge may meet (`_kept_pieces`)
     changes: tuple  # what each environment of its flow changed in those keys (`_changes`)
     returned: object  # the value its `return` statements return (a `Value`), or None
     written: tuple[tuple, ...]  # the keys it wrote, each with the statement that wrote it
@@ -85,8 +87,9 @@ class LoopMemo:
         self.table[key] = runs  # the context met last goes last
         visible = _visible(interpreter)
         seen = {k: v for k, v in env.items() if visible(k)}
+        kept = _kept_pieces(interpreter, env, visible)
         for earlier in runs:
-            if earlier.entry == seen:
+            if earlier.entry == seen and earlier.kept == kept:
                 self.reused += 1
                 flow = _replayed(earlier, env)
                 if CHECK:
@@ -108,7 +111,8 @@ class LoopMemo:
             changes = _changes(flow, seen, visible)
             if self.table.get(key) is not runs:  # forgotten while the loop ran
                 runs = self.table[key] = []
-            runs.append(Run(seen, changes, flow.returned, written, calls, _left(interpreter)))
+            left = _left(interpreter)
+            runs.append(Run(seen, kept, changes, flow.returned, written, calls, left))
             self.kept += 1
             while self.kept > MAX_RUNS:
                 self.kept -= len(self.table.pop(next(iter(self.table))))
@@ -235,14 +239,15 @@ FRAME_KEYS = tuple(f"#{digit}" for digit in range(10))
 
 
 def _visible(interpreter) -> Callable[[str], bool]:
-    """Whether the code running in the current frame can read a key: one of its own, a
-    global, or one of a caller's objects it was given (the receiver, the arguments, the
-    items of a list it was given). The other keys of its callers are passed through a loop
-    unchanged."""
+    """Whether the code running in the current frame can read or change a key: any but
+    the keys of its callers' frames (a frame less deep) that are not those of an object it
+    was given (the receiver, the arguments, the items of a list it was given), which pass
+    through a loop unchanged. A key of a frame as deep or deeper is the loop's to change: a
+    call it makes at that depth drops such keys when it returns."""
     frame = interpreter.frame
-    prefix = frame.prefix
-    if not prefix:
+    if not frame.prefix:
         return lambda key: True
+    depth = frame.depth
     roots = {frame.self_path, *frame.aliases.values(), *frame.given_keys.values()}
     roots |= {path for paths in interpreter.listed.values() for path in paths}
     roots = tuple(r for r in roots if r is not None and r.startswith("#"))
@@ -251,12 +256,36 @@ def _visible(interpreter) -> Callable[[str], bool]:
     def visible(key: str) -> bool:
         return (
             not key.startswith(FRAME_KEYS)
-            or key.startswith(prefix)
+            or _frame_depth(key) >= depth
             or key in roots
             or key.startswith(below)
         )
 
     return visible
+
+
+def _kept_pieces(interpreter, env: Env, visible: Callable[[str], bool]) -> frozenset[tuple]:
+    """The keys of the graph pieces the keys the loop cannot name hold, among those that
+    crossed no enclosing loop: a piece held before the loop is not relabelled as it
+    crosses the back-edge (`cross`'s `before_loop`), so a piece the loop builds again (an
+    opaque one, a call's at a site a caller's value also came from) is relabelled or not
+    as the callers hold it. A piece that crossed an enclosing loop keeps its label anyway."""
+    enclosing = set(interpreter.loop_stack)
+    return frozenset(
+        g.key
+        for key, value in env.items()
+        if not visible(key)
+        for g in value.graphs
+        if g.crossed not in enclosing
+    )
+
+
+def _frame_depth(key: str) -> int:
+    """The depth of the frame a key (`#12forward:x`) belongs to."""
+    end = 1
+    while key[end].isdigit():
+        end += 1
+    return int(key[1:end])
 
 
 # where a flow's environments are, and what each of them holds besides the entry's keys
