@@ -83,13 +83,11 @@ def test_a_nested_loop_entered_again_from_the_same_state_is_not_run_again(monkey
 
 
 def text_findings(text: str) -> list:
-    source = SourceFile.from_text(Path("train.py"), text)
+    return findings(SourceFile.from_text(Path("train.py"), text))
+
+
+def findings(source: SourceFile) -> list:
     result = analyse_source(source, plan_fixes=False, project=None)
-    return [(f.rule, f.start, f.end, f.message) for f in result.findings]
-
-
-def findings(path: Path) -> list:
-    result = analyse_source(SourceFile.read(path), plan_fixes=False, project=None)
     return [(f.rule, f.start, f.end, f.message) for f in result.findings]
 
 
@@ -100,10 +98,10 @@ def test_reusing_a_loop_run_gives_what_running_it_gives_on_the_corpus(monkeypatc
     the findings equal those of an analysis that runs every loop."""
     cases = [case.before for case in CASES][half::2]
     monkeypatch.setattr(memo, "CHECK", True)
-    checked = {path: findings(path) for path in cases}
+    checked = {path: findings(SourceFile.read(path)) for path in cases}
     monkeypatch.setattr(memo, "CHECK", False)
     monkeypatch.setattr(memo, "ENABLED", False)
-    assert checked == {path: findings(path) for path in cases}
+    assert checked == {path: findings(SourceFile.read(path)) for path in cases}
 
 
 def test_the_runs_kept_are_bounded_and_forgetting_one_changes_nothing(monkeypatch):

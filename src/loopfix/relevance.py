@@ -127,18 +127,10 @@ def changes_in_place(text: str) -> bool:
     the module)."""
     if "def forward" not in text or _IN_PLACE.search(text) is None:
         return False
-    lines = text.split("\n")
-    found = blocks(lines)
-    owner = _owners(found, len(lines))
-    starts = _line_starts(text)
-    changing: set[str] = set()  # module-level functions with an in-place change
-    for match in _IN_PLACE.finditer(text):
-        block = owner[bisect.bisect_right(starts, match.start()) - 1]
-        if block is None:
-            continue
-        if _in_class(found, block):
-            return True
-        changing.add(found[_outermost(found, block)].name)
+    lines, found, changed = _changed_blocks(text)
+    if any(_in_class(found, block) for block in changed):
+        return True
+    changing = {found[_outermost(found, block)].name for block in changed}
     if not changing:
         return False
     top = {b.name: b for b in found if b.parent is None}
@@ -159,16 +151,24 @@ def in_place_functions(text: str) -> set[str]:
     model module in another file imports: `from utils import mask_probs`)."""
     if _IN_PLACE.search(text) is None:
         return set()
+    _, found, changed = _changed_blocks(text)
+    outermost = (found[_outermost(found, block)] for block in changed)
+    return {block.name for block in outermost if block.kind == "def"}
+
+
+def _changed_blocks(text: str) -> tuple[list[str], list[Block], list[int]]:
+    """The lines of `text`, its blocks, and the block each in-place change is in (those at
+    the top level, outside any block, left out)."""
     lines = text.split("\n")
     found = blocks(lines)
     owner = _owners(found, len(lines))
     starts = _line_starts(text)
-    changing = set()
+    changed = []
     for match in _IN_PLACE.finditer(text):
         block = owner[bisect.bisect_right(starts, match.start()) - 1]
-        if block is not None and found[_outermost(found, block)].kind == "def":
-            changing.add(found[_outermost(found, block)].name)
-    return changing
+        if block is not None:
+            changed.append(block)
+    return lines, found, changed
 
 
 def _line_starts(text: str) -> list[int]:

@@ -504,12 +504,12 @@ def mutates_first_argument(
     module of `owner` (its class: `x = self.act(x)` with `nn.ReLU(inplace=True)`), or a call
     that does. `given`: the parameters the call passes something other than `None`, which
     decide the body's `if mask is not None:` tests of parameters that default to `None`
-    (`_taken_blocks`). Answered once per function, class and such tests decided (a base's
+    (`_taken_statements`). Answered once per function, class and such tests decided (a base's
     method means the subclass's layers). A call back into a function still being answered
     counts as no change: the answer of the outermost one is then the least fixpoint, but the
     answers of those in between rest on that guess and are not kept (asked later, they are
     worked out again, so no answer depends on which was asked first)."""
-    given = given & _none_tests(function)
+    given = given & symbols.remember(("none tests", id(function)), _none_tests, function)
     key = (
         "mutates its first argument",
         id(function),
@@ -599,23 +599,20 @@ def _none_tested(statement: ast.stmt) -> str | None:
 def _none_tests(function: ast.FunctionDef) -> frozenset[str]:
     """The parameters defaulting to `None` that a top-level `if p is not None:` of the body
     tests, where nothing in the body binds them again."""
-    arguments = function.args
-    positional = arguments.posonlyargs + arguments.args
-    defaults = dict(zip([a.arg for a in positional[::-1]], arguments.defaults[::-1], strict=False))
-    defaults |= {
-        a.arg: d
-        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-        if d is not None
-    }
     tested = {_none_tested(s) for s in function.body} - {None}
-    rebound = _assigned_names(function.body)
-    return frozenset(
-        name
-        for name in tested
-        if name not in rebound
-        and isinstance(defaults.get(name), ast.Constant)
-        and defaults[name].value is None
-    )
+    if not tested:
+        return frozenset()
+    return frozenset(tested & _none_defaults(function.args) - _assigned_names(function.body))
+
+
+def _none_defaults(arguments: ast.arguments) -> set[str]:
+    """The parameters whose default is `None`."""
+    positional = arguments.posonlyargs + arguments.args
+    pairs = [
+        *zip(positional[::-1], arguments.defaults[::-1], strict=False),  # the last ones
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+    ]
+    return {a.arg for a, default in pairs if _none(default)}
 
 
 def _given(
@@ -648,13 +645,8 @@ def _given(
 def _maybe_none_names(function: ast.AST) -> frozenset[str]:
     """The names of `function` that may hold `None`: its parameters that default to `None`
     and the names it binds to a literal `None` anywhere."""
-    names = set()
     arguments = getattr(function, "args", None)
-    if isinstance(arguments, ast.arguments):
-        positional = arguments.posonlyargs + arguments.args
-        pairs = zip(positional[::-1], arguments.defaults[::-1], strict=False)
-        pairs = [*pairs, *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
-        names |= {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+    names = _none_defaults(arguments) if isinstance(arguments, ast.arguments) else set()
     for node in walk(function):
         if isinstance(node, ast.Assign) and _none(node.value):
             names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
@@ -663,7 +655,7 @@ def _maybe_none_names(function: ast.AST) -> frozenset[str]:
     return frozenset(names)
 
 
-def _none(node: ast.expr) -> bool:
+def _none(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
@@ -1189,18 +1181,18 @@ class _Scope:
         home = self.symbols.home(function)
         owner = self.owner if _self_attribute(func) else None
         given = frozenset()
-        if call is not None and _none_tests(function):  # `if mask is not None:` in its body
+        tests = home.remember(("none tests", id(function)), _none_tests, function)
+        if call is not None and tests:  # `if mask is not None:` in its body
             given = _given(call, function, self._maybe_none())
         return function if mutates_first_argument(function, home, owner, given) else None
 
     def _maybe_none(self) -> frozenset[str] | None:
-        """The names of the scope that may hold `None` (`_maybe_none_names`), read once."""
+        """The names of the function being run that may hold `None` (`_maybe_none_names`),
+        read once; None before a function is run."""
         function = getattr(self, "function", None)
         if function is None:
             return None
-        if getattr(self, "_none_names", None) is None:
-            self._none_names = _maybe_none_names(function)
-        return self._none_names
+        return self.symbols.remember(("maybe None", id(function)), _maybe_none_names, function)
 
     def _is_trained_model(self, func: ast.expr) -> bool:
         """`model(x)` in a training function: a module whose parameters something takes
