@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopfix.analysis import analyse_source
-from loopfix.model import summaries
+from loopfix.model import plain, summaries
 from loopfix.model.loop_model import build_model
 from loopfix.parse import parse
 from loopfix.source import SourceFile
@@ -179,8 +179,11 @@ def test_summaries_give_what_running_the_bodies_gives_on_the_corpus(monkeypatch)
     """Every application is checked against running the body (`CHECK`: a difference
     raises), and the findings equal those of an analysis that runs every body."""
     cases = [case.before for case in CASES]
-    # functions found unsummarisable by earlier tests (kept for the run) are tried again here
+    # functions found unsummarisable by earlier tests (kept for the run) are tried again here,
+    # and plain calls are run again (`plain.RUNS`), each application checked
     monkeypatch.setattr(summaries, "UNSUMMARISABLE", weakref.WeakSet())
+    monkeypatch.setattr(plain, "RUNS", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(plain, "NOT_PLAIN", weakref.WeakSet())
     monkeypatch.setattr(summaries, "CHECK", True)
     checked = {path: findings(path) for path in cases}
     monkeypatch.setattr(summaries, "CHECK", False)

@@ -415,6 +415,8 @@ class CallsMixin:
         an edit that adds or moves other calls leaves it as it was)."""
         site = self._modules_site(positional, keywords)
         place = (self.scope_number, self.frame.site_prefix, site, id(function))
+        for journal in self.rank_journals:
+            journal[place, id(node)] = None
         calls = self._calls_from.setdefault(place, [])
         if id(node) not in calls:
             calls.append(id(node))
@@ -1321,6 +1323,16 @@ class CallsMixin:
         )
 
     def _bind_parameters(self, call: Call, frame: Frame, env: Env) -> None:
+        bound = self.record_call(call)
+        for name, (value, key) in bound.items():
+            env[frame.prefix + name] = value
+            if key is not None:
+                frame.aliases[name] = self.outer_key(key)
+                frame.given_keys[name] = key
+
+    def record_call(self, call: Call) -> dict:
+        """Record what the call passes (`CallSites.record`) and the classes of the objects
+        it passes; returns its bound arguments (parameter -> (value, the caller's key))."""
         bound = _bound(call.function, call.positional, call.keywords, call.cls is not None)
         receiver = call.receiver_key if call.cls is not None else None
         renames = self._held_renames(bound)
@@ -1328,11 +1340,7 @@ class CallsMixin:
             call.function, bound, self.listed, self._modules_of, receiver, renames
         )
         self._note_object_classes(bound)
-        for name, (value, key) in bound.items():
-            env[frame.prefix + name] = value
-            if key is not None:
-                frame.aliases[name] = self.outer_key(key)
-                frame.given_keys[name] = key
+        return bound
 
     def outer_key(self, key: str) -> str:
         """The path a caller's argument stands for beyond the caller: a parameter the caller

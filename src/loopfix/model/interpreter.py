@@ -142,6 +142,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # the loop runs being remembered, each given the keys written in it, with the
         # statement that wrote them (`LoopMemo`)
         self.write_journals: list[dict[tuple[str, ast.stmt | None], None]] = []  # in order
+        # the nodes given an id (`_id`), in order of first asking, while a plain call runs
+        self.id_journals: list[dict[tuple[str, int], tuple[str, ast.AST]]] = []
+        # the calls ranked at each place (`_call_site`), in order of first asking, likewise
+        self.rank_journals: list[dict[tuple[tuple, int], None]] = []
         # backwards and steps run so far: each may change any value of the environment
         self.env_events = 0
         self.call_nodes: list[ast.Call] = []  # the calls being evaluated, innermost last
@@ -172,6 +176,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _id(self, kind: str, node: ast.AST) -> int:
         """Ids in order of first evaluation: stable across edits that add no such nodes."""
         key = (kind, id(node))
+        for journal in self.id_journals:
+            journal.setdefault(key, (kind, node))
         found = self._ids.get(key)
         if found is None:
             found = self._ids[key] = self._id_counts.get(kind, 0)

@@ -76,6 +76,15 @@ class LoopModel:
         names = set(self.summaries.computed) | set(self.summaries.applied)
         return {n: (self.summaries.computed[n], self.summaries.applied[n]) for n in names}
 
+    def plain_counts(self) -> dict[str, tuple[int, int]]:
+        """Function name -> (plain runs computed, calls they served) in this model's build
+        (`plain.PlainCalls`): a helper run once in another analysis is (0, N) here."""
+        if self.summaries is None:
+            return {}
+        plain = self.summaries.plain
+        names = set(plain.computed) | set(plain.applied)
+        return {n: (plain.computed[n], plain.applied[n]) for n in names}
+
     def carried_graphs(self) -> list[CarriedGraph]:
         """Variables that carry a consumed graph into the next iteration of a loop."""
         found = [

@@ -391,6 +391,14 @@ def _state(interpreter, reused: Run | None = None) -> dict[str, object]:
         _write_again(interpreter, reused.written)
         _record_again(interpreter, reused.calls)
     state = {f"obs.{name}": _snapshot(value) for name, value in vars(interpreter.obs).items()}
+    state.update(interpreter_state(interpreter))
+    return state
+
+
+def interpreter_state(interpreter) -> dict[str, object]:
+    """A copy, two levels deep, of the interpreter's own state (its frame's too) besides
+    its counters and caches, the observations and the tables `_left` copies."""
+    state = {}
     for name, value in vars(interpreter).items():
         if name not in NOT_STATE and name not in SCOPE_TABLES + LEFT:
             state[name] = _snapshot(value)

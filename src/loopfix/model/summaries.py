@@ -16,7 +16,8 @@ computed with; no statement of the body runs again.
 A function is summarised only when the result cannot depend on anything the summary does not
 substitute (the context key and the guards below); otherwise the call is followed into the
 body as before, in every context and for the rest of the run (`UNSUMMARISABLE`: the other
-files importing it do not try again). The body must:
+files importing it do not try again; such a call may still be a plain call, run once per
+context on its own arguments: `plain.py`). The body must:
 - record nothing but the module-call sites it builds: no backward, optimizer or scheduler
   step, accumulation, effect on its caller's statement, or loop (a loop's fixpoint depends on
   the graphs it carries);
@@ -47,6 +48,7 @@ from loopfix.model import shapes
 from loopfix.model.frames import Call, Observations
 from loopfix.model.graphs import PLACEHOLDER, Graph, Value
 from loopfix.model.index import walk
+from loopfix.model.plain import PlainCalls
 
 REST, ALL = -1, -2  # a placeholder's part index: the graphs outside any item / no items
 CHECK = os.environ.get("LOOPFIX_CHECK_SUMMARIES") == "1"
@@ -83,16 +85,19 @@ class Summaries:
     table: dict[tuple, object] = field(default_factory=dict)
     computed: Counter = field(default_factory=Counter)  # function name -> summaries computed
     applied: Counter = field(default_factory=Counter)  # function name -> calls they served
+    plain: PlainCalls = field(default_factory=PlainCalls)  # the bodies no summary takes
 
     def call(self, interpreter, call: Call, env: dict) -> Value | None:
         """The call's result from its summary (computed now if its context has none), or
-        None when the body must run."""
-        if not ENABLED or call.function in UNSUMMARISABLE:
+        from an earlier run of a plain call (`plain`), or None when the body must run."""
+        if not ENABLED:
             return None
         roots = _roots(interpreter, call)
         if roots is None:
             return None
         key = _context_key(interpreter, call, roots)
+        if call.function in UNSUMMARISABLE or _ruled_out(interpreter, call.function):
+            return self.plain.call(interpreter, call, env, key)
         summary = self.table.get(key)
         if summary is None:
             summary = _compute(interpreter, call, env, roots)
