@@ -113,17 +113,21 @@ class PlainCalls:
     computed: Counter = field(default_factory=Counter)
     applied: Counter = field(default_factory=Counter)
 
+    def may_take(self, interpreter, call: Call) -> bool:
+        """Whether the call's function may be a plain call, by its text (asked before the
+        context is worked out)."""
+        if call.function in NOT_PLAIN or call.cls is not None:
+            return False
+        return _closure(interpreter, call.function) is not None
+
     def call(self, interpreter, call: Call, env: dict, key: tuple) -> Value | None:
         """The call's value from an earlier plain run of its context (run now if there is
-        none), or None when the body must run as usual."""
+        none), or None when the body must run as usual (`may_take` said yes)."""
         function = call.function
-        if function in NOT_PLAIN or call.cls is not None:
-            return None
-        closure = _closure(interpreter, function)
         tables = (interpreter.listed, interpreter.param_groups)
-        if closure is None or not _plain_arguments(call, env, tables):
+        if not _plain_arguments(call, env, tables):
             return None
-        names, functions = closure
+        names, functions = _closure(interpreter, function)
         if any(id(f) in functions for f in interpreter.call_stack):
             return None  # a recursion through its callers stops where it would not
         key = (

@@ -92,11 +92,14 @@ class Summaries:
         from an earlier run of a plain call (`plain`), or None when the body must run."""
         if not ENABLED:
             return None
+        plain = call.function in UNSUMMARISABLE or _ruled_out(interpreter, call.function)
+        if plain and not self.plain.may_take(interpreter, call):
+            return None
         roots = _roots(interpreter, call)
         if roots is None:
             return None
         key = _context_key(interpreter, call, roots)
-        if call.function in UNSUMMARISABLE or _ruled_out(interpreter, call.function):
+        if plain:
             return self.plain.call(interpreter, call, env, key)
         summary = self.table.get(key)
         if summary is None:
