@@ -645,14 +645,6 @@ def _sites_copy_of(tables: dict) -> dict:
     return copied
 
 
-def _as_recorded(entry: tuple) -> tuple:
-    """A recorded call as `CallSites.record` reads it: of the caller's lists, those its
-    arguments name."""
-    function, bound, listed, modules, receiver, renames = entry
-    named = {key: listed[key] for _, key in bound.values() if key in listed}
-    return (function, bound, named, modules, receiver, renames)
-
-
 def _check_enabled() -> bool:
     from loopfix.model import summaries
 
