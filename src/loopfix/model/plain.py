@@ -116,9 +116,15 @@ class PlainCalls:
     def may_take(self, interpreter, call: Call) -> bool:
         """Whether the call's function may be a plain call, by its text (asked before the
         context is worked out)."""
-        if call.function in NOT_PLAIN or call.cls is not None:
+        from loopfix.model.calls import _decorated_no_grad, inert
+
+        function = call.function
+        if function in NOT_PLAIN or call.cls is not None:
             return False
-        return _closure(interpreter, call.function) is not None
+        home = interpreter.home_of(function)
+        if (interpreter.no_grad or _decorated_no_grad(function, home)) and inert(function, home):
+            return False  # not run at all (`CallsMixin._call_function`)
+        return _closure(interpreter, function) is not None
 
     def call(self, interpreter, call: Call, env: dict, key: tuple) -> Value | None:
         """The call's value from an earlier plain run of its context (run now if there is
@@ -369,6 +375,10 @@ def _computed(interpreter, call: Call, env: dict, closure: frozenset[str]) -> ob
     events = interpreter.env_events
     scratch = dict(env)
     real_obs, interpreter.obs = interpreter.obs, Observations()
+    # the loops inside are remembered among themselves, in the run's own observations
+    loop_memo = interpreter.loop_memo
+    kept_memo = (loop_memo.table, loop_memo.kept, loop_memo.observations)
+    loop_memo.table, loop_memo.kept, loop_memo.observations = {}, 0, interpreter.obs
     interpreter.written_stack.append(set())
     interpreter.call_sites.journals.append([])
     interpreter.id_journals.append({})
@@ -383,6 +393,7 @@ def _computed(interpreter, call: Call, env: dict, closure: frozenset[str]) -> ob
         calls = tuple(interpreter.call_sites.journals.pop())[1:]  # after the call's own
         interpreter.written_stack.pop()
         interpreter.obs = real_obs
+        loop_memo.table, loop_memo.kept, loop_memo.observations = kept_memo
     from loopfix.model.summaries import _same_outside
 
     ranks = _relative_ranks(interpreter, ranked, prefix)
