@@ -112,6 +112,16 @@ def total(values):
     assert "total" not in model.plain_counts()
 
 
+def test_a_helper_skipped_without_grad_is_not_run_as_a_plain_call():
+    """Under `torch.no_grad()` a call of a helper that does nothing a rule asks about is not
+    followed at all (`calls.inert`): it is not run as a plain call either."""
+    calls = ["with torch.no_grad():", "    a = overrides(args, ['lr'])"]
+    model = build_model(parse(training(OVERRIDES, calls)))
+    assert "overrides" not in model.plain_counts()
+    calls = ["a = overrides(args, ['lr'])"]
+    assert build_model(parse(training(OVERRIDES, calls))).plain_counts()["overrides"] == (1, 1)
+
+
 def test_a_method_is_not_plain():
     """A method reads its object's state, which its arguments do not show."""
     helper = """
