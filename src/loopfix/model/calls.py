@@ -1174,15 +1174,19 @@ class CallsMixin:
         summarised = self.summaries.call(self, call, env)
         if summarised is not None:  # its summary for this context: the body does not run
             return summarised
-        home = self.home_of(function)
-        if (self.no_grad or _decorated_no_grad(function, home)) and inert(function, home):
-            # run without grad, it builds no graph, and it stores nothing the caller sees
-            # (an evaluation pass, metrics, plotting): nothing of it reaches a rule
+        if self.skipped_as_inert(function):
             return EMPTY.with_shape(UNKNOWN)
         returned, after, frame = self._run_body(call, env)
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
         return returned
+
+    def skipped_as_inert(self, function: FunctionNode) -> bool:
+        """Whether a call of `function` here is not followed: it runs without grad, builds
+        no graph and stores nothing the caller sees (an evaluation pass, metrics,
+        plotting), so nothing of it reaches a rule (`inert`)."""
+        home = self.home_of(function)
+        return (self.no_grad or _decorated_no_grad(function, home)) and inert(function, home)
 
     def _recursion_stops(self, function: FunctionNode) -> bool:
         stack = self.call_stack

@@ -55,6 +55,7 @@ ranks or the tables differ; `LOOPFIX_SUMMARIES=0` turns plain calls off with the
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import weakref
 from collections import Counter
@@ -107,8 +108,8 @@ FRAME_DEPTH = re.compile(r"#(\d+)")
 class PlainCalls:
     """The plain runs one interpreter computed and applied (counts, by function name)."""
 
-    # the runs whose written keys name this interpreter's loop ids (`#iterable3_0`): not
-    # shared with other interpreters
+    # the runs kept by this interpreter only (`_shareable`, a recursion), by (function id,
+    # context key)
     own: dict[tuple, PlainRun] = field(default_factory=dict)
     computed: Counter = field(default_factory=Counter)
     applied: Counter = field(default_factory=Counter)
@@ -116,31 +117,29 @@ class PlainCalls:
     def may_take(self, interpreter, call: Call) -> bool:
         """Whether the call's function may be a plain call, by its text (asked before the
         context is worked out)."""
-        from loopfix.model.calls import _decorated_no_grad, inert
-
         function = call.function
         if function in NOT_PLAIN or call.cls is not None:
             return False
-        home = interpreter.home_of(function)
-        if (interpreter.no_grad or _decorated_no_grad(function, home)) and inert(function, home):
-            return False  # not run at all (`CallsMixin._call_function`)
+        if interpreter.skipped_as_inert(function):
+            return False  # not followed at all (`CallsMixin._call_function`)
         return _closure(interpreter, function) is not None
 
     def call(self, interpreter, call: Call, env: dict, key: tuple) -> Value | None:
         """The call's value from an earlier plain run of its context (run now if there is
         none), or None when the body must run as usual (`may_take` said yes)."""
-        function = call.function
+        from loopfix.model.summaries import _bound_of
+
+        function, bound = call.function, _bound_of(call)
         tables = (interpreter.listed, interpreter.param_groups)
-        if not _plain_arguments(call, env, tables):
+        if not _plain_arguments(bound, env, tables):
             return None
         names, functions = _closure(interpreter, function)
         if any(id(f) in functions for f in interpreter.call_stack):
             return None  # a recursion through its callers stops where it would not
         key = (
             *key,
-            _argument_forms(call, env),
+            _arguments_context(bound, env),
             _entries_below(interpreter),
-            _item_lengths(call),
             interpreter.iterating,
             frozenset(interpreter.element_names),
             frozenset(interpreter.leaves),
@@ -211,13 +210,12 @@ def _plain_value(value: Value, opaque: bool = False) -> bool:
     )
 
 
-def _plain_arguments(call: Call, env: dict, tables: tuple) -> bool:
-    """Every argument is plain, and the caller keeps nothing under a path it passes nor
-    lists its items (`tables`: the interpreter's lists and param groups)."""
-    from loopfix.model.summaries import _bound_of
-
+def _plain_arguments(bound: dict, env: dict, tables: tuple) -> bool:
+    """Every argument (`bound`: parameter -> (value, the caller's key)) is plain, and the
+    caller keeps nothing under a path it passes nor lists its items (`tables`: the
+    interpreter's lists and param groups)."""
     paths = []
-    for value, key in _bound_of(call).values():
+    for value, key in bound.values():
         if not _plain_value(value, opaque=True):
             return False
         if key is not None:
@@ -255,28 +253,21 @@ def _frozen(value):
     return value
 
 
-def _argument_forms(call: Call, env: dict) -> tuple:
-    """How each argument is named where the call is: not at all, by a called function's
-    local (`#2f:x`), by a name, or by an attribute or item path, and whether the
+def _arguments_context(bound: dict, env: dict) -> tuple:
+    """For each argument: how it is named where the call is (not at all, by a called
+    function's local `#2f:x`, by a name, or by an attribute or item path) and whether the
     environment holds that key (what the body writes into a parameter reaches the caller's
-    variable by that path)."""
-    from loopfix.model.summaries import _bound_of
-
-    return tuple((_form(key), key in env) for _, key in _bound_of(call).values())
+    variable by that path), and how many items it holds apart."""
+    return tuple(
+        (_form(key), key in env, None if v.item_parts is None else len(v.item_parts))
+        for v, key in bound.values()
+    )
 
 
 def _form(key: str | None) -> str | None:
     if key is None or key.startswith("#"):
         return key and "#"
     return "path" if "." in key or "[" in key else "name"
-
-
-def _item_lengths(call: Call) -> tuple:
-    from loopfix.model.summaries import _bound_of
-
-    return tuple(
-        None if v.item_parts is None else len(v.item_parts) for v, _ in _bound_of(call).values()
-    )
 
 
 def _closure(interpreter, function) -> tuple[frozenset[str], frozenset[int]] | None:
@@ -602,22 +593,21 @@ def _checked(interpreter, call: Call, env: dict, run: PlainRun) -> Value:
     ran_sites, ran_left = _sites_copy(sites), memo._left(interpreter)
     ran_ranks = {place: list(calls) for place, calls in interpreter._calls_from.items()}
     # the same start again, for the run's application
-    for table_name, table in _sites_copy_of(start_sites).items():
+    for table_name, table in start_sites.items():
         getattr(sites, table_name).clear()
         getattr(sites, table_name).update(table)
     memo._restore(interpreter, start_left)
     interpreter._calls_from.clear()
     interpreter._calls_from.update(ranked)
-    applied_env = start_env
     applied = _applied(interpreter, call, run)
     name = call.function.name
-    if returned != applied or env != applied_env:
+    if returned != applied or env != start_env:
         raise SummaryMismatch(f"{name}: plain run {applied} != body {returned}")
     if frozenset(written) != run.written:
         raise SummaryMismatch(f"{name}: wrote {set(written) ^ run.written}")
     now_sites = _sites_copy(sites)
     if now_sites != ran_sites:
-        differ = [t for t in CALL_SITE_TABLES if now_sites[t] != ran_sites[t]]
+        differ = [t for t in now_sites if now_sites[t] != ran_sites[t]]
         raise SummaryMismatch(f"{name}: recorded other calls ({differ})")
     if interpreter._calls_from != ran_ranks:
         raise SummaryMismatch(f"{name}: ranked other calls")
@@ -628,32 +618,13 @@ def _checked(interpreter, call: Call, env: dict, run: PlainRun) -> Value:
     return returned
 
 
-CALL_SITE_TABLES = (
-    "bindings",
-    "unpacked",
-    "origins",
-    "parameter_sites",
-    "_sites_of",
-    "partly_opaque",
-    "classes",
-)
-
-
 def _sites_copy(sites) -> dict:
-    """`CallSites`' tables, two levels deep."""
-    return _sites_copy_of({name: getattr(sites, name) for name in CALL_SITE_TABLES})
-
-
-def _sites_copy_of(tables: dict) -> dict:
-    copied = {}
-    for name, table in tables.items():
-        if isinstance(table, dict):
-            copied[name] = {
-                k: type(v)(v) if isinstance(v, set | dict | list) else v for k, v in table.items()
-            }
-        else:
-            copied[name] = type(table)(table)
-    return copied
+    """`CallSites`' tables (all but the journals), each copied two levels deep."""
+    return {
+        f.name: memo._deep(getattr(sites, f.name))
+        for f in dataclasses.fields(sites)
+        if f.name != "journals"
+    }
 
 
 def _check_enabled() -> bool:
