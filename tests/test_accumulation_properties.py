@@ -93,3 +93,45 @@ def test_a_loss_from_a_model_passed_in_counts_because_it_is_backwarded():
     unknown = text.replace("        loss.backward()\n", "        loss_fn.update(loss)\n")
     quiet = analyse_source(SourceFile.from_text("train.py", unknown), project=None)
     assert quiet.findings == []  # nothing shows that this loss carries a graph
+
+
+NETWORKS = """\
+nets = [nn.Linear(4, 1), nn.Linear(4, 1)]
+optimizers = [torch.optim.SGD(net.parameters(), lr=0.1) for net in nets]
+"""
+# an inner loop's header, and how its body names the network and the optimizer; True when
+# the loop walks the networks (its length is fixed when they are built), not data
+INNER = {
+    "for i in range(len(nets)):": ("nets[i]", "optimizers[i]", True),
+    "for net, opt in zip(nets, optimizers):": ("net", "opt", True),
+    "for i, net in enumerate(nets):": ("net", "optimizers[i]", True),
+    "for i in range(2):": ("nets[i]", "optimizers[i]", False),
+    "for piece in torch.randn(2, 4).split(1):": ("nets[0]", "optimizers[0]", False),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(INNER)), st.sampled_from(["run", "step"]))
+def test_a_total_over_the_networks_reset_each_step_is_not_reported(inner, reset):
+    """AttnGAN's discriminator total: reset in every step and added to in a loop over the
+    networks, it holds one step's graphs and is not reported; reset once per run, or added
+    to in an inner loop over data, it grows with the steps and is."""
+    net, opt, walks_models = INNER[inner]
+    lines = [
+        *(["total = 0.0"] if reset == "run" else []),
+        "for step in range(3):",
+        *(["    total = 0.0"] if reset == "step" else []),
+        "    x = torch.randn(2, 4)",
+        f"    {inner}",
+        f"        loss = {net}(x).pow(2).mean()",
+        f"        {opt}.zero_grad()",
+        "        loss.backward()",
+        f"        {opt}.step()",
+        "        total += loss",
+        "    print(total)",
+    ]
+    text = HEADER + NETWORKS + "\n".join(lines) + "\n"
+    exec(compile(text, "train.py", "exec"), {})  # the case runs as written
+    reported = reset == "run" or not walks_models
+    result = analyse_source(SourceFile.from_text("train.py", text), project=None)
+    assert [f.rule for f in result.findings] == (["LF006"] if reported else []), text

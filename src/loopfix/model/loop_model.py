@@ -283,6 +283,41 @@ class LoopModel:
         for in the innermost function around the loop (else the module)."""
         return batch_source(self.loop(loop_id), self.scope_of(loop_id))
 
+    def walks_models(self, loop_id: int) -> bool:
+        """Whether the loop walks networks or optimizers the code built, not data: its
+        iterable is a list (or `ModuleList`) of modules or of optimizers, directly, through
+        `range(len(...))`, `enumerate` or `zip` (`for i in range(len(netsD)):`, AttnGAN's
+        discriminators; `for net, opt in zip(nets, optimizers):`). Its number of
+        iterations is fixed when the models are built."""
+        loop = self.loop(loop_id)
+        if not isinstance(loop, ast.For | ast.AsyncFor):
+            return False
+        walked = _walked_collections(loop.iter)
+        return bool(walked) and all(self._holds_models(loop, w) for w in walked)
+
+    def _holds_models(self, loop: ast.stmt, collection: ast.expr) -> bool:
+        name = dotted_name(collection)
+        shape = self.shape_before(loop, name) if name else None
+        if not isinstance(shape, tuple) or shape[0] not in ("seq", "vtuple", "modules", "tuple"):
+            return False
+        items = shape[1] if shape[0] == "tuple" else (shape[1],)
+        return bool(items) and all(shapes.is_module(i) or shapes.is_optimizer(i) for i in items)
+
+    def step_loop(self, loop_id: int) -> int:
+        """The loop whose iterations are the training steps around a statement of loop
+        `loop_id`: the loop itself, or, while it walks models (`walks_models`), the
+        nearest loop around it. A total reset in each of that loop's iterations holds
+        the graphs of one step's models, not of every step."""
+        ids = {id(loop): i for i, loop in self.observations.loops.items()}
+        current = loop_id
+        while self.walks_models(current):
+            around = self.enclosing_statements(self.loop(current))[1:]
+            outer = next((ids[id(s)] for s in around if id(s) in ids), None)
+            if outer is None:
+                return current
+            current = outer
+        return current
+
     def region(self, loop_id: int | ast.AST) -> ast.AST:
         """A loop by its id, or a function given as its node (the body of a training-step
         method is one iteration of its caller's loop)."""
@@ -1954,3 +1989,22 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
 
 def _holds(root: ast.AST, node: ast.AST) -> bool:
     return any(n is node for n in walk(root))
+
+
+def _walked_collections(iterable: ast.expr) -> list[ast.expr]:
+    """The collections a loop's iterable walks: `xs` in `xs`, `range(len(xs))`,
+    `enumerate(xs)`, and each of `zip(xs, ys)`; empty for anything else."""
+    if not isinstance(iterable, ast.Call):
+        return [iterable] if isinstance(iterable, ast.Name | ast.Attribute) else []
+    function, arguments = dotted_name(iterable.func), iterable.args
+    if function == "range" and len(arguments) == 1:
+        inner = arguments[0]
+        if isinstance(inner, ast.Call) and dotted_name(inner.func) == "len" and inner.args:
+            return _walked_collections(inner.args[0])
+        return []
+    if function == "enumerate" and arguments:
+        return _walked_collections(arguments[0])
+    if function == "zip" and arguments and not iterable.keywords:
+        parts = [_walked_collections(a) for a in arguments]
+        return [] if not all(parts) else [c for part in parts for c in part]
+    return []

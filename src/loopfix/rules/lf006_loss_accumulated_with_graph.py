@@ -61,7 +61,11 @@ Safe. Not reported when the total is read for anything else than logging or aver
 accumulation by summing losses, `torch.stack(losses).mean().backward()`; a return; a call
 loopfix cannot see into), or when the loop resets it in every iteration (a reset on a
 schedule, `if batch_idx % log_interval == 0: total_loss = 0`, still keeps the graphs of every
-iteration between two resets, and is reported). A meter is not
+iteration between two resets, and is reported). A loop over the networks or optimizers the
+code built (`for i in range(len(netsD)):`, `zip(heads, optimizers)`) is not a loop of steps:
+a total added to there and reset in every iteration of the loop around it (AttnGAN's
+`errD_total`) holds the graphs of one step, as many as there are networks, and is not
+reported; reset only once per epoch, it is. A meter is not
 reported when it is a parameter or an attribute of `self` (other code may read it), when its
 `update` also hands the value on or returns it to the caller, or when another method of it is
 called for its result (`meter.total().backward()`) or hands what the meter holds to anything
@@ -88,9 +92,10 @@ class LossAccumulatedWithGraph(Rule):
             if "." in key or "#" in key or loop_id not in model.observations.loops:
                 continue
             same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
-            resets = [w for w in model.writers(loop_id, key) if w not in same]
-            if any(not model.on_schedule(w, loop_id) for w in resets):
-                continue  # the loop starts it afresh in each iteration
+            steps = model.step_loop(loop_id)  # past a loop over the discriminators
+            resets = [w for w in model.writers(steps, key) if w not in same]
+            if any(not model.on_schedule(w, steps) for w in resets):
+                continue  # the loop starts it afresh in each step
             if not model.only_logged(key, loop_id, same):
                 continue
             start, end = context.layout.node_range(added)
@@ -121,9 +126,10 @@ class LossAccumulatedWithGraph(Rule):
             if loop_id not in model.observations.loops:
                 continue
             same = [e.statement for e in effects if e.target.partition(".")[0] == root]
-            writers = model.writers(loop_id, key) + model.writers(loop_id, root)
+            steps = model.step_loop(loop_id)
+            writers = model.writers(steps, key) + model.writers(steps, root)
             if any(w not in same for w in writers):
-                continue  # the loop starts it afresh in each iteration
+                continue  # the loop starts it afresh in each step
             if not model.only_logged(root, loop_id, same):
                 continue
             kept = [e for e in model.effects_within(statement) if e.kind == "keeps"]
