@@ -663,3 +663,50 @@ def test_a_multiprocessing_context_qualifies_as_its_module(source, qualified):
     tree = ast.parse(source)
     symbols = collect_symbols(tree, index_tree(tree))
     assert symbols.qualify(ast.parse("mp.Process", mode="eval").body) == qualified
+
+
+NETWORKS_BUILT = """
+    import torch
+    import torch.nn as nn
+
+    SMALL = False
+
+
+    def build(ready=True):
+        {early}
+        nets = []
+        if SMALL:
+            nets = [nn.Linear(4, 1)]
+        else:
+            nets.append(nn.Linear(4, 1))
+            nets.append(nn.Sequential(nn.Linear(4, 2), nn.Linear(2, 1)))
+        return [nn.Linear(2, 4), nets]
+
+
+    g, nets = build()
+    optimizers = [torch.optim.SGD(net.parameters(), lr=0.1) for net in nets]
+    for step in range(3):
+        x = g(torch.randn(2, 2)).detach()
+        for i in range(len(nets)):
+            loss = nets[i](x).pow(2).mean()
+            optimizers[i].zero_grad()
+            loss.backward()
+            optimizers[i].step()
+"""
+
+
+@pytest.mark.parametrize("early", ["pass", "if not ready:\n            return"])
+def test_a_list_of_networks_built_on_either_path_is_walked_as_networks(early, tmp_path):
+    """AttnGAN's `build_models`: a list literal on one path, appends on the other (joined: a
+    list of networks), handed back in a list a helper may not return when it leaves early
+    (unpacking `None` raises, so past the unpacking the list is there)."""
+    from loopfix.analysis import parse_context
+
+    text = textwrap.dedent(NETWORKS_BUILT).replace("{early}", early)
+    assert run_script(text, tmp_path).returncode == 0  # runs as written
+    model = parse_context(text, "snippet.py").model
+    loops = model.observations.loops.items()
+    (inner,) = [i for i, loop in loops if ast.unparse(loop.iter) == "range(len(nets))"]
+    assert model.shape_before(model.loop(inner), "nets")[0] == "seq"
+    assert model.walks_models(inner)
+    assert not model.walks_models(next(i for i in model.observations.loops if i != inner))

@@ -2,13 +2,28 @@ import torch
 import torch.nn as nn
 
 
+class cfg:  # AttnGAN's settings object
+    B_DCGAN = False
+    NET_E = "text_encoder.pth"
+
+
 class Trainer:
+    def __init__(self, num_batches):
+        self.num_batches = num_batches
+
     def build_models(self):
-        netG = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        if cfg.NET_E == "":
+            print("Error: no pretrained text-image encoders")
+            return
         netsD = []
-        netsD.append(nn.Sequential(nn.Linear(16, 1)))
-        netsD.append(nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1)))
-        return netG, netsD
+        if cfg.B_DCGAN:
+            netG = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+            netsD = [nn.Sequential(nn.Linear(16, 1))]
+        else:
+            netG = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 16), nn.Tanh())
+            netsD.append(nn.Sequential(nn.Linear(16, 1)))
+            netsD.append(nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1)))
+        return [netG, netsD]
 
     def define_optimizers(self, netG, netsD):
         optimizersD = []
@@ -23,7 +38,8 @@ class Trainer:
         optimizerG, optimizersD = self.define_optimizers(netG, netsD)
         bce = nn.BCEWithLogitsLoss()
         for epoch in range(2):
-            for step in range(4):
+            step = 0
+            while step < self.num_batches:
                 real = torch.randn(4, 16)
                 fake = netG(torch.randn(4, 8))
                 errD_total = 0
@@ -41,7 +57,8 @@ class Trainer:
                     errG_total = errG_total + bce(netsD[i](fake), torch.ones(4, 1))
                 errG_total.backward()
                 optimizerG.step()
+                step += 1
             print("Loss_D: %.2f Loss_G: %.2f" % (errD_total.item(), errG_total.item()))
 
 
-Trainer().train()
+Trainer(num_batches=4).train()

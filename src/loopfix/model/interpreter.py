@@ -1485,6 +1485,9 @@ def cross(
 
 
 def _item_shapes(shape, elements: list[ast.expr]) -> list:
+    # unpacking `None` raises: past the statement, a value that may be None was not
+    # (`build_models()` returning early without models on a path that then fails)
+    shape = shapes.present(shape)
     starred = any(isinstance(e, ast.Starred) for e in elements)
     if (
         isinstance(shape, tuple)

@@ -138,6 +138,9 @@ def _join_containers(a: tuple, b: tuple) -> Shape:
         return ("vtuple", join(item_shape(a), item_shape(b)))
     if a[0] == b[0] == "seq":
         return ("seq", join(a[1], b[1]))
+    if {a[0], b[0]} in ({"seq", "tuple"}, {"seq", "vtuple"}):
+        # a list literal on one path, a list appended to on the other (AttnGAN's `netsD`)
+        return ("seq", join(item_shape(a), item_shape(b)))
     if a[0] == b[0] == "modules":
         return ("modules", join(a[1], b[1]))
     if a[0] == b[0] == "module":
