@@ -105,17 +105,25 @@ INNER = {
     "for i in range(len(nets)):": ("nets[i]", "optimizers[i]", True),
     "for net, opt in zip(nets, optimizers):": ("net", "opt", True),
     "for i, net in enumerate(nets):": ("net", "optimizers[i]", True),
-    "for i in range(2):": ("nets[i]", "optimizers[i]", False),
+    "for i in range(2):": ("nets[i]", "optimizers[i]", True),  # its counter picks networks
+    "for i in range(2):  # micro-batches": ("nets[0]", "optimizers[0]", False),
     "for piece in torch.randn(2, 4).split(1):": ("nets[0]", "optimizers[0]", False),
 }
+# a step of the loop around the inner one, outside it: its iterations are the steps
+OUTER_STEP = """\
+    extra = nets[0](x).pow(2).mean()
+    optimizers[0].zero_grad()
+    extra.backward()
+    optimizers[0].step()"""
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(sorted(INNER)), st.sampled_from(["run", "step"]))
-def test_a_total_over_the_networks_reset_each_step_is_not_reported(inner, reset):
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(INNER)), st.sampled_from(["run", "step"]), st.booleans())
+def test_a_total_over_the_networks_reset_each_step_is_not_reported(inner, reset, outer_step):
     """AttnGAN's discriminator total: reset in every step and added to in a loop over the
-    networks, it holds one step's graphs and is not reported; reset once per run, or added
-    to in an inner loop over data, it grows with the steps and is."""
+    networks, or in a loop of micro-batches inside a loop that steps by itself, it holds one
+    step's graphs and is not reported; reset once per run, or added to in an inner loop over
+    data with no step of its own around it, it grows with the steps and is."""
     net, opt, walks_models = INNER[inner]
     lines = [
         *(["total = 0.0"] if reset == "run" else []),
@@ -128,10 +136,11 @@ def test_a_total_over_the_networks_reset_each_step_is_not_reported(inner, reset)
         "        loss.backward()",
         f"        {opt}.step()",
         "        total += loss",
+        *([OUTER_STEP] if outer_step else []),
         "    print(total)",
     ]
     text = HEADER + NETWORKS + "\n".join(lines) + "\n"
     exec(compile(text, "train.py", "exec"), {})  # the case runs as written
-    reported = reset == "run" or not walks_models
+    reported = reset == "run" or not (walks_models or outer_step)
     result = analyse_source(SourceFile.from_text("train.py", text), project=None)
     assert [f.rule for f in result.findings] == (["LF006"] if reported else []), text

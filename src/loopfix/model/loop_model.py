@@ -285,38 +285,71 @@ class LoopModel:
 
     def walks_models(self, loop_id: int) -> bool:
         """Whether the loop walks networks or optimizers the code built, not data: its
-        iterable is a list (or `ModuleList`) of modules or of optimizers, directly, through
-        `range(len(...))`, `enumerate` or `zip` (`for i in range(len(netsD)):`, AttnGAN's
-        discriminators; `for net, opt in zip(nets, optimizers):`). Its number of
-        iterations is fixed when the models are built."""
+        iterable is a list, `ModuleList` or `ModuleDict` (or a dict) of modules or of
+        optimizers, directly, through `range(len(...))`, `enumerate`, `zip`, `.values()` or
+        `.items()` (`for i in range(len(netsD)):`, AttnGAN's discriminators; `for net, opt
+        in zip(nets, optimizers):`); or it is a `range(...)` loop whose counter picks the
+        items of such a list (`for i in range(self.num_D):` over `self.netD[i]`,
+        pix2pixHD's). Its number of iterations is fixed when the models are built."""
         loop = self.loop(loop_id)
         if not isinstance(loop, ast.For | ast.AsyncFor):
             return False
         walked = _walked_collections(loop.iter)
-        return bool(walked) and all(self._holds_models(loop, w) for w in walked)
+        if walked:
+            return all(self._holds_models(loop, w) for w in walked)
+        return self._picks_models(loop)
 
     def _holds_models(self, loop: ast.stmt, collection: ast.expr) -> bool:
         name = dotted_name(collection)
         shape = self.shape_before(loop, name) if name else None
-        if not isinstance(shape, tuple) or shape[0] not in ("seq", "vtuple", "modules", "tuple"):
+        if shape in (shapes.module("ModuleList"), shapes.module("ModuleDict")):
+            return True
+        if not isinstance(shape, tuple) or shape[0] not in MODEL_COLLECTIONS:
             return False
-        items = shape[1] if shape[0] == "tuple" else (shape[1],)
+        if shape[0] == "dict":
+            items = tuple(item for _, item in shape[1])
+        else:
+            items = shape[1] if shape[0] == "tuple" else (shape[1],)
         return bool(items) and all(shapes.is_module(i) or shapes.is_optimizer(i) for i in items)
+
+    def _picks_models(self, loop: ast.For | ast.AsyncFor) -> bool:
+        """`for i in range(n):` whose body indexes a list of models with `i`."""
+        iterable, counter = loop.iter, loop.target
+        if not (isinstance(iterable, ast.Call) and dotted_name(iterable.func) == "range"):
+            return False
+        if not isinstance(counter, ast.Name):
+            return False
+        picked = [
+            node.value
+            for statement in loop.body
+            for node in walk(statement)
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Name)
+            and node.slice.id == counter.id
+        ]
+        return any(self._holds_models(loop, collection) for collection in picked)
 
     def step_loop(self, loop_id: int) -> int:
         """The loop whose iterations are the training steps around a statement of loop
-        `loop_id`: the loop itself, or, while it walks models (`walks_models`), the
-        nearest loop around it. A total reset in each of that loop's iterations holds
-        the graphs of one step's models, not of every step."""
+        `loop_id`: the loop itself, or the nearest loop around it while it walks models
+        (`walks_models`) or the loop around it runs a backward or an optimizer step of its
+        own, outside it (micro-batches accumulated before the step, a WGAN's critic
+        iterations before the generator's). A total reset in each of that loop's
+        iterations holds the graphs of one step, not of every step."""
         ids = {id(loop): i for i, loop in self.observations.loops.items()}
         current = loop_id
-        while self.walks_models(current):
+        while True:
             around = self.enclosing_statements(self.loop(current))[1:]
             outer = next((ids[id(s)] for s in around if id(s) in ids), None)
-            if outer is None:
+            if outer is None or not (self.walks_models(current) or self._steps_itself(outer)):
                 return current
             current = outer
-        return current
+
+    def _steps_itself(self, loop_id: int) -> bool:
+        """Whether the loop's own body, not a loop inside it, runs a backward or steps an
+        optimizer."""
+        sites = [*self.backwards(), *(u for u in self.updates() if u.kind == "step")]
+        return any(site.loops and site.loops[-1] == loop_id for site in sites)
 
     def region(self, loop_id: int | ast.AST) -> ast.AST:
         """A loop by its id, or a function given as its node (the body of a training-step
@@ -1991,12 +2024,19 @@ def _holds(root: ast.AST, node: ast.AST) -> bool:
     return any(n is node for n in walk(root))
 
 
+MODEL_COLLECTIONS = ("seq", "vtuple", "modules", "tuple", "dict")
+DICT_VIEWS = ("values", "items", "keys")
+
+
 def _walked_collections(iterable: ast.expr) -> list[ast.expr]:
     """The collections a loop's iterable walks: `xs` in `xs`, `range(len(xs))`,
-    `enumerate(xs)`, and each of `zip(xs, ys)`; empty for anything else."""
+    `enumerate(xs)`, `xs.values()`, `xs.items()`, and each of `zip(xs, ys)`; empty for
+    anything else."""
     if not isinstance(iterable, ast.Call):
         return [iterable] if isinstance(iterable, ast.Name | ast.Attribute) else []
     function, arguments = dotted_name(iterable.func), iterable.args
+    if isinstance(iterable.func, ast.Attribute) and iterable.func.attr in DICT_VIEWS:
+        return [] if arguments else _walked_collections(iterable.func.value)
     if function == "range" and len(arguments) == 1:
         inner = arguments[0]
         if isinstance(inner, ast.Call) and dotted_name(inner.func) == "len" and inner.args:

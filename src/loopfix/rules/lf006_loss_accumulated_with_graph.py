@@ -62,10 +62,12 @@ accumulation by summing losses, `torch.stack(losses).mean().backward()`; a retur
 loopfix cannot see into), or when the loop resets it in every iteration (a reset on a
 schedule, `if batch_idx % log_interval == 0: total_loss = 0`, still keeps the graphs of every
 iteration between two resets, and is reported). A loop over the networks or optimizers the
-code built (`for i in range(len(netsD)):`, `zip(heads, optimizers)`) is not a loop of steps:
-a total added to there and reset in every iteration of the loop around it (AttnGAN's
-`errD_total`) holds the graphs of one step, as many as there are networks, and is not
-reported; reset only once per epoch, it is. A meter is not
+code built (`for i in range(len(netsD)):`, `zip(heads, optimizers)`, `.values()` of a
+`ModuleDict`, `for i in range(self.num_D):` picking `self.netD[i]`) is not a loop of steps,
+nor is a loop inside one that runs its own backward or optimizer step (micro-batches
+accumulated before the step, a WGAN's critic iterations): a total added to there and reset
+in every iteration of the loop around it (AttnGAN's `errD_total`) holds the graphs of one
+step and is not reported; reset only once per epoch, it is. A meter is not
 reported when it is a parameter or an attribute of `self` (other code may read it), when its
 `update` also hands the value on or returns it to the caller, or when another method of it is
 called for its result (`meter.total().backward()`) or hands what the meter holds to anything
