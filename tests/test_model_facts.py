@@ -710,3 +710,46 @@ def test_a_list_of_networks_built_on_either_path_is_walked_as_networks(early, tm
     assert model.shape_before(model.loop(inner), "nets")[0] == "seq"
     assert model.walks_models(inner)
     assert not model.walks_models(next(i for i in model.observations.loops if i != inner))
+
+
+EVALUATION_TOTAL = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    target = torch.zeros(8, dtype=torch.long)
+    val_loss = 0
+    for x in torch.randn(3, 8, 4):
+        loss = nn.functional.cross_entropy(model(x), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with {context}:
+            val_loss += nn.functional.cross_entropy(model(x), target)
+    print("after-step loss", val_loss / 3, val_loss.grad_fn)
+"""
+
+
+@pytest.mark.parametrize(
+    "context, expected",
+    [
+        ("torch.no_grad()", []),
+        ("torch.autograd.no_grad()", []),
+        ("torch.autograd.grad_mode.no_grad()", []),
+        ("torch.autograd.inference_mode()", []),
+        ("torch.autograd.set_grad_enabled(False)", []),
+        ("torch.autograd.grad_mode.set_grad_enabled(False)", []),
+        ("torch.autograd.set_grad_enabled(True)", ["LF006"]),
+        ("torch.autograd.grad_mode.enable_grad()", ["LF006"]),
+    ],
+)
+def test_every_name_torch_gives_a_grad_mode_switch_is_known(context, expected, tmp_path):
+    """`torch.autograd.grad_mode.no_grad is torch.no_grad`: a total of losses computed
+    under any spelling of a no-grad context holds no graph (the script prints its
+    `grad_fn`), and is reported only under a context that enables grad."""
+    text = textwrap.dedent(EVALUATION_TOTAL).replace("{context}", context)
+    done = run_script(text, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("None") == (expected == [])
+    assert rules_of(text) == expected

@@ -352,3 +352,55 @@ def test_lf006_confirms_a_meter_by_the_total_it_keeps(tmp_path, convert, verdict
     assert [f.rule for f in result.findings] == ["LF006"]
     (found,) = verify_file(result, SETTINGS)
     assert found.verdict.startswith(verdict), found
+
+
+SCRIPT_THAT_FAILS_FIRST = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def train(global_model):
+    local_model = Net()
+    local_model.load_state_dict(global_model.state_dict())
+    optimizer = torch.optim.SGD(global_model.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = local_model(torch.randn(4)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        for global_param, local_param in zip(global_model.parameters(), local_model.parameters()):
+            global_param._grad = local_param.grad
+        optimizer.step()
+        local_model.load_state_dict(global_model.state_dict())
+
+
+if __name__ == "__main__":
+    observation = (torch.randn(4).numpy(), {})  # gym 0.26's reset(): a tuple
+    torch.from_numpy(observation)
+    train(Net())
+"""
+
+
+def test_when_the_script_and_its_function_alone_both_fail_the_verdict_names_both(tmp_path):
+    """The script fails on its own data before any backward; its function, run alone with
+    made-up arguments, fails too (a made-up model has none of the keys `load_state_dict`
+    wants). The verdict names the script's error first, then the function's, whole: not
+    the made-up run's alone, cut at its first line."""
+    path = tmp_path / "a3c.py"
+    path.write_text(SCRIPT_THAT_FAILS_FIRST)
+    result = analyse(path)
+    assert [f.rule for f in result.findings] == ["LF007"]
+    (verdict,) = verify_file(result, SETTINGS)
+    assert verdict.verdict.startswith(
+        "unverified: the script raised TypeError: expected np.ndarray (got tuple) before its "
+        "first backward; `train`, run alone with arguments loopfix made up, raised "
+        "RuntimeError: Error(s) in loading state_dict for Net: Missing key(s)"
+    ), verdict.verdict

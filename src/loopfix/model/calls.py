@@ -191,7 +191,17 @@ CLASSIFICATION_METRICS = {
 METRIC = ("metric",)  # a metric object whose call gives a value without graph
 # fmt: on
 STATE_INITIALISER_PREFIXES = ("init", "reset", "zero", "begin", "new_state", "initial")
-NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
+
+
+def _grad_mode_names(*names: str) -> frozenset[str]:
+    """The qualified names torch exports each grad-mode switch under
+    (`torch.autograd.grad_mode.no_grad is torch.autograd.no_grad is torch.no_grad`)."""
+    modules = ("torch", "torch.autograd", "torch.autograd.grad_mode")
+    return frozenset(f"{module}.{name}" for module in modules for name in names)
+
+
+NO_GRAD_CONTEXTS = _grad_mode_names("no_grad", "inference_mode")
+SET_GRAD_ENABLED = _grad_mode_names("set_grad_enabled")
 # Methods that run `loss.backward()` on their first argument, and the names training code
 # gives the objects whose `backward(loss)` does (Accelerate, Fabric, DeepSpeed, Lightning).
 FRAMEWORK_BACKWARDS = {"manual_backward"}
@@ -1539,7 +1549,7 @@ def _applies_no_grad(decorator: ast.FunctionDef, symbols: Symbols) -> bool:
     return bool(named & NO_GRAD_CONTEXTS) and not named & GRAD_CONTEXTS
 
 
-GRAD_CONTEXTS = {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.enable_grad"}
+GRAD_CONTEXTS = _grad_mode_names("enable_grad") | SET_GRAD_ENABLED
 
 # names whose mention makes a function do autograd work, even without grad
 AUTOGRAD_WORK = frozenset(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
-from loopfix.model.calls import _is_scheduler, retain_keyword
+from loopfix.model.calls import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED, _is_scheduler, retain_keyword
 from loopfix.model.frames import Effect
 from loopfix.model.graphs import (
     EMPTY,
@@ -18,8 +18,6 @@ from loopfix.model.graphs import (
     UpdateSite,
     Value,
 )
-
-NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
 
 
 class EventsMixin:
@@ -280,7 +278,7 @@ class EventsMixin:
         qualified = self.symbols.qualify(func)
         if qualified in NO_GRAD_CONTEXTS:
             return True
-        if qualified == "torch.set_grad_enabled" and isinstance(node, ast.Call) and node.args:
+        if qualified in SET_GRAD_ENABLED and isinstance(node, ast.Call) and node.args:
             first = node.args[0]
             return isinstance(first, ast.Constant) and first.value is False
         return False

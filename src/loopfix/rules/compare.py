@@ -56,8 +56,15 @@ def outcome_of(verdict: str) -> Outcome:
 def said(error: str) -> str:
     """An error as a verdict names it: its first line up to the end of its first sentence,
     never cut within it (`RuntimeError: Trying to backward through the graph a second time
-    (or directly access saved tensors after they have already been freed).`)."""
-    line = error.strip().splitlines()[0] if error.strip() else error
+    (or directly access saved tensors after they have already been freed).`); a first line
+    that ends in a colon goes on with the next (`RuntimeError: Error(s) in loading
+    state_dict for Net: Missing key(s) in state_dict: "fc.weight".`)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return error
+    line = lines[0]
+    if line.endswith(":") and len(lines) > 1:
+        line = f"{line} {lines[1]}"
     end = re.search(r"\.\s+(?=[A-Z])", line)
     return line[: end.start() + 1] if end else line
 

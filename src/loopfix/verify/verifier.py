@@ -247,15 +247,38 @@ def _guarded_runs(result: FileResult, unit: str, settings: RunSettings) -> Runs 
 def judge(result: FileResult, units: dict[str, Runs | str]) -> list[Verdict]:
     verdicts = []
     for finding in (f for f in result.findings if f.applied):
-        runs = units[judged_unit(result, finding, units)]
+        unit = judged_unit(result, finding, units)
+        runs = units[unit]
         if isinstance(runs, str):
             verdicts.append(_unverified(result, finding, runs))
+            continue
+        failed = _failed_both_ways(units, unit) if unit != unit_of(result, finding) else None
+        if failed is not None:
+            compared = "nothing (no run reached a backward)"
+            verdicts.append(_unverified(result, finding, failed, compared))
             continue
         runs = runs.by_rule.get(finding.rule, runs)
         made = (runs.original, runs.patched, runs.reference, runs.retained, runs.cloned)
         seconds = sum(r.seconds for r in made if r is not None)
         verdicts.append(_verdict(result, finding, runs, seconds))
     return verdicts
+
+
+def _failed_both_ways(units: dict[str, Runs | str], function: str) -> str | None:
+    """When the script raised before its first backward and `function`, run alone in its
+    place with arguments the harness made up, raised before its first backward too: both
+    errors, the script's first (it is the user's own; the other may come from an argument
+    made up wrong). None when the function's run trained."""
+    script, alone = units.get(SCRIPT), units[function]
+    if not isinstance(script, Runs) or not isinstance(alone, Runs):
+        return None
+    if alone.original.events or not alone.original.error or not script.original.error:
+        return None
+    return (
+        f"the script raised {said(script.original.error)} before its first backward; "
+        f"`{function}`, run alone with arguments loopfix made up, raised "
+        f"{said(alone.original.error)}"
+    )
 
 
 def unit_of(result: FileResult, finding: Finding) -> str:
@@ -558,7 +581,9 @@ def describe(run: ChildRun) -> str:
     return f"ran {done} (capped)" if capped else f"ran to the end ({done})"
 
 
-def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
+def _unverified(
+    result: FileResult, finding: Finding, reason: str, compared: str = "nothing (no run was made)"
+) -> Verdict:
     line, column = result.source.position(finding.start)
     return Verdict(
         finding.rule,
@@ -572,5 +597,5 @@ def _unverified(result: FileResult, finding: Finding, reason: str) -> Verdict:
         0,
         0.0,
         cell=_cell(result, finding),
-        compared="nothing (no run was made)",
+        compared=compared,
     )
