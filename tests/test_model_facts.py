@@ -753,3 +753,47 @@ def test_every_name_torch_gives_a_grad_mode_switch_is_known(context, expected, t
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("None") == (expected == [])
     assert rules_of(text) == expected
+
+
+STATEMENT_GRAD_MODE = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    target = torch.zeros(8, dtype=torch.long)
+    for epoch in range(2):
+        for x in torch.randn(3, 8, 4):
+            loss = nn.functional.cross_entropy(model(x), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        {off}
+        val_loss = 0
+        for x in torch.randn(3, 8, 4):
+            val_loss += nn.functional.cross_entropy(model(x), target)
+        {on}
+        print("val", val_loss / 3, val_loss.grad_fn)
+"""
+
+
+@pytest.mark.parametrize(
+    "off, on, expected",
+    [
+        ("torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)", []),
+        ("torch.autograd.set_grad_enabled(False)", "torch.set_grad_enabled(True)", []),
+        ("pass", "pass", ["LF006"]),
+        ("torch.set_grad_enabled(True)", "pass", ["LF006"]),
+    ],
+)
+def test_a_grad_mode_set_by_a_statement_holds_for_the_rest_of_the_block(
+    off, on, expected, tmp_path
+):
+    """`torch.set_grad_enabled(False)` as a statement (an older way to evaluate): the
+    losses computed after it in the block hold no graph (the script prints the total's
+    `grad_fn`), so the evaluation total is not reported."""
+    text = textwrap.dedent(STATEMENT_GRAD_MODE).replace("{off}", off).replace("{on}", on)
+    done = run_script(text, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("None") == (expected == [])
+    assert rules_of(text) == expected
