@@ -797,3 +797,29 @@ def test_a_grad_mode_set_by_a_statement_holds_for_the_rest_of_the_block(
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("None") == (expected == [])
     assert rules_of(text) == expected
+
+
+@pytest.mark.parametrize(
+    "case, said",
+    [
+        (
+            "lf003_heads_share_encoder_per_head_backward",
+            "the backward on line 15 already freed in an earlier iteration (no retain_graph",
+        ),
+        (  # a helper's backward reached from two calls of one iteration: another call
+            "lf003_backward_in_helper_function",
+            "the backward on line 6 already freed (no retain_graph=True there), when called "
+            "from line 28",
+        ),
+    ],
+)
+def test_a_backward_that_freed_its_own_graph_says_when(case, said):
+    """A backward through the graph the same call freed says it was an earlier iteration's
+    (else the message names its own line as the one that freed it, which reads as a
+    contradiction); a helper's backward reached from two calls names the call instead."""
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "corpus" / case / "before.py"
+    result = analyse_source(SourceFile.read(path))
+    (finding,) = [f for f in result.findings if f.rule == "LF003"]
+    assert said in finding.message

@@ -318,6 +318,8 @@ def verdict_line(row: dict) -> str:
         if row["iterations"]
         else f"no iteration ran to compare {row['compared']}"
     )
+    if not row["iterations"] and row["compared"].startswith("nothing"):  # no run made
+        compared = "nothing compared" + row["compared"].removeprefix("nothing")
     return (
         f"{where}: {row['rule']} {row['verdict']} | {compared}{against} | original: "
         f"{row['original']} | patched: "

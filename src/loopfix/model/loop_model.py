@@ -557,6 +557,7 @@ class LoopModel:
         calls a function of the project (nested ones too) that does either."""
         skipped = {id(n) for h in handovers for n in walk(h.statement)}
         skipped |= {id(n) for u in self.updates() if u.kind == "zero_grad" for n in walk(u.call)}
+        skipped |= _gradients_only_measured(loop)
         scope = self.function_around(loop) or self.tree
         if any(_names_zero_grad(n) and id(n) not in skipped for n in walk(scope)):
             return True  # a `zero_grad` kept or called elsewhere (`clear = model.zero_grad`)
@@ -1573,6 +1574,28 @@ def _handles_gradients(node: ast.AST, symbols: Symbols) -> bool:
     if isinstance(node, ast.Name) and node.id == "grad":
         return True
     return _called_by_name(node)
+
+
+# methods that compute a new value from a tensor and leave it as it is (not `detach`, whose
+# result shares its storage, nor `data`)
+MEASURES = frozenset(
+    {"norm", "abs", "sum", "mean", "max", "min", "std", "var", "item", "tolist", "numel", "clone"}
+)
+
+
+def _gradients_only_measured(node: ast.AST) -> set[int]:
+    """The ids of the `.grad` reads below `node` whose only use is a measure of them
+    (`shared.weight.grad.norm().item()` logged after the step): reading a gradient so
+    changes nothing a `zero_grad()` would."""
+    return {
+        id(call.func.value)
+        for call in walk(node)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in MEASURES
+        and isinstance(call.func.value, ast.Attribute)
+        and call.func.value.attr == "grad"
+    }
 
 
 def _called_by_name(node: ast.AST) -> bool:

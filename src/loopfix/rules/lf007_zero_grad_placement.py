@@ -81,7 +81,8 @@ it, in one loop iteration:
   from its `get_context("spawn")`) or such a class's `run()`.
   `optimizer.zero_grad()` over the shared model sets its `.grad` to None (the default since
   PyTorch 2.0) and leaves the local `.grad` to pile up. Not when the loop, or a function it
-  calls, touches gradients otherwise or names a `zero_grad` (the local model's, a
+  calls, touches gradients otherwise (a gradient only measured, `p.grad.norm().item()` for
+  a log, does not count) or names a `zero_grad` (the local model's, a
   `sync(local, shared)` helper that clears them, `local_param.grad = None` in the hand-over,
   `torch._foreach_zero_`, a bound `clear = model.zero_grad`, a function handed to
   `local.apply(drop_grads)`, a class used as `with LocalUpdate(local):` whose `__exit__`
