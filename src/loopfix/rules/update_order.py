@@ -682,7 +682,10 @@ def _attach(model, units: list[Unit]) -> None:
     """Gradient users go with the next step; schedulers and scaler.update with the previous."""
     steps = [i for i, u in enumerate(units) if u.kind == "step"]
     if not steps:
-        raise NotReorderable("no optimizer step sits directly in the backward's block")
+        raise NotReorderable(
+            "the backward and the optimizer steps are not statements of one block (one is "
+            "inside a branch, a `with`, a loop or a function): no reorder of a block moves them"
+        )
     for index, unit in enumerate(units):
         if unit.kind == "before_step":
             later = [s for s in steps if s > index]
