@@ -823,3 +823,59 @@ def test_a_backward_that_freed_its_own_graph_says_when(case, said):
     result = analyse_source(SourceFile.read(path))
     (finding,) = [f for f in result.findings if f.rule == "LF003"]
     assert said in finding.message
+
+
+MODE_STATE = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 8)
+            self.head = nn.Linear(8, 4)
+
+        def forward(self, x, h):
+            if self.training:
+                h = h.detach()
+            out, h = self.rnn(x, h)
+            return self.head(out), h
+
+
+    net = Net()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    data = torch.randn(41, 2, 4)
+    training = {training}
+    {mode}
+    h = torch.zeros(1, 2, 8)
+    for i in range(0, 30, 10):
+        out, h = net(data[i : i + 10], h)
+        loss = (out - data[i + 1 : i + 11]).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("pass", []),  # nn.Module's default: training
+        ("net.train()", []),
+        ("net.eval()\nnet.train()", []),
+        ("net.eval()", ["LF001"]),
+        ("net.train(False)", ["LF001"]),
+        ("net.train(training)", ["LF001"]),  # a mode not written as a constant: unknown
+        ("if training:\n    net.eval()", ["LF001"]),  # one branch sets eval mode
+    ],
+)
+def test_a_test_of_self_training_takes_the_mode_train_and_eval_set(mode, expected, tmp_path):
+    """A forward that detaches its state only in training mode: reported exactly where the
+    loop may run it in eval mode, which the script shows by raising."""
+    text = textwrap.dedent(MODE_STATE).replace("{mode}", mode)
+    text = text.replace("{training}", "False" if "if training" not in mode else "True")
+    done = run_script(text, tmp_path)
+    raises = "backward through the graph a second time" in done.stderr
+    assert raises == (expected != []), done.stderr[-300:]
+    assert rules_of(text) == expected

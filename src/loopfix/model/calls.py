@@ -307,6 +307,43 @@ class CallsMixin:
                 self.forget_positions(key, env, node)  # a list handed over: may reorder it
         return positional, keywords
 
+    def _set_mode(self, node: ast.Call, func: ast.Attribute, env: Env) -> None:
+        """`model.train()`, `model.train(False)`, `model.eval()`: the mode of the module at
+        the receiver's path and of every module below it (`nn.Module.train` sets each
+        child's), kept as `<path>.training` for `training_mode`; a mode not written as a
+        constant is unknown."""
+        key = self.key_for(func.value)
+        if key is None:
+            return
+        mode: bool | None = func.attr == "train"
+        if func.attr == "train" and (node.args or node.keywords):
+            given = node.args[0] if node.args else node.keywords[0].value
+            constant = isinstance(given, ast.Constant) and type(given.value) is bool
+            mode = given.value if constant else None
+        for below in [k for k in env if k.startswith(key + ".") and k.endswith(".training")]:
+            del env[below]
+        env[key + ".training"] = EMPTY.with_shape(("mode", mode))
+
+    def training_mode(self, node: ast.expr, env: Env) -> bool | None:
+        """`model.training` (`self.training` in a module's method): the mode the nearest
+        `train()` / `eval()` call on it, or on a module holding it, set; True for a module
+        none was called on (`nn.Module`'s default); None when not known."""
+        if not (isinstance(node, ast.Attribute) and node.attr == "training"):
+            return None
+        key = self.key_for(node.value)
+        if key is None:
+            return None
+        path = key
+        while True:
+            held = env.get(path + ".training")
+            if held is not None:
+                mode = held.shape
+                return mode[1] if isinstance(mode, tuple) and mode[0] == "mode" else None
+            if "." not in path:
+                break
+            path = path.rpartition(".")[0]
+        return True if shapes.is_module(self.eval(node.value, env).shape) else None
+
     def forget_positions(self, key: str | None, env: Env, call: ast.Call | None = None) -> None:
         """The list at `key` is reordered (`t.pop(0)`, `del t[0]`), or may be where the model
         does not look (handed to `random.shuffle(t)` or `helper.push_front(t)`, bound to
@@ -326,6 +363,8 @@ class CallsMixin:
         attr = func.attr
         if attr in STEP_HOOKS:
             self._hooked(func.value, env)
+        if attr in ("train", "eval"):
+            self._set_mode(node, func, env)
         if attr in MODULE_PLUMBING and dotted_name(func.value) is None:
             # `nn.Linear(4, 1).to(device)`, `Net().cuda().train()`: the receiver, once
             receiver = self.eval(func.value, env)

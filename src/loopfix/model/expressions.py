@@ -229,6 +229,8 @@ class ExpressionsMixin:
         known = self._constant_test(node.test)  # `h.detach() if self.detach else h`
         if known is None:
             known = self._known_test(node.test)  # `init if t == 0 else h` in a loop over t
+        if known is None:
+            known = self._mode_test(node.test, env)  # `h.detach() if self.training else h`
         if known is not None:
             return self.eval(node.body if known else node.orelse, env)
         if _detach_guard(node) or self._tensor_guard(node):

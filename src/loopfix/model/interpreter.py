@@ -653,6 +653,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             return flow
         self.eval(node.test, env)
         known = self._known_test(node.test)
+        if known is None:  # `if self.training:` in a module's forward
+            known = self._mode_test(node.test, env)
         if known is not None:  # `if t == 0:` in a loop over t: the phase decides
             return self.exec_block(node.body if known else node.orelse, dict(env))
         taken, skipped = dict(env), dict(env)
@@ -742,6 +744,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             if known is not None and (value := known[0].holds(test, known[1])) is not None:
                 return value
         return None
+
+    def _mode_test(self, test: ast.expr, env: Env) -> bool | None:
+        """`module.training` or `not module.training` (`CallsMixin.training_mode`)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        mode = self.training_mode(test.operand if negated else test, env)
+        return None if mode is None else mode != negated
 
     def _constant_test(self, test: ast.expr) -> bool | None:
         """The value of a test of module constants (`Symbols.constant`): `MODE == "detach"`,
