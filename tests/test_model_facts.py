@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 from scripts import rules_reported, run_script
@@ -817,8 +818,6 @@ def test_a_backward_that_freed_its_own_graph_says_when(case, said):
     """A backward through the graph the same call freed says it was an earlier iteration's
     (else the message names its own line as the one that freed it, which reads as a
     contradiction); a helper's backward reached from two calls names the call instead."""
-    from pathlib import Path
-
     path = Path(__file__).parent.parent / "corpus" / case / "before.py"
     result = analyse_source(SourceFile.read(path))
     (finding,) = [f for f in result.findings if f.rule == "LF003"]
@@ -879,3 +878,14 @@ def test_a_test_of_self_training_takes_the_mode_train_and_eval_set(mode, expecte
     raises = "backward through the graph a second time" in done.stderr
     assert raises == (expected != []), done.stderr[-300:]
     assert rules_of(text) == expected
+
+
+@pytest.mark.parametrize("state", ["outputs[1:]", "outputs[-2:]", "outputs[1:3]", "outputs[1::1]"])
+def test_a_slice_of_a_returned_tuple_holds_the_items_it_picks(state, tmp_path):
+    """`outputs[1:]` of `return logits, h.detach(), c.detach()`: the detached state only,
+    not the logits' graph (each spelling runs, and is not reported)."""
+    path = Path(__file__).parent.parent / "corpus"
+    text = path / "lf001_ok_state_sliced_from_outputs_detached_in_forward" / "before.py"
+    text = text.read_text().replace("outputs[1:]", state)
+    assert run_script(text, tmp_path).returncode == 0
+    assert rules_of(text) == []

@@ -121,7 +121,7 @@ class ExpressionsMixin:
         if isinstance(index, ast.Slice):
             if index.lower is None and index.upper is None and index.step is None:
                 return base  # `t[:]`: every item where it was
-            return _without_positions(base)
+            return _sliced(base, index) or _without_positions(base)
         if (
             isinstance(shape, tuple)
             and shape[0] == "seq"
@@ -356,6 +356,32 @@ def _is_alias(node: ast.expr) -> bool:
 def _is_trainer_object(shape) -> bool:
     """Optimizers and modules: values whose identity matters when kept in a container."""
     return isinstance(shape, tuple) and shape[0] in ("optimizer", "module")
+
+
+def _sliced(value: Value, index: ast.Slice) -> Value | None:
+    """`outputs[1:]` of `return logits, h.detach(), c.detach()` with constant bounds: the
+    items picked, each at its new position with its own graphs; None where the bounds or the
+    items' positions are not known."""
+    bounds = [
+        None if b is None else int_constant(b) for b in (index.lower, index.upper, index.step)
+    ]
+    written = (index.lower, index.upper, index.step)
+    if (
+        any(b is None and w is not None for b, w in zip(bounds, written, strict=True))
+        or bounds[2] == 0
+    ):
+        return None
+    shape, parts = value.shape, value.parts
+    arity = len(shape[1]) if isinstance(shape, tuple) and shape[0] == "tuple" else None
+    if parts is None or arity is not None and len(parts) != arity:
+        return None
+    picked = range(len(parts))[slice(*bounds)]
+    kept = tuple(parts[i] for i in picked)
+    if arity is not None:  # a tuple's items, as `Value.part` gives them
+        shape, unplaced = ("tuple", tuple(shape[1][i] for i in picked)), frozenset()
+    else:  # and what a list gained at no known position
+        unplaced = value.graphs - frozenset().union(*parts)
+    return Value(frozenset().union(*kept) | unplaced, shape, kept)
 
 
 def _without_positions(value: Value) -> Value:
