@@ -313,8 +313,9 @@ class CallsMixin:
         child's), kept as `<path>.training` for `training_mode`; a mode not written as a
         constant is unknown."""
         key = self.key_for(func.value)
-        if key is None:
-            return
+        held = env.get(key) if key is not None else None
+        if held is None or not shapes.is_module(held.shape):
+            return  # not a network (a trainer's own `train()`)
         mode: bool | None = func.attr == "train"
         if func.attr == "train" and (node.args or node.keywords):
             given = node.args[0] if node.args else node.keywords[0].value
