@@ -61,9 +61,29 @@ def test_first_iteration_tests(loop, test, first, later):
         assert counter.holds(parsed, phase) is later
 
 
-@pytest.mark.parametrize("loop", ["for t in range(0, n, 2):", "for t in range(k, n):"])
+@pytest.mark.parametrize(
+    "loop",
+    ["for t in range(k, n):", "for t in range(0, n, -1):", "for t in range(0, n, 2 * k):"],
+)
 def test_a_loop_whose_counter_is_not_known_from_its_start_has_none(loop):
+    """A start that is not a constant, or a step that is neither a positive constant nor a
+    name."""
     assert counter_of(f"{loop}\n    if t == 0:\n        pass\n") is None
+
+
+@pytest.mark.parametrize("loop", ["for t in range(0, n, 2):", "for t in range(0, n, bptt):"])
+def test_a_counter_stepping_by_more_than_one_tells_its_first_iteration_only(loop):
+    """Its first value is the start and every later one is above it: `t == 0` holds in the
+    first iteration only; a residue (`t % 4 == 0`) is not followed, as it depends on the
+    step."""
+    counter = counter_of(
+        f"{loop}\n    if t == 0:\n        pass\n    if t % 4 == 0:\n        pass\n"
+    )
+    first = ast.parse("t == 0", mode="eval").body
+    assert counter.holds(first, counter.initial()) is True
+    for phase in counter.successors(counter.initial()):
+        assert counter.holds(first, phase) is False
+    assert counter.modulus is None
 
 
 def _real_path_is_followed(counter, tests: list[str], steps: int, real) -> int:

@@ -889,3 +889,30 @@ def test_a_slice_of_a_returned_tuple_holds_the_items_it_picks(state, tmp_path):
     text = text.read_text().replace("outputs[1:]", state)
     assert run_script(text, tmp_path).returncode == 0
     assert rules_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "step, test, expected",
+    [
+        ("bptt", "i > 0", []),  # a stride: every value after the first is above it
+        ("10", "i > 0", []),
+        ("10", "i != 0", []),
+        ("10", "i == 0 and h is not None", ["LF001"]),  # detached in the first batch only
+        ("10", "i > 10", ["LF001"]),  # not detached in the second batch
+        ("10", "i % 20 == 0", ["LF001"]),  # a residue of a stepped counter: not followed
+    ],
+)
+def test_a_counter_stepping_by_more_than_one_decides_first_iteration_tests(
+    step, test, expected, tmp_path
+):
+    """`for i in range(0, n, bptt):`: its first value is the start, every later one is
+    above it, so a test of the first iteration is decided whatever the step; other tests of
+    it are not. Each script raises exactly where it is reported."""
+    path = Path(__file__).parent.parent / "corpus"
+    case = path / "lf001_ok_state_repackaged_after_the_first_stepped_batch" / "before.py"
+    text = case.read_text().replace("if i > 0:", f"if {test}:").replace(", bptt):", f", {step}):")
+    if "h is not None" in test:
+        text = text.replace("h is not None", "hidden is not None")
+    done = run_script(text, tmp_path)
+    assert ("backward through the graph a second time" in done.stderr) == (expected != [])
+    assert rules_of(text) == expected

@@ -260,7 +260,11 @@ def loop_counter(loop: ast.AST, value_of=lambda name: None) -> Counter | None:
         ]
     first_tested = any(_mentions(probe.first_of, test) for test in testing)
     end = top if any(_mentions(probe.last_of, test) for test in testing) else None
-    periodic = [] if descending else [p for t in testing for p in _periodic_parts(t, index)]
+    # a step other than 1 (`range(0, n, bptt)`) leaves the first iteration's tests only:
+    # the first value is the start, and every later one is above it, whatever the step
+    stepped = len(counted.args) == 3 and int_constant(counted.args[2]) != 1
+    periodic = [p for t in testing for p in _periodic_parts(t, index)]
+    periodic = [] if descending or stepped else periodic
     moduli = {p.modulus for p in periodic}
     if len(moduli) > 1 or (moduli and assigned & _names_in(next(iter(moduli)))):
         periodic, moduli = [], set()
@@ -515,13 +519,16 @@ def _constant_modulus(modulus: str | None) -> int | None:
 
 
 def _first_index_value(call: ast.expr) -> int | None:
-    """0 for `range(n)` and `enumerate(xs)`; `a` for `range(a, n)` and `enumerate(xs, a)`;
-    None for a step that is not 1 or a start that is not a constant."""
+    """0 for `range(n)` and `enumerate(xs)`; `a` for `range(a, n)`, `range(a, n, s)` and
+    `enumerate(xs, a)`; None for a start that is not a constant, or a step that is neither a
+    positive constant nor a name (`range(0, n, args.bptt)`: a stride, taken as positive)."""
     if not isinstance(call, ast.Call):
         return None
     function = dotted_name(call.func)
     if function == "range" and 1 <= len(call.args) <= 3 and not call.keywords:
-        if len(call.args) == 3 and int_constant(call.args[2]) != 1:
+        step = call.args[2] if len(call.args) == 3 else None
+        constant = int_constant(step) if step is not None else 1
+        if constant is None and dotted_name(step) is None or constant is not None and constant < 1:
             return None
         return 0 if len(call.args) == 1 else int_constant(call.args[0])
     if function == "enumerate":
