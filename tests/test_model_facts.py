@@ -783,6 +783,7 @@ STATEMENT_GRAD_MODE = """
     [
         ("torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)", []),
         ("torch.autograd.set_grad_enabled(False)", "torch.set_grad_enabled(True)", []),
+        ("torch.set_grad_enabled(mode=False)", "torch.set_grad_enabled(mode=True)", []),
         ("pass", "pass", ["LF006"]),
         ("torch.set_grad_enabled(True)", "pass", ["LF006"]),
     ],

@@ -528,7 +528,9 @@ def _first_index_value(call: ast.expr) -> int | None:
     if function == "range" and 1 <= len(call.args) <= 3 and not call.keywords:
         step = call.args[2] if len(call.args) == 3 else None
         constant = int_constant(step) if step is not None else 1
-        if constant is None and dotted_name(step) is None or constant is not None and constant < 1:
+        if constant is None and dotted_name(step) is None:
+            return None  # a step computed (`2 * k`): its sign is not known
+        if constant is not None and constant < 1:
             return None
         return 0 if len(call.args) == 1 else int_constant(call.args[0])
     if function == "enumerate":

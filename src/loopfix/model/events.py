@@ -275,13 +275,19 @@ class EventsMixin:
 
     def _is_no_grad_context(self, node: ast.expr) -> bool:
         func = node.func if isinstance(node, ast.Call) else node
-        qualified = self.symbols.qualify(func)
-        if qualified in NO_GRAD_CONTEXTS:
-            return True
-        if qualified in SET_GRAD_ENABLED and isinstance(node, ast.Call) and node.args:
-            first = node.args[0]
-            return isinstance(first, ast.Constant) and first.value is False
-        return False
+        return self.symbols.qualify(func) in NO_GRAD_CONTEXTS or self.grad_mode_set(node) is False
+
+    def grad_mode_set(self, node: ast.expr) -> bool | None:
+        """The mode `torch.set_grad_enabled(False)` (or `True`, also as `mode=`) sets, as a
+        context or a statement; None for another call, or a mode not written as a constant."""
+        if (
+            not isinstance(node, ast.Call)
+            or self.symbols.qualify(node.func) not in SET_GRAD_ENABLED
+        ):
+            return None
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "mode")]
+        mode = given[0] if given else None
+        return mode.value if isinstance(mode, ast.Constant) and type(mode.value) is bool else None
 
 
 class _Once:

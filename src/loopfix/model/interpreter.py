@@ -16,7 +16,7 @@ import dataclasses
 import itertools
 
 from loopfix.model import shapes
-from loopfix.model.calls import SET_GRAD_ENABLED, CallsMixin, concatenated_positions
+from loopfix.model.calls import CallsMixin, concatenated_positions
 from loopfix.model.conditions import invariant_tests, unnegated
 from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
@@ -575,20 +575,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def stmt_Expr(self, node: ast.Expr, env: Env) -> Flow:
         self.eval(node.value, env)
-        enabled = self._grad_mode_set(node.value)
+        enabled = self.grad_mode_set(node.value)
         if enabled is not None:
             self.no_grad = not enabled  # until the block ends (`exec_block`) or it is set again
         return Flow(normal=env)
-
-    def _grad_mode_set(self, node: ast.expr) -> bool | None:
-        """`torch.set_grad_enabled(False)` (or `True`) called as a statement: the mode it
-        sets; None for anything else, or a mode not written as a constant."""
-        if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
-            return None
-        if self.symbols.qualify(node.func) not in SET_GRAD_ENABLED:
-            return None
-        mode = node.args[0]
-        return mode.value if isinstance(mode, ast.Constant) and type(mode.value) is bool else None
 
     def stmt_Return(self, node: ast.Return, env: Env) -> Flow:
         value = self.eval(node.value, env) if node.value is not None else EMPTY.with_shape(NONE)

@@ -96,9 +96,9 @@ class BackwardThroughFreedGraph(ReorderRule):
             start, end = self.backward_range(context, site)
             # the same call, in a loop of this scope, freed it in an earlier iteration (a
             # graph carried across); a helper's backward reached twice is another call
-            again = first.call is site.call and site.loops
-            earlier = again and model.reached_through_call(site.id) is None
-            earlier = " in an earlier iteration" if earlier else ""
+            carried = first.call is site.call and site.loops
+            carried = carried and model.reached_through_call(site.id) is None
+            earlier = " in an earlier iteration" if carried else ""
             message = (
                 "this backward goes through a graph that the backward on line "
                 f"{first.call.lineno} already freed{earlier} (no retain_graph=True there)"
