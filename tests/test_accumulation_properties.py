@@ -21,6 +21,8 @@ ADD = {
     "augmented": ("total = 0.0", "total += {value}"),
     "rebinding": ("total = 0", "total = total + {value}"),
     "history": ("total = []", "total.append({value})"),
+    "dict entry": ("total = {{'loss': 0.0, 'n': 0}}", "total['loss'] += {value}"),
+    "history entry": ("total = {{'loss': []}}", "total['loss'].append({value})"),
 }
 VALUES = {"loss": True, "loss.item()": False, "loss.detach()": False, "2 * loss": True}
 USES = {
@@ -39,7 +41,7 @@ def loops(draw):
     use = draw(st.sampled_from(sorted(USES)))
     start, add = ADD[kind]
     lines = [
-        start,
+        start.format(),
         "for step in range(3):",
         "    loss = model(torch.randn(2, 4)).pow(2).mean()",
         "    optimizer.zero_grad()",
@@ -144,3 +146,57 @@ def test_a_total_over_the_networks_reset_each_step_is_not_reported(inner, reset,
     reported = reset == "run" or not (walks_models or outer_step)
     result = analyse_source(SourceFile.from_text("train.py", text), project=None)
     assert [f.rule for f in result.findings] == (["LF006"] if reported else []), text
+
+
+# how the training loop calls `evaluate()`: whether its losses carry graph there
+CALLS = {
+    "    evaluate()": True,
+    "    with torch.no_grad():\n        evaluate()": False,
+    "    with torch.inference_mode():\n        evaluate()": False,
+    "    with torch.set_grad_enabled(False):\n        evaluate()": False,
+}
+DECORATORS = {
+    "": True,
+    "@torch.no_grad()\n": False,
+    "evaluation = torch.no_grad()\n\n\n@evaluation\n": False,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(sorted(ADD)),
+    st.sampled_from(sorted(CALLS)),
+    st.sampled_from(sorted(DECORATORS)),
+    st.sampled_from(["print(total)", "result = total"]),
+)
+def test_an_evaluation_total_is_reported_when_the_training_loop_calls_it_with_grad(
+    kind, call, decorator, use
+):
+    """An `evaluate()` with no backward of its own, called after each epoch: its logged total
+    keeps every batch's graph exactly when the call runs with grad enabled."""
+    start, add = ADD[kind]
+    text = HEADER + (
+        f"{decorator}def evaluate():\n"
+        "    model.eval()\n"
+        f"    {start.format()}\n"
+        "    for step in range(3):\n"
+        "        loss = model(torch.randn(2, 4)).pow(2).mean()\n"
+        f"        {add.format(value='loss')}\n"
+        f"    {use}\n"
+        "    model.train()\n"
+        "    return None\n"
+        "\n\n"
+        "for epoch in range(2):\n"
+        "    for step in range(3):\n"
+        "        loss = model(torch.randn(2, 4)).pow(2).mean()\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        f"{call}\n"
+    )
+    reported = CALLS[call] and DECORATORS[decorator] and use.startswith("print")
+    result = analyse_source(SourceFile.from_text("train.py", text), project=None)
+    assert [f.rule for f in result.findings] == (["LF006"] if reported else []), text
+    if reported:
+        fixed = analyse_source(SourceFile.from_text("train.py", result.fixed_text), project=None)
+        assert fixed.findings == [] and ".detach()" in result.fixed_text

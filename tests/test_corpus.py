@@ -475,8 +475,13 @@ name, *attributes = sys.argv[2].split(".")  # `meter.sum`: a total kept on an ob
 total = namespace[name]
 for attribute in attributes:
     total = getattr(total, attribute)
-items = total if isinstance(total, list) else [total]
-print(any(getattr(item, "grad_fn", None) is not None for item in items))
+def items(value):  # a dict's entries and a list's items, nested (`history["loss"][k]`)
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [item for entry in value for item in items(entry)]
+    return [value]
+print(any(getattr(item, "grad_fn", None) is not None for item in items(total)))
 """
 
 

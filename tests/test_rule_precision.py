@@ -622,6 +622,50 @@ def test_a_total_added_under_no_grad_keeps_no_graph(add, reported, tmp_path):
     assert [f.rule for f in findings] == reported
 
 
+TOTAL_UNDER_AN_ALIAS = """\
+import torch
+import torch.nn as nn
+
+{alias}
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+running = 0.0
+for it in range(4):
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with {context}:
+        running += loss
+print(running.requires_grad)
+"""
+
+
+@pytest.mark.parametrize(
+    ("alias", "context", "reported"),
+    [
+        ("no_grad = torch.no_grad", "no_grad()", []),
+        ("inference = torch.inference_mode", "inference()", []),
+        ("evaluation = torch.no_grad()", "evaluation", []),
+        ("def frozen():\n    return torch.no_grad()", "frozen()", []),
+        ("no_grad = torch.enable_grad", "no_grad()", ["LF006"]),
+        ("no_grad = torch.no_grad\nno_grad = torch.enable_grad", "no_grad()", ["LF006"]),
+    ],
+    ids=["class alias", "inference alias", "context made once", "function", "enable", "rebound"],
+)
+def test_a_total_added_under_a_no_grad_alias_keeps_no_graph(alias, context, reported, tmp_path):
+    """A name the module binds once to one of torch's no-grad switches is that switch (the
+    program prints whether the total requires grad); a name bound to `enable_grad`, or bound
+    twice, is not taken for one."""
+    source = TOTAL_UNDER_AN_ALIAS.format(alias=alias, context=context)
+    done, findings = run_and_analyse(source, tmp_path)
+    assert done.stdout.strip() == str(bool(reported)), done.stderr
+    assert [f.rule for f in findings] == reported
+
+
 WARMED_UP_SCHEDULE = """\
 import warnings
 
@@ -1541,3 +1585,85 @@ def test_a_finding_whose_backward_is_in_another_module_plans_no_edit_there(tmp_p
     assert result.errors == []
     assert [f.rule for f in result.findings] == ["LF001"]
     assert "retain_graph=True" not in result.fixed_text  # the script never said it
+
+
+# a module loopfix does not follow (the tests analyse `train.py` alone): a checkpoint loader
+# that hands back what it is given, a model factory, and a recurrent step
+UNFOLLOWED_MODULE = """\
+import torch
+import torch.nn as nn
+
+cell = nn.Linear(4, 4)
+
+
+def load(model, optimizer):
+    return model, optimizer, 1
+
+
+class Net(nn.Linear):
+    def compute_loss(self, x):
+        return self(x).pow(2).mean()
+
+
+def get_model():
+    return Net(4, 4)
+
+
+def step(x, h):
+    h = torch.tanh(cell(x) + h)
+    return h, h
+"""
+
+HANDED_BACK = """\
+import torch
+import torch.nn as nn
+
+import checkpoint
+
+
+def train(model, optimizer):
+    h = torch.zeros(2, 4)
+    for it in range(3):
+        x = torch.randn(2, 4)
+        {call}
+        optimizer.zero_grad()
+        out.mean().backward()
+        optimizer.step()
+
+
+def main():
+    torch.manual_seed(0)
+    {model}
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    {assign}
+    train(model, optimizer)
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "assign", "call", "reported"),
+    [
+        ("model = nn.Linear(4, 4)", "model, optimizer, epoch = checkpoint.load(model, optimizer)",
+         "out = model(x)", []),
+        ("model = checkpoint.get_model()",
+         "model, optimizer, epoch = checkpoint.load(model, optimizer)",
+         "out = model.compute_loss(x)", []),
+        ("model = nn.Linear(4, 4)", "", "out, h = checkpoint.step(model(x), h)", ["LF001"]),
+    ],
+    ids=["module handed back", "factory model handed back", "recurrent step"],
+)  # fmt: skip
+def test_objects_a_function_hands_back_in_place_are_the_objects_it_was_given(
+    model, assign, call, reported, tmp_path
+):
+    """`model, optimizer, epoch = checkpoint.load(model, optimizer)` from a module loopfix
+    does not follow hands back the objects it was given (the loop's graphs are its own each
+    batch); `out, h = step(x, h)` of such a module is a recurrent step whose state carries
+    its graph into the next batch, and the program fails as reported."""
+    (tmp_path / "checkpoint.py").write_text(UNFOLLOWED_MODULE)
+    source = HANDED_BACK.format(model=model, assign=assign, call=call)
+    done, findings = run_and_analyse(source, tmp_path)
+    assert ("a second time" in done.stderr) is bool(reported), done.stderr
+    assert [f.rule for f in findings] == reported

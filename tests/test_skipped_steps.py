@@ -23,6 +23,47 @@ stepped = []
 
 # (loop, the iterations it steps on)
 SKIPS = {
+    "frozen_phase_behind_a_function": (
+        """
+WARMUP = 2
+
+
+def is_trainable_step(i):
+    return i >= WARMUP
+
+
+for i in range(5):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    if is_trainable_step(i):
+        optimizer.step()
+        stepped.append(i)
+""",
+        [2, 3, 4],
+    ),
+    "every_kth_batch_held_out": (
+        """
+for i in range(8):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    noise = model.weight.grad.norm().item()
+    if i % 4 != 3:
+        optimizer.step()
+        stepped.append(i)
+""",
+        [0, 1, 2, 4, 5, 6],
+    ),
+    "every_kth_batch_held_out_by_a_bare_remainder": (
+        """
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    if i % 3:
+        optimizer.step()
+        stepped.append(i)
+""",
+        [1, 2, 4, 5],
+    ),
     "gradient_norm_spike": (
         """
 for i in range(6):

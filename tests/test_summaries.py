@@ -273,6 +273,7 @@ def algo(steps=3):
         opt.step()
         total += loss
         logger.store(loss=loss.item())
+    print(total)
 """
 
 

@@ -362,6 +362,9 @@ class CallsMixin:
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         attr = func.attr
+        if is_text(func.value):  # `"{} = {:.4f}".format(key, loss)`: a str holds no graph
+            self._args(node, env)
+            return EMPTY.with_shape(OTHER)
         if attr in STEP_HOOKS:
             self._hooked(func.value, env)
         if attr in ("train", "eval"):
@@ -422,7 +425,7 @@ class CallsMixin:
         if attr in CONTAINER_ADDERS:
             key = self.key_for(func.value)
             if key is None:
-                return None
+                return self._add_to_held_list(node, func, env)
             old = self.eval(func.value, env)
             positional, _ = self._args(node, env)
             added = [v for v, _ in positional[-1:]]
@@ -493,6 +496,21 @@ class CallsMixin:
         key = self.key_for(func)
         held = env.get(key) if key is not None else None
         return held is not None and shapes.is_module(held.shape)
+
+    def _add_to_held_list(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
+        """`history["loss"].append(loss)`: a list held as an item of a container the scope
+        names; the container holds what is added among its items (and LF006 asks about it
+        as a total). None for any other receiver."""
+        holder = func.value
+        if not isinstance(holder, ast.Subscript) or self.key_for(holder.value) is None:
+            return None
+        self.eval(holder, env)
+        positional, _ = self._args(node, env)
+        added = union(v for v, _ in positional)
+        if func.attr == "append" and positional and node.args:
+            self.note_accumulation(node.args[-1], positional[-1][0], holder)
+        self._bind_item(holder, Value(added, UNKNOWN), env, exact=False)
+        return EMPTY.with_shape(NONE)
 
     def _own_method(self, func: ast.Attribute, env: Env) -> bool:
         """`func` is a method that the receiver's class (of the project) defines."""
@@ -778,6 +796,8 @@ class CallsMixin:
             return self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
         if kind == "builtin" and isinstance(func, ast.Name) and func.id == "map" and node.args:
             return self._mapped(node, positional, env)
+        if kind == "builtin" and _trainable_filter(node) and len(arguments) == 2:
+            return arguments[1]  # the parameters the optimizer over it steps
         if kind == "builtin":
             return _builtin_result(func.id, arguments) if isinstance(func, ast.Name) else EMPTY
         if kind in ("unknown", "method_of") and positional:
@@ -984,6 +1004,8 @@ class CallsMixin:
         if qualified == "itertools.chain":
             return ("chain",)
         if func.id in BUILTINS_WITHOUT_GRAPH or func.id in _BUILTIN_SHAPERS:
+            return ("builtin",)
+        if value is None and _trainable_filter(call):
             return ("builtin",)
         if unknown and func.id in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key, UNSEEN)
@@ -1221,6 +1243,8 @@ class CallsMixin:
             return EMPTY  # recursion: start from "no graph", the least fixpoint
         if self.frame.depth >= MAX_CALL_DEPTH:
             return Value(union(call.argument_values()), UNKNOWN)
+        if not self.no_grad and not _decorated_no_grad(function, self.home_of(function)):
+            self.call_sites.called_with_grad.add(id(function))
         summarised = self.summaries.call(self, call, env)
         if summarised is not None:  # its summary for this context: the body does not run
             return summarised
@@ -1570,7 +1594,7 @@ def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
 
 def _no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    if symbols.qualify(target) in NO_GRAD_CONTEXTS:
+    if symbols.qualify(target) in NO_GRAD_CONTEXTS or is_no_grad_alias(decorator, symbols):
         return True
     name = dotted_name(target) or ""
     maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
@@ -1580,6 +1604,69 @@ def _no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
             ("applies no grad", id(maker)), lambda f, h=home: _applies_no_grad(f, h), maker
         )
     return False
+
+
+def is_no_grad_alias(node: ast.expr, symbols: Symbols) -> bool:
+    """`with no_grad():` where the module binds `no_grad = torch.no_grad` (or defines `def
+    frozen(): return torch.no_grad()`), `with evaluation:` or `@evaluation` where it binds
+    `evaluation = torch.no_grad()`: a name the module binds once, at its top level, to one
+    of torch's no-grad switches (`_no_grad_aliases`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        wanted, name = "maker", node.func.id
+    elif isinstance(node, ast.Name):
+        wanted, name = "context", node.id
+    else:
+        return False
+    tree = symbols.tree
+    if tree is None:
+        return False
+    aliases = symbols.remember(("no grad aliases", id(tree)), _no_grad_aliases(symbols), tree)
+    return aliases.get(name) == wanted
+
+
+def _no_grad_aliases(symbols: Symbols):
+    """For `Symbols.remember`: name -> "maker" (`no_grad = torch.no_grad`, a function whose
+    every `return` makes a no-grad context) or "context" (`evaluation = torch.no_grad()`),
+    for the names the module binds at its top level and nowhere else."""
+
+    def compute(tree: ast.Module) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.FunctionDef) and not statement.decorator_list:
+                returned = [n.value for n in walk(statement) if isinstance(n, ast.Return)]
+                if returned and all(_makes_no_grad(r, symbols) for r in returned):
+                    found[statement.name] = "maker"
+            if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+                continue
+            target, value = statement.targets[0], statement.value
+            if isinstance(target, ast.Name) and symbols.qualify(value) in NO_GRAD_CONTEXTS:
+                found[target.id] = "maker"
+            elif isinstance(target, ast.Name) and _makes_no_grad(value, symbols):
+                found[target.id] = "context"
+        bound: dict[str, int] = {}
+        for node in walk(tree):
+            name = _bound_name(node)
+            if name is not None:
+                bound[name] = bound.get(name, 0) + 1
+        return {name: kind for name, kind in found.items() if bound.get(name) == 1}
+
+    return compute
+
+
+def _makes_no_grad(node: ast.expr | None, symbols: Symbols) -> bool:
+    return isinstance(node, ast.Call) and symbols.qualify(node.func) in NO_GRAD_CONTEXTS
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name).partition(".")[0]
+    return None
 
 
 def _applies_no_grad(decorator: ast.FunctionDef, symbols: Symbols) -> bool:
@@ -1613,6 +1700,24 @@ def _clears_own_gradients(info, symbols: Symbols, depth: int = 0) -> bool:
     return any(
         _clears_own_gradients(base, symbols.home(base.node), depth + 1)
         for base in symbols.file_bases(info)
+    )
+
+
+def _trainable_filter(node: ast.Call) -> bool:
+    """`filter(lambda p: p.requires_grad, model.parameters())`: the parameters an optimizer
+    built over it steps are the module's (those frozen are never changed by a step)."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "filter"):
+        return False
+    predicate = node.args[0] if len(node.args) == 2 else None
+    return isinstance(predicate, ast.Lambda) and any(
+        isinstance(n, ast.Attribute) and n.attr == "requires_grad" for n in walk(predicate.body)
+    )
+
+
+def is_text(node: ast.expr) -> bool:
+    """A string literal or an f-string: its methods give back strings (or lists of them)."""
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
-from loopfix.model.calls import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED, _is_scheduler, retain_keyword
+from loopfix.model.calls import (
+    NO_GRAD_CONTEXTS,
+    SET_GRAD_ENABLED,
+    _is_scheduler,
+    is_no_grad_alias,
+    retain_keyword,
+)
 from loopfix.model.frames import Effect
 from loopfix.model.graphs import (
     EMPTY,
@@ -275,7 +281,9 @@ class EventsMixin:
 
     def _is_no_grad_context(self, node: ast.expr) -> bool:
         func = node.func if isinstance(node, ast.Call) else node
-        return self.symbols.qualify(func) in NO_GRAD_CONTEXTS or self.grad_mode_set(node) is False
+        if self.symbols.qualify(func) in NO_GRAD_CONTEXTS or self.grad_mode_set(node) is False:
+            return True
+        return is_no_grad_alias(node, self.symbols)  # `with no_grad():`, `with evaluation:`
 
     def grad_mode_set(self, node: ast.expr) -> bool | None:
         """The mode `torch.set_grad_enabled(False)` (or `True`, also as `mode=`) sets, as a

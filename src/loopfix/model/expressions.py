@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.model import shapes
-from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES, INDEXED_RESULT
+from loopfix.model.calls import _BUILTIN_NAMES, GRAPH_FREE_ATTRIBUTES, INDEXED_RESULT, is_text
 from loopfix.model.counters import int_constant
 from loopfix.model.graphs import (
     EMPTY,
@@ -211,6 +211,8 @@ class ExpressionsMixin:
 
     def expr_BinOp(self, node: ast.BinOp, env: Env) -> Value:
         left, right = self.eval(node.left, env), self.eval(node.right, env)
+        if isinstance(node.op, ast.Mod) and is_text(node.left):
+            return EMPTY.with_shape(OTHER)  # `"loss %.4f" % loss`: a str holds no graph
         shape = TENSOR if TENSOR in (left.shape, right.shape) else UNKNOWN
         paths = (shapes.param_paths(left.shape), shapes.param_paths(right.shape))
         if isinstance(node.op, ast.Add) and None not in paths:
@@ -295,18 +297,22 @@ class ExpressionsMixin:
         comprehension's value, never its key)."""
         inner = dict(env)
         targets: set[str] = set()
-        aliases = dict(self.frame.aliases)
+        aliases, iterated_from = dict(self.frame.aliases), dict(self.iterated_from)
         for generator in node.generators:
             items = self.eval(generator.iter, inner)
             item = items.with_shape(shapes.item_shape(items.shape))
             self.bind(generator.target, item, inner, write=False)
             self.iterate_elements(generator.target, generator.iter, inner)
+            source, target = self.key_for(generator.iter), self.key_for(generator.target)
+            if source is not None and target is not None:
+                # `[t.detach_() for t in hidden]` changes the items of `hidden` in place
+                self.iterated_from[target] = source
             targets |= {n.id for n in walk(generator.target) if isinstance(n, ast.Name)}
             for condition in generator.ifs:
                 self.eval(condition, inner)
         before = {g.key for value in inner.values() for g in value.graphs}
         values = [self.eval(e, inner) for e in elements]
-        self.frame.aliases = aliases
+        self.frame.aliases, self.iterated_from = aliases, iterated_from
         for key, value in inner.items():
             if key not in targets and key.removeprefix(self.frame.prefix) not in targets:
                 env[key] = value

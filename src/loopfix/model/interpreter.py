@@ -36,7 +36,7 @@ from loopfix.model.holders import HeldModules
 from loopfix.model.index import child_nodes, keep, kept_fact, syntax_key, walk
 from loopfix.model.instances import CallSites, Instances, identifies
 from loopfix.model.memo import LoopMemo
-from loopfix.model.shapes import NONE, TENSOR
+from loopfix.model.shapes import NONE, TENSOR, UNKNOWN
 from loopfix.model.slots import ItemSlots
 from loopfix.model.summaries import Summaries
 from loopfix.model.symbols import (
@@ -417,12 +417,48 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             and ast.unparse(source.left) == ast.unparse(target)
         ):  # `total = total + loss`
             self.note_accumulation(source.right, self.eval(source.right, env), target)
+        handed_back = self._objects_handed_back(node, value, env)
         for target in node.targets:
             self.bind(target, value, env)
             self._alias_attribute(target, source, value, env)
             self._note_leaf(target, source)
+        env.update(handed_back)
         self._unpack_listed(node, target, source)
         return Flow(normal=env)
+
+    def _objects_handed_back(self, node: ast.Assign, value: Value, env: Env) -> Env:
+        """`model, optimizer, scheduler, epoch = checkpoint.load(model, optimizer, scheduler,
+        ...)`: a function the model does not follow, given a module or optimizer and binding
+        what it returns in the same position to the same name, hands that object back (it
+        loads a state into it, wraps it as `amp.initialize` does). So is an object of
+        unknown kind among two or more handed back so from the first position on (`model`
+        from a factory the model does not follow either): a recurrent step hands back its
+        state after an output (`out, hidden = f(x, hidden)`). The entries of each such object
+        (it, and what it holds), as they are before the assignment."""
+        target, source = node.targets[0], node.value
+        if len(node.targets) != 1 or not isinstance(target, ast.Tuple):
+            return {}
+        if not isinstance(source, ast.Call) or value.shape != UNKNOWN:
+            return {}
+        handed: list[tuple[int, str, Value]] = []  # (position, key, value before)
+        pairs = zip(target.elts, source.args, strict=False)  # `..., epoch = load(...)`
+        for position, (element, argument) in enumerate(pairs):
+            if not (isinstance(element, ast.Name) and isinstance(argument, ast.Name)):
+                continue
+            key = self.key_for(element)
+            old = env.get(key) if key is not None and element.id == argument.id else None
+            if old is not None:
+                handed.append((position, key, old))
+        leading = 0  # how many positions from the first on hand back their name
+        while leading < len(handed) and handed[leading][0] == leading:
+            leading += 1
+        kept: Env = {}
+        for position, key, old in handed:
+            known = identifies(old.shape) or shapes.is_optimizer(old.shape)
+            if known or (leading >= 2 and position < leading and old.shape == UNKNOWN):
+                below = (key + ".", key + "[")
+                kept.update((k, v) for k, v in env.items() if k == key or k.startswith(below))
+        return kept
 
     def _note_leaf(self, target: ast.expr, source: ast.expr) -> None:
         """`W = nn.Parameter(torch.randn(8, 8))`, `w = torch.zeros(4, requires_grad=True)`,
@@ -544,12 +580,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def note_accumulation(self, added: ast.expr, value: Value, container: ast.expr) -> None:
         """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
-        scope, adding a value with graph built by known code: what LF006 asks about."""
+        scope, adding a value with graph built by known code: what LF006 asks about. An item
+        added to (`losses["g"] += loss_g`, `totals[k] += loss`) is its container's total."""
         if not self.frame.is_top:
             self._note_called_accumulation(value, container)
             return
         if not self.loop_stack or self.top_statement is None:
             return
+        if isinstance(container, ast.Subscript):
+            container = container.value
         key = self.key_for(container)
         if key is None or not value.graphs:
             return

@@ -23,7 +23,15 @@ from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
 from loopfix.model.graphs import EMPTY, OPAQUE, BackwardSite, CarriedGraph, UpdateSite
 from loopfix.model.handovers import GRADIENT_ATTRIBUTES, Handover, handovers_in
-from loopfix.model.index import TreeIndex, child_nodes, index_tree, kept_fact, syntax_key, walk
+from loopfix.model.index import (
+    BLOCK_FIELDS,
+    TreeIndex,
+    child_nodes,
+    index_tree,
+    kept_fact,
+    syntax_key,
+    walk,
+)
 from loopfix.model.instances import CallSites, Instances, self_shape
 from loopfix.model.interpreter import BudgetSpent, Interpreter
 from loopfix.model.summaries import Summaries
@@ -440,7 +448,7 @@ class LoopModel:
             follows = self._reads_only_logged(use, scope, skipped, parents, depth + 1)
             if not follows:  # never read (stored for code loopfix does not see) or not logged
                 return False
-        return reads > 0 if depth else True  # a name assigned to must be read
+        return reads > 0  # a total never read is not logged (a name assigned to must be read)
 
     def _kept_by_method(self, node: ast.Name, parents: dict) -> bool:
         """`meter.reset()` as a statement of its own, a method the model followed that ran
@@ -750,6 +758,21 @@ class LoopModel:
         }
         return _is_schedule(test, counts, reset) or _reads_any(test, flags)
 
+    def steps_every_kth(self, test: ast.expr, loop_id: int) -> bool:
+        """Whether `test`, guarding an optimizer step, picks one iteration in k as gradient
+        accumulation does: a schedule (`counts_iterations`) that is not all but every k-th
+        iteration (`if i % k != k - 1:`, `if i % k:`, a holdout batch only measured), nor a
+        call of a project function whose returned value is no schedule
+        (`is_trainable_step(i)` returning `i >= WARMUP`, a frozen phase)."""
+        if not self.counts_iterations(test, loop_id) or _skips_every_kth(test):
+            return False
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name):
+            function = self.symbols.functions.get(test.func.id)
+            if function is not None:
+                returned = [n.value for n in walk(function) if isinstance(n, ast.Return)]
+                return any(r is not None and _picks_by_count(r) for r in returned)
+        return True
+
     def on_schedule(self, statement: ast.stmt, loop_id: int) -> bool:
         """Whether `statement` runs only in the iterations a schedule picks: inside an `if`
         of the loop whose test counts its iterations (`counts_iterations`: `if batch_idx %
@@ -842,6 +865,25 @@ class LoopModel:
         loop = self.loop(loop_id)
         inside = [s for s in found if loop in self.enclosing_statements(s)]
         return inside or list(found)
+
+    def adds_to(self, statement: ast.stmt, var: str) -> bool:
+        """Whether `statement` adds to the total `var` or to an item of it (`total += 1`,
+        `stats["n"] += 1`, `history["acc"].append(acc)`): a write that keeps what the total
+        held, not a reset."""
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+            target = statement.target
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and statement.value.func.attr in ("append", "extend")
+        ):
+            target = statement.value.func.value
+        else:
+            return False
+        if isinstance(target, ast.Subscript):
+            target = target.value
+        return isinstance(target, ast.Name) and target.id == var
 
     def shape_before(self, statement: ast.stmt, var: str):
         return self.observations.shapes_before.get(id(statement), {}).get(var)
@@ -1095,7 +1137,9 @@ def build_model(
     tree: ast.Module, every_scope: bool = False, resolver=None, pieces=None, kept=None
 ) -> LoopModel:
     """The model of `tree`; scopes that cannot hold a finding are skipped unless
-    `every_scope` (for questions about code without a backward pass). `resolver` links
+    `every_scope` (for questions about code without a backward pass; an evaluation helper,
+    a function with no backward whose loops add to totals, runs in either case only when a
+    call reached it with grad enabled). `resolver` links
     the project modules the file imports (`loopfix.project.Resolver`).
 
     The modules that import it run first, for what they pass (`record_calls_into`); then
@@ -1106,7 +1150,12 @@ def build_model(
     observations = Observations()
     call_sites = CallSites()
     callers = getattr(resolver, "callers", None)
-    relevant = (lambda scope: True) if every_scope else _autograd_scopes(index, symbols)
+    autograd = _autograd_scopes(index, symbols)
+
+    def any_but_evaluation_helpers(scope) -> bool:  # those run when called with grad
+        return scope is tree or autograd(scope) or not _keeps_totals_in_loops(scope)
+
+    relevant = any_but_evaluation_helpers if every_scope else autograd
     # what callers pass in binds only the parameters of functions and methods that run
     if callers is None or not any(relevant(function) for _, function in index.functions):
         callers = None
@@ -1125,7 +1174,7 @@ def build_model(
             symbols.adopt(*adopted)
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances, kept=kept)
-    _run_scopes(interpreter, tree, index, relevant)
+    _run_scopes(interpreter, tree, index, relevant, _keeps_totals_in_loops)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries
     model.statements_run = statements_run + interpreter.statements_run
@@ -1185,24 +1234,74 @@ def record_calls_into(
     return interpreter.statements_run
 
 
-def _run_scopes(interpreter: Interpreter, tree: ast.Module, index: TreeIndex, relevant) -> None:
+def _run_scopes(
+    interpreter: Interpreter, tree: ast.Module, index: TreeIndex, relevant, deferred=None
+) -> None:
     """The module body, then every function and method that is `relevant` as its own scope,
     callers before callees, each starting from what the calls seen so far pass it (a method:
     the instance its class builds; a tensor argument: a graph of the modules that built it
-    at every call site)."""
+    at every call site). A function that is not, but passes `deferred`, runs too when a call
+    the scopes before it ran reached it with grad enabled (`CallSites.called_with_grad`):
+    an evaluation helper called from a training loop without `torch.no_grad()`."""
     symbols, instances = interpreter.symbols, interpreter.instances
     if relevant(tree):
         final = interpreter.run_scope(tree.body, Frame(), {})
         instances.module_shapes = {k: v.shape for k, v in final.items() if "#" not in k}
     classes_by_node = {id(info.node): info for info in symbols.classes.values()}
-    scopes = [(owner, function) for owner, function in index.functions if relevant(function)]
+    scopes = [
+        (owner, function)
+        for owner, function in index.functions
+        if relevant(function) or (deferred is not None and deferred(function))
+    ]
+    called_with_grad = instances.call_sites.called_with_grad
     for class_node, function in _callers_first(scopes, index):
+        if not relevant(function) and id(function) not in called_with_grad:
+            continue
         owner = classes_by_node.get(id(class_node)) if class_node is not None else None
         frame = Frame(self_path="self" if owner is not None else None, cls=owner)
         env = _scope_env(function, owner, instances)
         for site, paths in instances.call_sites.parameter_sites.items():
             interpreter.obs.site_modules.setdefault(site, set()).update(paths)
         interpreter.run_scope(function.body, frame, env)
+
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _keeps_totals_in_loops(function: FunctionNode) -> bool:
+    """Whether `function` has a loop with a statement that adds to something (`total +=
+    loss`, `total = total + loss`, `losses.append(loss)`): what LF006 asks about, even in a
+    function with no backward pass (an evaluation helper). Its statements are looked at,
+    not every expression: it is asked of every function of the file."""
+    stack = [(statement, False) for statement in function.body]
+    while stack:
+        statement, in_loop = stack.pop()
+        if in_loop and _adds(statement):
+            return True
+        inside = in_loop or isinstance(statement, LOOPS)
+        for name in BLOCK_FIELDS:
+            for child in getattr(statement, name, None) or ():
+                if isinstance(child, ast.excepthandler | ast.match_case):
+                    stack += [(s, inside) for s in child.body]
+                elif not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    stack.append((child, inside))
+    return False
+
+
+def _adds(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.AugAssign):
+        return isinstance(statement.op, ast.Add)
+    value = getattr(statement, "value", None)
+    if isinstance(statement, ast.Assign) and isinstance(value, ast.BinOp):
+        target, left = statement.targets[0], value.left
+        same = syntax_key(target, context=False) == syntax_key(left, context=False)
+        return isinstance(value.op, ast.Add) and same
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "append"
+    )
 
 
 def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:
@@ -1832,6 +1931,31 @@ def _is_schedule(test: ast.expr, counts: set[str], reset: set[str]) -> bool:
         ):
             return True
     return False
+
+
+def _skips_every_kth(test: ast.expr) -> bool:
+    """`i % k != k - 1` or a bare remainder (`if i % k:`): true in all but one iteration in
+    k."""
+    remainder = isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
+    unequal = (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.NotEq)
+        and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(test))
+    )
+    return remainder or unequal
+
+
+def _picks_by_count(value: ast.expr) -> bool:
+    """A value a schedule function returns: a remainder, floor division or bit mask, or a
+    membership test (`step in update_steps`); not a threshold (`i >= warm_up`)."""
+    return any(
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, _SCHEDULE_OPERATORS)
+        or isinstance(n, ast.Compare)
+        and isinstance(n.ops[0], ast.In)
+        for n in walk(value)
+    )
 
 
 def _iteration_counts(loop: ast.AST) -> set[str]:

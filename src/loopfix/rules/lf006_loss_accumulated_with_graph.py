@@ -11,13 +11,17 @@ DOCS = """\
 ## What it does
 Finds a loss (or any tensor carrying autograd graph) added, in a training loop, to a total or a
 list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss + loss`,
-`losses.append(loss)`) when that total is only logged or averaged afterwards: printed,
-formatted, passed to a logger or tracker, turned into a number with `.item()` / `float()`
-or a function of `math` (`math.exp(cur_loss)`),
+`losses.append(loss)`), or to an entry of a dict or list that does (`epoch_losses["D"] +=
+loss_d`, `history["loss"].append(loss)`), when that total is only logged or averaged
+afterwards: printed, formatted, passed to a logger or tracker, turned into a number with
+`.item()` / `float()` or a function of `math` (`math.exp(cur_loss)`),
 also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`).
-A meter object counts too: `meter.update(loss, n)` where the class's `update` adds its
-argument to an attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's ImageNet
-example), in the same file or imported from the project, when the meter is only reset,
+An evaluation function without a backward of its own (`evaluate()`, a trainer's
+`validate()`) counts when the file's training code calls it with grad enabled (not under
+`torch.no_grad()`, nor decorated with it): there the total also keeps every batch's
+activations. A meter object counts too: `meter.update(loss, n)` where the class's `update`
+adds its argument to an attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's
+ImageNet example), in the same file or imported from the project, when the meter is only reset,
 printed or read for its attributes in logging.
 
 ## Why is this bad?
@@ -56,7 +60,8 @@ loss, gradient and step of the run is the same, and the total's values are the s
 capped run, and that peak memory is not higher.
 
 ## Fix safety
-Safe. Not reported when the total is read for anything else than logging or averaging (a
+Safe. Not reported when nothing reads the total, or when it is read for anything else than
+logging or averaging (a
 `backward()` through it, also after a reduction, as in full-batch training or gradient
 accumulation by summing losses, `torch.stack(losses).mean().backward()`; a return; a call
 loopfix cannot see into), or when the loop resets it in every iteration (a reset on a
@@ -95,10 +100,12 @@ class LossAccumulatedWithGraph(Rule):
                 continue
             same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
             steps = model.step_loop(loop_id)  # past a loop over the discriminators
-            resets = [w for w in model.writers(steps, key) if w not in same]
+            writers = [w for w in model.writers(steps, key) if w not in same]
+            adding = [w for w in writers if model.adds_to(w, key)]  # `stats["n"] += 1`
+            resets = [w for w in writers if w not in adding]
             if any(not model.on_schedule(w, steps) for w in resets):
                 continue  # the loop starts it afresh in each step
-            if not model.only_logged(key, loop_id, same):
+            if not model.only_logged(key, loop_id, same + adding):
                 continue
             start, end = context.layout.node_range(added)
             until = f" until line {resets[0].lineno} resets it" if resets else ""
@@ -151,6 +158,10 @@ class LossAccumulatedWithGraph(Rule):
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         added = finding.detail[1]
+        if isinstance(added, ast.List | ast.Tuple):  # `history += [loss]`: the item, detached
+            if len(added.elts) != 1 or isinstance(added.elts[0], ast.Starred):
+                return None  # which items hold the graph is not known
+            added = added.elts[0]
         start, end = context.layout.node_range(added)
         simple = isinstance(added, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
         text = context.text[start:end]
@@ -184,6 +195,13 @@ class LossAccumulatedWithGraph(Rule):
         if seen is None:
             return f"{Outcome.undecided}: the value added could not be watched in the original"
         line = runs.original_line(finding.start)
+        capped = bool(runs.original.trace and runs.original.trace.get("capped"))
+        if not seen["seen"] and capped:  # an evaluation after the epoch: `--iterations`
+            return (
+                f"{Outcome.undecided}: the run stopped at its iteration cap ({runs.iterations} "
+                f"steps of the first optimizer) before the accumulation on line {line} ran "
+                "(`--iterations` runs more)"
+            )
         if not seen["seen"]:
             return f"{Outcome.unconfirmed}: the original never ran the accumulation on line {line}"
         if not seen["graph"]:

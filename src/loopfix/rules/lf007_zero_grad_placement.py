@@ -31,13 +31,16 @@ it, in one loop iteration:
   step uses the last micro-batch's gradient alone. A schedule takes a remainder of a name or
   attribute (`if (i + 1) % accumulation == 0:`, `if self.global_step % k == 0:`), compares a
   count the loop sets back (`if micro == k: ...; micro = 0`), tests a count's membership
-  (`if i in update_steps:`) or hands a count to a function (`if is_update_step(i, k):`); a
+  (`if i in update_steps:`) or hands a count to a function (`if is_update_step(i, k):`, one
+  of the project only when what it returns is such a schedule); a
   count is the loop's target, a name it adds to or one computed from a count (`global_step
   = epoch * len(loader) + i`), and a name bound to a schedule is one (`do_step = (i + 1) %
   k == 0`). A step skipped on
   purpose is not one: on a bad batch (`if torch.isfinite(loss):`, `if not found_inf:`), a
   gradient spike (`if norm < limit:`), a strong discriminator (`if d_accuracy < 0.8:`), a
-  frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`); there the next
+  frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`, also behind a function
+  returning it), a batch held out every k-th iteration (`if i % k != k - 1:`, `if i %
+  k:`, a step in all but one iteration in k); there the next
   `zero_grad()` must clear the skipped batch's gradients;
 - **every iteration of an inner accumulation loop**: `optimizer.zero_grad()` at the top of a
   loop over micro-batches that backpropagates each one (`for micro_step in range(k):`,
@@ -395,7 +398,7 @@ class ZeroGradMisplaced(Rule):
         guarded = isinstance(owner, ast.If) and not owner.orelse and owner in loop.body
         if guarded and _tests_finite(owner.test):
             guarded = False  # a bad batch's step skipped (`if torch.isfinite(loss):`)
-        if guarded and not model.counts_iterations(owner.test, loop_id):
+        if guarded and not model.steps_every_kth(owner.test, loop_id):
             # a step skipped on purpose (a bad batch: `if not found_inf:`, a gradient
             # spike, a strong discriminator, a frozen phase): the top-of-loop `zero_grad()`
             # is what drops the skipped batch's gradients
