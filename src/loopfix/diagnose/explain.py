@@ -235,9 +235,10 @@ def _attach_findings(
             diagnosis.findings[-1]["diff"] = diff
     if not diagnosis.findings and diagnosis.status == "diagnosed":
         diagnosis.note = (
-            "no loopfix rule reports these lines: the error comes from code loopfix does not "
-            "follow (a registry, a factory in another package, a library module); a rule would "
-            "need to see the lines above"
+            "no loopfix rule reports these lines: the static analysis misses this error, "
+            "either because it comes through code loopfix does not follow (a registry, a "
+            "factory in another package, a library module) or because no rule knows this form "
+            "of it; the lines above are where it arises"
         )
 
 

@@ -83,10 +83,10 @@ class CallSites:
             entry = (function, bound, dict(listed or {}), modules_of is not None, receiver, renames)
             journal.append(entry)
         renames = dict(renames or {})
-        renames.update(
+        renames.update(  # an optimizer too: the one a scheduler passed beside it is built on
             (key, name)
             for name, (value, key) in bound.items()
-            if key is not None and identifies(value.shape)
+            if key is not None and (identifies(value.shape) or shapes.is_optimizer(value.shape))
         )
         for name, (_, key) in bound.items():
             items = (listed or {}).get(key) if key is not None else None

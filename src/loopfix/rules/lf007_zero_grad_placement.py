@@ -597,6 +597,11 @@ class ZeroGradMisplaced(Rule):
             if found.kind == "between":
                 moved = layout.insert_before(found.anchor, lines)
                 title = "Clear the gradients before the backward, not before the step"
+            elif found.kind == "inner" and _cleared_just_before(context.model, found.anchor, zero):
+                edits = [Edit(start, end, "")]  # `opt.zero_grad()` already runs before the loop
+                if not context.proven(edits, lambda patched: self.removes(context, patched)):
+                    return None
+                return Fix("Clear the gradients once, before the accumulating loop", tuple(edits))
             elif found.kind == "inner":
                 moved = layout.insert_before(found.anchor, lines)
                 title = "Clear the gradients once, before the accumulating loop"
@@ -819,3 +824,17 @@ def _tests_finite(test: ast.expr) -> bool:
         and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in FINITE_TESTS
         for node in ast.walk(test)
     )
+
+
+def _cleared_just_before(model, loop: ast.stmt, zero: ast.stmt) -> bool:
+    """Whether the block holding `loop` already runs the same clearing as `zero` (`zero` as
+    written: `optimizer_D1.zero_grad()`) before it, with no backward between the two: then
+    the fix only takes the clearing out of the loop."""
+    _, block = model.block_of(loop)
+    wanted = ast.unparse(zero)
+    for statement in reversed(block[: block.index(loop)]):
+        if ast.unparse(statement) == wanted:
+            return True
+        if model.may_backpropagate(statement):
+            return False
+    return False
