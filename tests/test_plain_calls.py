@@ -181,3 +181,36 @@ def test_a_run_is_shared_by_the_files_that_import_the_helper(tmp_path, monkeypat
     monkeypatch.setattr(summaries, "CHECK", False)
     monkeypatch.setattr(summaries, "ENABLED", False)
     assert checked == [findings(script, Project.for_file(script)) for script in scripts]
+
+
+NESTED = """
+def shown(value):
+    return str(value)
+
+
+def overrides(args, names):
+    found = {}
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            found[name] = shown(value)
+    return found
+"""
+
+
+def test_an_applied_run_records_the_calls_it_makes_with_their_grad_mode(tmp_path, monkeypatch):
+    """The calls a plain run made (`shown(value)`) are recorded again where it is applied, in
+    another file's analysis, each as running with grad enabled or not
+    (`CallSites.called_with_grad`, which decides whether an evaluation helper runs as its own
+    scope): checked against running the body."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "options.py").write_text(NESTED)
+    text = training("from options import overrides", ["t = overrides(args, ['lr'])"])
+    scripts = [tmp_path / "train_a.py", tmp_path / "train_b.py"]
+    for script in scripts:
+        script.write_text(text)
+    monkeypatch.setattr(summaries, "CHECK", True)
+    project = Project.for_file(scripts[0])
+    for script in scripts:
+        result = analyse_source(SourceFile.read(script), plan_fixes=False, project=project)
+        assert result.errors == []

@@ -1243,8 +1243,6 @@ class CallsMixin:
             return EMPTY  # recursion: start from "no graph", the least fixpoint
         if self.frame.depth >= MAX_CALL_DEPTH:
             return Value(union(call.argument_values()), UNKNOWN)
-        if not self.no_grad and not _decorated_no_grad(function, self.home_of(function)):
-            self.call_sites.called_with_grad.add(id(function))
         summarised = self.summaries.call(self, call, env)
         if summarised is not None:  # its summary for this context: the body does not run
             return summarised
@@ -1254,6 +1252,11 @@ class CallsMixin:
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
         return returned
+
+    def runs_with_grad(self, function: FunctionNode) -> bool:
+        """Whether a call of `function` here runs with grad enabled: not under
+        `torch.no_grad()` (or a mode set off), and the function not decorated with one."""
+        return not self.no_grad and not _decorated_no_grad(function, self.home_of(function))
 
     def skipped_as_inert(self, function: FunctionNode) -> bool:
         """Whether a call of `function` here is not followed: it runs without grad, builds
@@ -1415,7 +1418,13 @@ class CallsMixin:
         receiver = call.receiver_key if call.cls is not None else None
         renames = self._held_renames(bound)
         self.call_sites.record(
-            call.function, bound, self.listed, self._modules_of, receiver, renames
+            call.function,
+            bound,
+            self.listed,
+            self._modules_of,
+            receiver,
+            renames,
+            self.runs_with_grad(call.function),
         )
         self._note_object_classes(bound)
         return bound

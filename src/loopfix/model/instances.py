@@ -68,6 +68,7 @@ class CallSites:
         modules_of: Callable[[Value], frozenset[str | None]] | None = None,
         receiver: str | None = None,
         renames: dict[str, str] | None = None,
+        with_grad: bool = False,
     ) -> None:
         """`bound`: parameter -> (argument value, the caller's key for it, if any). `listed`:
         the caller's lists built from names (key -> the items' paths): a callee that unpacks
@@ -76,12 +77,15 @@ class CallSites:
         value's graphs (None in a path: a call of unknown receiver). `receiver`: the caller's
         path of the object a method is called on (its `self`). `renames`: further caller
         paths as the callee knows them (`critic` as `agent.critic` when an object it is
-        given keeps it)."""
+        given keeps it). `with_grad`: the call runs with grad enabled (`called_with_grad`)."""
         for journal in self.journals:
             # `modules_of` is the interpreter's: the replay passes it again (kept, it would
             # make a cycle through the interpreter's memo)
-            entry = (function, bound, dict(listed or {}), modules_of is not None, receiver, renames)
+            modules = modules_of is not None
+            entry = (function, bound, dict(listed or {}), modules, receiver, renames, with_grad)
             journal.append(entry)
+        if with_grad:
+            self.called_with_grad.add(id(function))
         renames = dict(renames or {})
         renames.update(  # an optimizer too: the one a scheduler passed beside it is built on
             (key, name)

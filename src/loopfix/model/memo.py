@@ -133,9 +133,11 @@ def _write_again(interpreter, written: tuple[tuple, ...]) -> None:
 
 def _record_again(interpreter, calls: tuple[tuple, ...]) -> None:
     """Record the calls a run recorded (`CallSites.journals`), as they would record now."""
-    for function, bound, listed, modules, receiver, renames in calls:
+    for function, bound, listed, modules, receiver, renames, with_grad in calls:
         modules_of = interpreter._modules_of if modules else None
-        interpreter.call_sites.record(function, bound, listed, modules_of, receiver, renames)
+        interpreter.call_sites.record(
+            function, bound, listed, modules_of, receiver, renames, with_grad
+        )
 
 
 def _context(interpreter, node: ast.AST) -> tuple:

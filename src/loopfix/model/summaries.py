@@ -458,7 +458,12 @@ def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str
     bound = _bound_of(call)
     receiver = call.receiver_key if call.cls is not None else None
     interpreter.call_sites.record(
-        call.function, bound, interpreter.listed, interpreter._modules_of, receiver
+        call.function,
+        bound,
+        interpreter.listed,
+        interpreter._modules_of,
+        receiver,
+        with_grad=interpreter.runs_with_grad(call.function),
     )
     prefix = interpreter._callee_frame(call).site_prefix
     arguments = {index: value for index, (value, _) in enumerate(bound.values())}
