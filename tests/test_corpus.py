@@ -226,6 +226,16 @@ def test_unfixable_case_is_reported_with_its_reason_and_left_alone(case: Case):
 
 @pytest.mark.parametrize("case", UNFIXABLE, ids=str)
 def test_unfixable_case_really_fails(case: Case, tmp_path):
+    """The script raises the rule's error, or (LF006) its total still holds a graph at the
+    end (`KEPT_GRAPH`)."""
+    if not case.error and case.accumulates:
+        from scripts import run_python
+
+        done = run_python(
+            ["-c", str(case.before), case.accumulates], case.before.parent, code=KEPT_GRAPH
+        )
+        assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "True", done.stderr
+        return
     run = run_traced(case.before, tmp_path)
     assert case.error and case.error in (run.error or ""), run.stderr[-2000:]
 

@@ -1667,3 +1667,64 @@ def test_objects_a_function_hands_back_in_place_are_the_objects_it_was_given(
     done, findings = run_and_analyse(source, tmp_path)
     assert ("a second time" in done.stderr) is bool(reported), done.stderr
     assert [f.rule for f in findings] == reported
+
+
+EVALUATION_UNDER_A_CONTEXT = """\
+import contextlib
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+training = False
+
+
+@contextlib.contextmanager
+def evaluating(net):
+    net.eval()
+    with torch.no_grad():
+        yield
+    net.train()
+
+
+def evaluate():
+    total = 0.0
+    for it in range(3):
+        total += nn.functional.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+    print(total.requires_grad)
+
+
+for epoch in range(2):
+    for it in range(2):
+        loss = nn.functional.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+{call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "reported"),
+    [
+        ("    with evaluating(model):\n        evaluate()", []),
+        ("    with torch.set_grad_enabled(training):\n        evaluate()", []),
+        ("    with contextlib.ExitStack() as stack:\n"
+         "        stack.enter_context(torch.no_grad())\n        evaluate()", []),
+        ("    evaluate()", ["LF006"]),
+    ],
+    ids=["project context manager", "mode in a variable", "exit stack", "plain call"],
+)  # fmt: skip
+def test_an_evaluation_helper_under_a_context_that_may_switch_grad_off_is_not_followed(
+    call, reported, tmp_path
+):
+    """`evaluate()` has no backward of its own: its loop is analysed only where the training
+    code is known to call it with grad enabled. Under a context the model cannot see into
+    (a project `@contextmanager` entering `torch.no_grad()`, `set_grad_enabled` given a
+    variable, an `ExitStack`) the program prints that its total holds no graph."""
+    source = EVALUATION_UNDER_A_CONTEXT.format(call=call)
+    done, findings = run_and_analyse(source, tmp_path)
+    assert done.stdout.split() == [str(bool(reported))] * 2, done.stderr
+    assert [f.rule for f in findings] == reported

@@ -1254,9 +1254,12 @@ class CallsMixin:
         return returned
 
     def runs_with_grad(self, function: FunctionNode) -> bool:
-        """Whether a call of `function` here runs with grad enabled: not under
-        `torch.no_grad()` (or a mode set off), and the function not decorated with one."""
-        return not self.no_grad and not _decorated_no_grad(function, self.home_of(function))
+        """Whether a call of `function` here is known to run with grad enabled: not under
+        `torch.no_grad()` (or a mode set off) nor a context that may switch grad off
+        (`grad_mode_unknown`), and the function not decorated with one."""
+        if self.no_grad or self.grad_mode_unknown:
+            return False
+        return not _decorated_no_grad(function, self.home_of(function))
 
     def skipped_as_inert(self, function: FunctionNode) -> bool:
         """Whether a call of `function` here is not followed: it runs without grad, builds

@@ -24,6 +24,7 @@ from loopfix.model.graphs import (
     UpdateSite,
     Value,
 )
+from loopfix.model.symbols import dotted_name
 
 
 class EventsMixin:
@@ -284,6 +285,25 @@ class EventsMixin:
         if self.symbols.qualify(func) in NO_GRAD_CONTEXTS or self.grad_mode_set(node) is False:
             return True
         return is_no_grad_alias(node, self.symbols)  # `with no_grad():`, `with evaluation:`
+
+    def may_switch_grad(self, node: ast.expr) -> bool:
+        """A `with` context that may turn grad off where the model cannot tell: a project
+        function or method's (`with evaluating(model):`, a `@contextmanager` that enters
+        `torch.no_grad()`), one held in a name or attribute (`with ctx:`), an `ExitStack`, or
+        `torch.set_grad_enabled` given a variable (`set_grad_enabled(training)`)."""
+        if isinstance(node, ast.Name | ast.Attribute):
+            return True
+        if not isinstance(node, ast.Call):
+            return False
+        qualified = self.symbols.qualify(node.func) or ""
+        if qualified in SET_GRAD_ENABLED:
+            return self.grad_mode_set(node) is None
+        if qualified == "contextlib.ExitStack":
+            return True
+        name = dotted_name(node.func) or ""
+        if "." not in name:
+            return name in self.symbols.functions or name in self.symbols.classes
+        return self.symbols.member(node.func) is not None or name.startswith("self.")
 
     def grad_mode_set(self, node: ast.expr) -> bool | None:
         """The mode `torch.set_grad_enabled(False)` (or `True`, also as `mode=`) sets, as a

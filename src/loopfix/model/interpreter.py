@@ -114,6 +114,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.iterating = False  # evaluating a loop's iterable: one element per iteration
         self.call_stack: list[FunctionNode] = []
         self.no_grad = False
+        # `with` blocks around the code running whose context may switch grad off unseen
+        # (`EventsMixin.may_switch_grad`): calls there are not known to run with grad
+        self.grad_mode_unknown = 0
         self.top_statement: ast.stmt | None = None
         # `for h in hidden:` -> {"h": "hidden"}, so that `h.detach_()` clears `hidden`.
         self.iterated_from: dict[str, str] = {}
@@ -310,6 +313,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         _, outer, first = self.followed[0]
         if outer is None or first.receiver_key is None or first.cls is None or first.cls.is_module:
             return  # only a method of an object the caller holds (a meter), not a forward
+        if isinstance(container, ast.Subscript):  # `self.losses[key] += loss[key]`
+            container = container.value
         key = self.key_for(container)
         if key is None or "#" in key:
             return  # a total of the callee's own
@@ -891,19 +896,22 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return flow
 
     def stmt_With(self, node: ast.With, env: Env) -> Flow:
-        disables_grad = False
+        disables_grad = unknown = False
         for item in node.items:
             if self._is_no_grad_context(item.context_expr):
                 disables_grad = True
             else:
+                unknown = unknown or self.may_switch_grad(item.context_expr)
                 self.eval(item.context_expr, env)
             if item.optional_vars is not None:
                 self.bind(item.optional_vars, EMPTY, env)
         outer, self.no_grad = self.no_grad, self.no_grad or disables_grad
+        self.grad_mode_unknown += unknown
         try:
             return self.exec_block(node.body, env)
         finally:
             self.no_grad = outer
+            self.grad_mode_unknown -= unknown
 
     stmt_AsyncWith = stmt_With
 

@@ -770,7 +770,10 @@ class LoopModel:
             function = self.symbols.functions.get(test.func.id)
             if function is not None:
                 returned = [n.value for n in walk(function) if isinstance(n, ast.Return)]
-                return any(r is not None and _picks_by_count(r) for r in returned)
+                return any(
+                    r is not None and _picks_by_count(r) and not _skips_every_kth(r)
+                    for r in returned
+                )
         return True
 
     def on_schedule(self, statement: ast.stmt, loop_id: int) -> bool:
@@ -1964,7 +1967,7 @@ def _iteration_counts(loop: ast.AST) -> set[str]:
     count (`global_step = epoch * steps + i`)."""
     counts = set()
     if isinstance(loop, ast.For | ast.AsyncFor):
-        counts |= {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+        counts |= {n.id for n in walk(_counter_target(loop)) if isinstance(n, ast.Name)}
     assignments = []
     for node in walk(loop):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
@@ -1988,6 +1991,31 @@ def _iteration_counts(loop: ast.AST) -> set[str]:
                 counts.add(path)
                 grown = True
     return counts
+
+
+PROGRESS_BARS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm"})
+COUNTING_ITERABLES = frozenset({"range", "trange", "tqdm.trange", "itertools.count", "count"})
+
+
+def _called(node: ast.expr) -> str | None:
+    return dotted_name(node.func) if isinstance(node, ast.Call) else None
+
+
+def _counter_target(loop: ast.For | ast.AsyncFor) -> ast.AST:
+    """The part of a `for` loop's target that counts its iterations: all of it over
+    `range(...)` (also inside a progress bar, `tqdm(range(n))`), the index of `enumerate(...)`
+    (`batch_idx` of `for batch_idx, (data, target) in enumerate(loader)`, not the batch);
+    nothing of a loop over a data loader's items (`for x, y in loader`: `x` and `y` are
+    data, and a loss computed from them is no schedule)."""
+    target, iterable = loop.target, loop.iter
+    while _called(iterable) in PROGRESS_BARS and iterable.args:  # `tqdm(range(n))`
+        iterable = iterable.args[0]
+    called = _called(iterable)
+    if called == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+        return target.elts[0]
+    if called in COUNTING_ITERABLES:
+        return target
+    return ast.Tuple(elts=[], ctx=ast.Load())  # `for x, y in loader`: data
 
 
 def _reset_in(loop: ast.AST) -> set[str]:
@@ -2128,6 +2156,8 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
         parent = parents[id(current)]
         if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
             return True
+        if isinstance(parent, ast.Attribute) and not isinstance(parent.ctx, ast.Load):
+            return True  # `meter.count = 0`: a store into the object hands nothing on
         if isinstance(parent, ast.Attribute):
             call = parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):

@@ -164,6 +164,7 @@ def _context(interpreter, node: ast.AST) -> tuple:
         tuple((id(f), id(c)) for f, c, _ in interpreter.followed),
         id(interpreter.top_statement),
         interpreter.no_grad,
+        interpreter.grad_mode_unknown,
         interpreter.frozen_forwards,
         interpreter.iterating,
         repr(sorted(interpreter.phases.items())),

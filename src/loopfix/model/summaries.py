@@ -177,6 +177,7 @@ def _context_key(interpreter, call: Call, roots: dict[str, str]) -> tuple:
         arguments,
         tuple(sorted(roots)),
         interpreter.no_grad,
+        interpreter.grad_mode_unknown > 0,
         interpreter.frozen_forwards > 0,
         interpreter.frame.depth,
         tuple(sorted(interpreter.assumed.items())),

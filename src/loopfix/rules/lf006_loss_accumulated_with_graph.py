@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.edits import Edit
+from loopfix.model.shapes import TENSOR
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
 
 DOCS = """\
@@ -157,7 +158,14 @@ class LossAccumulatedWithGraph(Rule):
         return findings
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
-        added = finding.detail[1]
+        statement, added = finding.detail[:2]
+        if len(finding.detail) == 3 and isinstance(added, ast.Name):
+            shape = context.model.shape_before(statement, added.id)
+            if shape is not None and shape != TENSOR:  # `tracker.update(losses)` of a dict
+                finding.fix_unavailable = (
+                    f"`{added.id}` is not a tensor: detach what the method adds, inside it"
+                )
+                return None
         if isinstance(added, ast.List | ast.Tuple):  # `history += [loss]`: the item, detached
             if len(added.elts) != 1 or isinstance(added.elts[0], ast.Starred):
                 return None  # which items hold the graph is not known
