@@ -50,8 +50,8 @@ class CallSites:
     # to record again where the run is reused: what a call records depends on what the
     # analysis has seen by then (`modules_of`)
     journals: list[list[tuple]] = field(default_factory=list)
-    # the functions some call ran with grad enabled (not under `torch.no_grad()`, nor
-    # decorated with it): an evaluation helper whose loop may keep graphs (`_run_scopes`)
+    # the functions some call is known to run with grad enabled (`runs_with_grad`): an
+    # evaluation helper whose loop may keep graphs runs as a scope (`_run_scopes`)
     called_with_grad: set[int] = field(default_factory=set)
 
     def note_class(self, info, home) -> None:
