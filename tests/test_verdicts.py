@@ -329,3 +329,39 @@ def test_a_finding_the_capped_run_never_reached_is_unverified_not_unconfirmed(tm
     (verdict,) = verify_file(analyse_source(SourceFile.read(path), project=None), SETTINGS)
     assert verdict.outcome == Outcome.undecided, verdict
     assert "stopped at its iteration cap (3 steps" in verdict.verdict
+
+
+EVALUATION_AFTER_AN_EPOCH = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def evaluate():
+    total = 0.0
+    for step in range(3):
+        total += model(torch.randn(8, 4)).pow(2).mean()
+    print(f"validation {total:.4f}")
+
+
+for epoch in range(2):
+    for step in range(5):
+        opt.zero_grad()
+        model(torch.randn(8, 4)).pow(2).mean().backward()
+        opt.step()
+    evaluate()
+"""
+
+
+def test_an_evaluation_after_the_capped_steps_is_unverified_not_unconfirmed(tmp_path):
+    """An evaluation helper runs after an epoch of 5 steps: the run stops at its cap of 3
+    first, so LF006's total was never added to. The verdict says so ("unverified"), and
+    names `--iterations`, not "not confirmed"."""
+    path = tmp_path / "evaluation.py"
+    path.write_text(EVALUATION_AFTER_AN_EPOCH)
+    (verdict,) = verify_file(analyse_source(SourceFile.read(path), project=None), SETTINGS)
+    assert verdict.rule == "LF006" and verdict.outcome == Outcome.undecided, verdict
+    assert "before the accumulation on line 12 ran (`--iterations` runs more)" in verdict.verdict

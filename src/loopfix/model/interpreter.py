@@ -313,8 +313,6 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         _, outer, first = self.followed[0]
         if outer is None or first.receiver_key is None or first.cls is None or first.cls.is_module:
             return  # only a method of an object the caller holds (a meter), not a forward
-        if isinstance(container, ast.Subscript):  # `self.losses[key] += loss[key]`
-            container = container.value
         key = self.key_for(container)
         if key is None or "#" in key:
             return  # a total of the callee's own
@@ -586,14 +584,15 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def note_accumulation(self, added: ast.expr, value: Value, container: ast.expr) -> None:
         """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
         scope, adding a value with graph built by known code: what LF006 asks about. An item
-        added to (`losses["g"] += loss_g`, `totals[k] += loss`) is its container's total."""
+        added to (`losses["g"] += loss_g`, `totals[k] += loss`, a meter's `self.losses[key]
+        += loss[key]`) is its container's total."""
+        if isinstance(container, ast.Subscript):
+            container = container.value
         if not self.frame.is_top:
             self._note_called_accumulation(value, container)
             return
         if not self.loop_stack or self.top_statement is None:
             return
-        if isinstance(container, ast.Subscript):
-            container = container.value
         key = self.key_for(container)
         if key is None or not value.graphs:
             return

@@ -873,17 +873,7 @@ class LoopModel:
         """Whether `statement` adds to the total `var` or to an item of it (`total += 1`,
         `stats["n"] += 1`, `history["acc"].append(acc)`): a write that keeps what the total
         held, not a reset."""
-        if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
-            target = statement.target
-        elif (
-            isinstance(statement, ast.Expr)
-            and isinstance(statement.value, ast.Call)
-            and isinstance(statement.value.func, ast.Attribute)
-            and statement.value.func.attr in ("append", "extend")
-        ):
-            target = statement.value.func.value
-        else:
-            return False
+        target = _added_to(statement)
         if isinstance(target, ast.Subscript):
             target = target.value
         return isinstance(target, ast.Name) and target.id == var
@@ -1279,7 +1269,7 @@ def _keeps_totals_in_loops(function: FunctionNode) -> bool:
     stack = [(statement, False) for statement in function.body]
     while stack:
         statement, in_loop = stack.pop()
-        if in_loop and _adds(statement):
+        if in_loop and _added_to(statement) is not None:
             return True
         inside = in_loop or isinstance(statement, LOOPS)
         for name in BLOCK_FIELDS:
@@ -1291,20 +1281,25 @@ def _keeps_totals_in_loops(function: FunctionNode) -> bool:
     return False
 
 
-def _adds(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.AugAssign):
-        return isinstance(statement.op, ast.Add)
+def _added_to(statement: ast.stmt) -> ast.expr | None:
+    """What `statement` adds to, keeping what it held: the target of `total += x` or `total =
+    total + x`, the list of `losses.append(x)` or `losses.extend(xs)`; None for any other
+    statement."""
     value = getattr(statement, "value", None)
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+        return statement.target
     if isinstance(statement, ast.Assign) and isinstance(value, ast.BinOp):
         target, left = statement.targets[0], value.left
         same = syntax_key(target, context=False) == syntax_key(left, context=False)
-        return isinstance(value.op, ast.Add) and same
-    return (
+        return target if isinstance(value.op, ast.Add) and same else None
+    if (
         isinstance(statement, ast.Expr)
         and isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "append"
-    )
+        and value.func.attr in ("append", "extend")
+    ):
+        return value.func.value
+    return None
 
 
 def _scope_env(function, owner: ClassInfo | None, instances: Instances) -> dict:
@@ -1953,10 +1948,8 @@ def _picks_by_count(value: ast.expr) -> bool:
     """A value a schedule function returns: a remainder, floor division or bit mask, or a
     membership test (`step in update_steps`); not a threshold (`i >= warm_up`)."""
     return any(
-        isinstance(n, ast.BinOp)
-        and isinstance(n.op, _SCHEDULE_OPERATORS)
-        or isinstance(n, ast.Compare)
-        and isinstance(n.ops[0], ast.In)
+        (isinstance(n, ast.BinOp) and isinstance(n.op, _SCHEDULE_OPERATORS))
+        or (isinstance(n, ast.Compare) and isinstance(n.ops[0], ast.In))
         for n in walk(value)
     )
 

@@ -290,10 +290,15 @@ def stopped_before(runs, line: int) -> str | None:
     ]
     if not judged or any(at >= min(judged) for at in reached):
         return None
+    return stopped_at_cap(runs, f"the code on line {line} ran: a loop before it used them")
+
+
+def stopped_at_cap(runs, before: str) -> str:
+    """The verdict when the original stopped at its iteration cap before `before` (what
+    did not happen: `the code on line 12 ran`); `--iterations` runs more."""
     return (
         f"{Outcome.undecided}: the run stopped at its iteration cap ({runs.iterations} steps "
-        f"of the first optimizer) before the code on line {line} ran: a loop before it used "
-        "the iterations"
+        f"of the first optimizer) before {before} (`--iterations` runs more)"
     )
 
 

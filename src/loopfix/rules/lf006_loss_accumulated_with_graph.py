@@ -18,11 +18,12 @@ afterwards: printed, formatted, passed to a logger or tracker, turned into a num
 `.item()` / `float()` or a function of `math` (`math.exp(cur_loss)`),
 also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`).
 An evaluation function without a backward of its own (`evaluate()`, a trainer's
-`validate()`) counts when the file's training code calls it with grad enabled (not under
-`torch.no_grad()`, nor decorated with it): there the total also keeps every batch's
-activations. A meter object counts too: `meter.update(loss, n)` where the class's `update`
-adds its argument to an attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's
-ImageNet example), in the same file or imported from the project, when the meter is only reset,
+`validate()`) counts when the file's training code is known to call it with grad enabled
+(not under `torch.no_grad()` or a context loopfix cannot see into, nor decorated with a
+no-grad switch): there the total also keeps every batch's activations. A meter object
+counts too: `meter.update(loss, n)` where the class's `update` adds its argument to an
+attribute (`self.sum += val * n`, the `AverageMeter` of PyTorch's ImageNet example), in the
+same file or imported from the project, when the meter is only reset,
 printed or read for its attributes in logging.
 
 ## Why is this bad?
@@ -195,7 +196,7 @@ class LossAccumulatedWithGraph(Rule):
     def confirm(self, finding: Finding, runs) -> str | None:
         """The value added to the total (or history, or meter) held a graph (`grad_fn`) at
         least once in the original run."""
-        from loopfix.rules.compare import Outcome, said
+        from loopfix.rules.compare import Outcome, said, stopped_at_cap
 
         if runs.original.error:
             return f"{Outcome.undecided}: the original raised {said(runs.original.error)}"
@@ -204,12 +205,8 @@ class LossAccumulatedWithGraph(Rule):
             return f"{Outcome.undecided}: the value added could not be watched in the original"
         line = runs.original_line(finding.start)
         capped = bool(runs.original.trace and runs.original.trace.get("capped"))
-        if not seen["seen"] and capped:  # an evaluation after the epoch: `--iterations`
-            return (
-                f"{Outcome.undecided}: the run stopped at its iteration cap ({runs.iterations} "
-                f"steps of the first optimizer) before the accumulation on line {line} ran "
-                "(`--iterations` runs more)"
-            )
+        if not seen["seen"] and capped:  # an evaluation after the epoch
+            return stopped_at_cap(runs, f"the accumulation on line {line} ran")
         if not seen["seen"]:
             return f"{Outcome.unconfirmed}: the original never ran the accumulation on line {line}"
         if not seen["graph"]:
