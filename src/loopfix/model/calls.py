@@ -499,17 +499,21 @@ class CallsMixin:
 
     def _add_to_held_list(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         """`history["loss"].append(loss)`: a list held as an item of a container the scope
-        names; the container holds what is added among its items (and LF006 asks about it
-        as a total). None for any other receiver."""
+        names, also nested (`history["train"]["loss"]`); the named container holds what is
+        added among its items (and LF006 asks about it as a total). None for any other
+        receiver."""
         holder = func.value
-        if not isinstance(holder, ast.Subscript) or self.key_for(holder.value) is None:
+        outer = holder  # the item of the named container: `history["train"]`
+        while isinstance(outer, ast.Subscript) and isinstance(outer.value, ast.Subscript):
+            outer = outer.value
+        if not isinstance(outer, ast.Subscript) or self.key_for(outer.value) is None:
             return None
         self.eval(holder, env)
         positional, _ = self._args(node, env)
         added = union(v for v, _ in positional)
         if func.attr == "append" and positional and node.args:
             self.note_accumulation(node.args[-1], positional[-1][0], holder)
-        self._bind_item(holder, Value(added, UNKNOWN), env, exact=False)
+        self._bind_item(outer, Value(added, UNKNOWN), env, exact=False)
         return EMPTY.with_shape(NONE)
 
     def _own_method(self, func: ast.Attribute, env: Env) -> bool:

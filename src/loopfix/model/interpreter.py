@@ -585,8 +585,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
         scope, adding a value with graph built by known code: what LF006 asks about. An item
         added to (`losses["g"] += loss_g`, `totals[k] += loss`, a meter's `self.losses[key]
-        += loss[key]`) is its container's total."""
-        if isinstance(container, ast.Subscript):
+        += loss[key]`, `history["train"]["loss"].append(loss)`) is its container's total."""
+        while isinstance(container, ast.Subscript):
             container = container.value
         if not self.frame.is_top:
             self._note_called_accumulation(value, container)

@@ -416,6 +416,21 @@ class LoopModel:
                 names.add(receiver.id)
         return names
 
+    def may_total(self, key: str, loop_id: int) -> bool:
+        """Whether `key`, added to in the loop `loop_id`, can be a running total LF006 asks
+        about: a variable of the scope, or an attribute of `self` in a method (`self.running_loss
+        += loss` in a trainer's `train_epoch`); not an attribute of another object (a meter's
+        method's own store: `_through_methods`) nor a callee's local."""
+        if "#" in key or loop_id not in self.observations.loops:
+            return False
+        if "." not in key:
+            return True
+        function = self.scope_of(loop_id)
+        methods = self.index.functions if self.index is not None else []
+        return _instance_attribute(key) and any(
+            owner is not None and f is function for owner, f in methods
+        )
+
     def only_logged(self, var: str, loop_id: int, skip: list[ast.stmt]) -> bool:
         """Whether every read of `var` in the scope around the loop (the innermost function,
         else the module), other than the statements in `skip`, only logs or averages it:
@@ -426,18 +441,21 @@ class LoopModel:
         (`meter.avg`) is followed to what uses its result, and so is a name it is assigned to,
         which must be read and only logged in turn; a method call statement on an object that
         the model saw keep its graphs to itself (`meter.reset()`) is neither. A read that
-        reaches a backward, a return, an optimizer or anything else is not."""
-        scope = self.scope_of(loop_id)
+        reaches a backward, a return, an optimizer or anything else is not.
+
+        A total kept on the instance (`self.running_loss`, `var` of the form `self.<name>`)
+        outlives the method: every read of an attribute of that name in the whole file (in
+        any method, on any object: `trainer.running_loss`) must only log it."""
+        scope = self.tree if _instance_attribute(var) else self.scope_of(loop_id)
         skipped = {id(n) for statement in skip for n in walk(statement)}
         parents = {id(c): p for p in walk(scope) for c in child_nodes(p)}
         return self._reads_only_logged(var, scope, skipped, parents, 0)
 
     def _reads_only_logged(self, var: str, scope, skipped: set, parents: dict, depth: int):
         reads = 0
+        attribute = var.removeprefix("self.") if _instance_attribute(var) else None
         for node in walk(scope):
-            if id(node) in skipped or not (isinstance(node, ast.Name) and node.id == var):
-                continue
-            if not isinstance(node.ctx, ast.Load):
+            if id(node) in skipped or not _reads(node, var, attribute):
                 continue
             reads += 1
             use = _logged(node, parents, self.symbols.qualify)
@@ -450,9 +468,11 @@ class LoopModel:
                 return False
         return reads > 0  # a total never read is not logged (a name assigned to must be read)
 
-    def _kept_by_method(self, node: ast.Name, parents: dict) -> bool:
+    def _kept_by_method(self, node: ast.expr, parents: dict) -> bool:
         """`meter.reset()` as a statement of its own, a method the model followed that ran
         no backward or update and handed no graph of the object or its arguments on."""
+        if not isinstance(node, ast.Name):
+            return False
         method = parents.get(id(node))
         call = parents.get(id(method))
         statement = parents.get(id(call))
@@ -871,12 +891,12 @@ class LoopModel:
 
     def adds_to(self, statement: ast.stmt, var: str) -> bool:
         """Whether `statement` adds to the total `var` or to an item of it (`total += 1`,
-        `stats["n"] += 1`, `history["acc"].append(acc)`): a write that keeps what the total
-        held, not a reset."""
+        `stats["n"] += 1`, `history["acc"].append(acc)`, `history["train"]["acc"].append(acc)`):
+        a write that keeps what the total held, not a reset."""
         target = _added_to(statement)
-        if isinstance(target, ast.Subscript):
+        while isinstance(target, ast.Subscript):
             target = target.value
-        return isinstance(target, ast.Name) and target.id == var
+        return target is not None and dotted_name(target) == var
 
     def shape_before(self, statement: ast.stmt, var: str):
         return self.observations.shapes_before.get(id(statement), {}).get(var)
@@ -2134,21 +2154,44 @@ LOGGING_CALLS = frozenset(
 NUMBER_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
 # reductions and conversions of a tensor, or of a list of them, whose result keeps the graph:
 # what uses the result decides (`torch.stack(losses).mean().backward()` does not only log)
+ITEM_VIEWS = frozenset({"items", "values"})  # a dict's views a loop binds items of
 REDUCING_METHODS = frozenset({"mean", "sum", "cpu", "float", "double", "squeeze", "flatten"})
 REDUCING_FUNCTIONS = frozenset(
     {"sum", "torch.stack", "torch.cat", "torch.concat", "torch.mean", "torch.sum"}
 )
 
 
+def _instance_attribute(var: str) -> bool:
+    """`self.running_loss`: a total kept on the instance (one attribute of `self`)."""
+    root, _, rest = var.partition(".")
+    return root == "self" and rest.isidentifier()
+
+
+def _reads(node: ast.AST, var: str, attribute: str | None) -> bool:
+    """Whether `node` reads the total `var`: the name, or for a total kept on the instance
+    (`attribute`) an attribute of that name on any object."""
+    if attribute is not None:
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == attribute
+            and isinstance(node.ctx, ast.Load)
+        )
+    return isinstance(node, ast.Name) and node.id == var and isinstance(node.ctx, ast.Load)
+
+
 def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
     """How `node`'s value is used: True when it only feeds a logging call, a formatted string
     or a plain number; the name it is assigned to (as it is, or reduced: `avg =
-    torch.stack(losses).mean()`), whose reads decide; else False."""
-    current = node
+    torch.stack(losses).mean()`), or the name a loop over it binds to each item (`for loss in
+    losses:`, the value of `for name, total in totals.items():`), whose reads decide; else
+    False."""
+    current, view = node, None
     while id(current) in parents:
         parent = parents[id(current)]
         if isinstance(parent, ast.FormattedValue | ast.JoinedStr):
             return True
+        if isinstance(parent, ast.For | ast.comprehension) and parent.iter is current:
+            return _item_name(parent.target, view)
         if isinstance(parent, ast.Attribute) and not isinstance(parent.ctx, ast.Load):
             return True  # `meter.count = 0`: a store into the object hands nothing on
         if isinstance(parent, ast.Attribute):
@@ -2158,6 +2201,9 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
                 continue
             if parent.attr in NUMBER_METHODS:
                 return True
+            if parent.attr in ITEM_VIEWS and not call.args and view is None:
+                view, current = parent.attr, call  # `totals.items()`: what the loop binds
+                continue
             if parent.attr not in REDUCING_METHODS:
                 return False  # `total.backward()`, a method loopfix does not know
             current = call
@@ -2188,6 +2234,16 @@ def _logged(node: ast.AST, parents: dict[int, ast.AST], qualify) -> bool | str:
             return False
         current = parent
     return False
+
+
+def _item_name(target: ast.expr, view: str | None) -> str | bool:
+    """The name a loop's `target` binds each item's value to: the whole target of a loop over
+    the total or its `.values()`, the second of `for key, value in total.items()`; False for
+    any other target (nothing to follow)."""
+    if view == "items":
+        pair = target.elts if isinstance(target, ast.Tuple) and len(target.elts) == 2 else ()
+        target = pair[1] if pair else None
+    return target.id if isinstance(target, ast.Name) else False
 
 
 def _holds(root: ast.AST, node: ast.AST) -> bool:

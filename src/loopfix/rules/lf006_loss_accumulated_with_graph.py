@@ -13,10 +13,16 @@ DOCS = """\
 Finds a loss (or any tensor carrying autograd graph) added, in a training loop, to a total or a
 list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss + loss`,
 `losses.append(loss)`), or to an entry of a dict or list that does (`epoch_losses["D"] +=
-loss_d`, `history["loss"].append(loss)`), when that total is only logged or averaged
+loss_d`, `history["loss"].append(loss)`, `history["train"]["loss"].append(loss)`), or to an
+attribute of the instance in a method (`self.running_loss += loss` in a trainer's
+`train_epoch`), when that total is only logged or averaged
 afterwards: printed, formatted, passed to a logger or tracker, turned into a number with
 `.item()` / `float()` or a function of `math` (`math.exp(cur_loss)`),
-also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`).
+also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`)
+or through a loop over it (`for name, total in totals.items(): print(...)`: the loop
+variable's reads decide). For a total kept on the instance, every read of an attribute of
+that name anywhere in the file (another method, `trainer.running_loss` outside the class)
+must only log it.
 An evaluation function without a backward of its own (`evaluate()`, a trainer's
 `validate()`) counts when the file's training code is known to call it with grad enabled
 (not under `torch.no_grad()` or a context loopfix cannot see into, nor decorated with a
@@ -98,7 +104,7 @@ class LossAccumulatedWithGraph(Rule):
         model, findings = context.model, []
         records = model.accumulations()
         for statement, added, key, loop_id in records:
-            if "." in key or "#" in key or loop_id not in model.observations.loops:
+            if not model.may_total(key, loop_id):
                 continue
             same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
             steps = model.step_loop(loop_id)  # past a loop over the discriminators
