@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from loopfix.rules import update_order
+from loopfix.rules import update_calls, update_order
 from loopfix.rules.base import FileContext, Finding, Fix
 from loopfix.rules.update_checks import ReorderRule, reorder_is_safe
 
@@ -15,7 +15,9 @@ DOCS = """\
 Finds a backward that goes through part of a graph that an earlier backward in the same
 iteration already went through without `retain_graph=True`, for instance two losses that share
 a sub-graph (a GAN discriminator output reused by the generator loss, a shared encoder, an
-actor-critic trunk).
+actor-critic trunk). A backward inside a function of another project module (an auxiliary
+loss helper in `losses.py` that runs its own backward) is reported on the statement of the
+file that calls it.
 
 ## Why is this bad?
 A backward frees the intermediate results its graph saved. The second one raises "Trying to
@@ -90,9 +92,13 @@ class BackwardThroughFreedGraph(ReorderRule):
         model, findings = context.model, []
         for site in model.backwards():
             freed_by = model.freed_graph_reused_by(site.id)
-            if not freed_by or site.statement is None:
+            if not freed_by:
                 continue
             first = model.backward(min(freed_by))
+            if site.statement is None:  # a helper of another module: where it is called
+                found = self._in_called_helper(context, site, first)
+                findings += [found] if found is not None else []
+                continue
             start, end = self.backward_range(context, site)
             # the same call, in a loop of this scope, freed it in an earlier iteration (a
             # graph carried across); a helper's backward reached twice is another call
@@ -106,6 +112,22 @@ class BackwardThroughFreedGraph(ReorderRule):
             message += self.called_from(model, site)
             findings.append(Finding(self.code, self.name, message, start, end, detail=site))
         return findings
+
+    def _in_called_helper(self, context: FileContext, site, first) -> Finding | None:
+        """A backward inside a function of another module (`aux_loss(phi)` of `losses.py`)
+        that goes through a graph a backward of this file freed: reported on the statement of
+        this file that calls it (the other module's lines are not this file's)."""
+        anchor = context.model.reached_through_call(site.id)
+        if anchor is None or first.statement is None or id(anchor) not in context.model.parents:
+            return None
+        start, end = context.layout.node_range(anchor)
+        call = update_calls.called_name(anchor)
+        called = f"`{ast.unparse(call.func)}`" if isinstance(call, ast.Call) else "the call"
+        message = (
+            f"the backward inside {called} goes through a graph that the backward on line "
+            f"{first.call.lineno} already freed (no retain_graph=True there)"
+        )
+        return Finding(self.code, self.name, message, start, end, detail=site)
 
     def fix(self, context: FileContext, finding: Finding) -> Fix | None:
         """No fix where the freed graph is a `torch.autograd.grad` whose gradients are part
@@ -235,11 +257,13 @@ def _retain_passed_in(model, freeing: list[int]):
 def _changed_by_hand_between(model, freeing: list[int], site) -> bool:
     """Whether a statement between the first freeing backward and the failing one (in the
     failing backward's block) changes weights in place outside an optimizer: the kept graph
-    would then mix old and new weights."""
-    if site.statement is None or id(site.statement) not in model.parents:
+    would then mix old and new weights. A backward of another module's helper fails where
+    this file calls the helper."""
+    failing = site.statement or model.reached_through_call(site.id)
+    if failing is None or id(failing) not in model.parents:
         return True
-    _, block = model.block_of(site.statement)
-    end = block.index(site.statement)
+    _, block = model.block_of(failing)
+    end = block.index(failing)
     starts = [
         block.index(model.backward(b).statement)
         for b in freeing
