@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from scripts import rules_reported, run_script
 
-from loopfix.model.conditions import invariant_tests, unnegated
+from loopfix.model.conditions import invariant_splits, invariant_tests, unnegated
+
+from corpus_cases import CORPUS
 
 
 def keys_of(loop_source: str) -> list[str]:
@@ -319,3 +321,77 @@ def test_calling_a_model_or_reading_its_parameters_leaves_its_settings(inside, i
         "    if model.recurrent:\n        g(m)\n" + inside
     )
     assert (keys_of(loop) == [key("model.recurrent")]) is invariant
+
+
+def runs_of(loop_source: str) -> list[dict[str, bool]]:
+    """Each run of the loop's only split, its tests named by their source."""
+    loop = ast.parse(textwrap.dedent(loop_source)).body[0]
+    names = {
+        unnegated(n.test)[0]: ast.unparse(n.test) for n in ast.walk(loop) if isinstance(n, ast.If)
+    }
+    (dimension,) = invariant_splits(loop)
+    return [{names[k]: v for k, v in run.items()} for run in dimension]
+
+
+def test_a_setting_tested_against_several_values_is_split_once_per_value():
+    """`== "wgan_gp"` and `in ("vanilla", "lsgan")` never hold together: one run per value
+    the tests name (values that decide every test alike share one), and one for any other."""
+    runs = runs_of("""
+        for x in loader:
+            if opt.gan_type == "wgan_gp":
+                a = f(x)
+            if opt.gan_type in ("vanilla", "lsgan"):
+                a = g(x)
+            if opt.gan_type == "wgan_gp":
+                h(a)
+    """)
+    wgan, plain = "opt.gan_type == 'wgan_gp'", "opt.gan_type in ('vanilla', 'lsgan')"
+    assert runs == [
+        {wgan: True, plain: False},
+        {wgan: False, plain: True},
+        {wgan: False, plain: False},
+    ]
+
+
+def test_a_setting_an_elif_chain_without_else_lists_takes_only_the_listed_values():
+    """`if ... elif ...` with no `else`, each branch computing what a later line uses: the
+    code takes the setting to be one of the values listed (no run where none holds)."""
+    runs = runs_of("""
+        for x in loader:
+            if opt.loss == "mse":
+                loss = mse(x)
+            elif opt.loss == "l1":
+                loss = l1(x)
+            if opt.loss == "mse":
+                log(loss)
+    """)
+    mse, l1 = "opt.loss == 'mse'", "opt.loss == 'l1'"
+    assert runs == [{mse: True, l1: False}, {mse: False, l1: True}]
+
+
+def test_a_setting_the_loop_assigns_is_not_split():
+    loop = ast.parse(
+        textwrap.dedent("""
+        for x in loader:
+            if opt.mode == "a":
+                y = f(x)
+            opt.mode = "b"
+            if opt.mode == "b":
+                g(y)
+        """)
+    ).body[0]
+    assert invariant_splits(loop) == []
+
+
+CHOSEN_ONCE = CORPUS / "lf003_ok_gan_type_chosen_once_across_methods" / "before.py"
+
+
+@pytest.mark.parametrize("gan_type", ["vanilla", "lsgan", "re_avg_gan"])
+def test_a_model_whose_methods_test_one_setting_runs_with_each_value(gan_type, tmp_path):
+    """The corpus case that splits a method scope on `self.gan_type`: each value runs, and
+    nothing is reported (before the split, LF003 took the discriminator's freed graph of one
+    value for the one the relativistic loss reads under another)."""
+    source = CHOSEN_ONCE.read_text().replace('default="vanilla"', f'default="{gan_type}"')
+    done = run_script(source, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert rules_reported(source) == []

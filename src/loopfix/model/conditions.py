@@ -36,11 +36,17 @@ from loopfix.model.symbols import dotted_name
 
 # at most this many invariant tests split one loop (2 ** n runs of it)
 MAX_SPLIT_TESTS = 2
+# at most this many runs of one loop or scope when a setting tested against several values
+# splits it (`invariant_splits`): one run per value, and one for any other
+MAX_SPLIT_RUNS = 12
 
 _PURE = (
     ast.Name,
     ast.Attribute,
     ast.Constant,
+    ast.Tuple,  # `args.mode in ("a", "b")`: a display of constants
+    ast.List,
+    ast.Set,
     ast.Compare,
     ast.BoolOp,
     ast.UnaryOp,
@@ -71,14 +77,42 @@ def invariant_tests(
 ) -> list[object]:
     """Keys of the tests (of `if` statements and conditional expressions) that appear at
     least twice in the loop (`not X` counts as X) and whose value nothing in the loop can
-    change; the first `MAX_SPLIT_TESTS` of them in source order. `rebound`: the names some
-    function of the module declares `global` (a call may rebind them). `methods`: the
-    methods of the loop's own class that it calls on `self` (`self._rollout()`), read as part
-    of the loop: their tests count, and so do their stores and what they hand to other code
-    (an A3C worker's `if self.enable_lstm:` around the hidden state's detach in the loop and
-    again around the LSTM's step in `_rollout`). `computed`: the names of the methods and
-    properties of that class (None: not a method, or the class is not known); `held`: the
-    attributes its methods store on `self` (`self.model = ...`)."""
+    change, each split into a true and a false run (`invariant_splits`, whose first
+    `MAX_SPLIT_TESTS` dimensions they are, unless a setting tested against several values
+    takes a place). `rebound`: the names some function of the module declares `global` (a
+    call may rebind them). `methods`: the methods of the loop's own class that it calls on
+    `self` (`self._rollout()`), read as part of the loop: their tests count, and so do their
+    stores and what they hand to other code (an A3C worker's `if self.enable_lstm:` around
+    the hidden state's detach in the loop and again around the LSTM's step in `_rollout`).
+    `computed`: the names of the methods and properties of that class (None: not a method,
+    or the class is not known); `held`: the attributes its methods store on `self`
+    (`self.model = ...`)."""
+    splits = invariant_splits(loop, rebound, methods, computed, held)
+    return [next(iter(d[0])) for d in splits if len(d) == 2 and len(d[0]) == 1]
+
+
+Assignment = dict  # test key -> the value it has in one run
+
+
+def invariant_splits(
+    loop: ast.AST,
+    rebound: frozenset[str] = frozenset(),
+    methods: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = (),
+    computed: frozenset[str] | None = None,
+    held: frozenset[str] = frozenset(),
+) -> list[tuple[Assignment, ...]]:
+    """How to split the runs of a loop (or of a function run as its own scope) on the tests
+    it cannot change: a list of dimensions, each the assignments (test key -> value) one run
+    takes, every combination of one assignment per dimension being a run.
+
+    A repeated invariant test (`invariant_tests`) is a dimension of two runs, true and false.
+    A setting compared with constants in tests repeated across the body (`if
+    self.opt.gan_type == 're_avg_gan':` in one method, `elif self.opt.gan_type in ['vanilla',
+    'lsgan']:` in another) is one dimension: a run per constant the tests name, and one for
+    any other value, each giving every test of that setting the value Python would (the
+    tests of one setting are not independent: `== 'wgan_gp'` and `== 're_avg_gan'` never
+    hold together). At most `MAX_SPLIT_TESTS` dimensions, in source order, and at most
+    `MAX_SPLIT_RUNS` runs in all."""
     bodies = [loop, *methods]
     tests = [
         node.test for body in bodies for node in walk(body) if isinstance(node, ast.If | ast.IfExp)
@@ -86,20 +120,118 @@ def invariant_tests(
     if len(tests) < 2:
         return []
     tally = Tally(unnegated(test)[0] for test in tests)
-    if max(tally.values()) < 2:
-        return []
     assigned = set().union(*(_assigned_paths(body) for body in bodies))
     inlined = {method.name for method in methods}
     exposed = set().union(*(_exposed_paths(b, inlined, computed, held) for b in bodies))
-    keys: list[object] = []
+
+    def invariant(test: ast.expr) -> bool:
+        return _invariant(test, assigned, exposed, computed, held, rebound)
+
+    settings: dict[str, list[tuple[object, ast.Compare]]] = {}
+    for test in tests:
+        tested = tested_constants(test, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+        if tested is not None and isinstance(test.left, ast.Attribute):
+            settings.setdefault(tested[0], []).append((syntax_key(test), test))
+    dimensions: list[tuple[Assignment, ...]] = []
+    seen: set = set()
+    runs = 1
     for test in tests:
         key = unnegated(test)[0]
-        if tally[key] < 2 or key in keys:
+        if key in seen or len(dimensions) == MAX_SPLIT_TESTS:
             continue
-        if not _invariant(test, assigned, exposed, computed, held, rebound):
+        tested = tested_constants(test, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+        subject = tested[0] if tested is not None and isinstance(test.left, ast.Attribute) else None
+        group = settings.get(subject, []) if subject is not None else []
+        if len(group) >= 2 and all(invariant(t) for _, t in group):
+            dimension = _setting_runs(group, _listed_only(bodies, subject))
+            seen |= {k for k, _ in group}
+        elif tally[key] >= 2 and invariant(test):
+            dimension = ({key: True}, {key: False})
+            seen.add(key)
+        else:
             continue
-        keys.append(key)
-    return keys[:MAX_SPLIT_TESTS]
+        if runs * len(dimension) > MAX_SPLIT_RUNS:
+            continue
+        runs *= len(dimension)
+        dimensions.append(dimension)
+    return dimensions
+
+
+def _setting_runs(
+    group: list[tuple[object, ast.Compare]], listed_only: bool
+) -> tuple[Assignment, ...]:
+    """One assignment per constant the tests of one setting name, and (unless `listed_only`)
+    one for any other value: each test's value as Python computes it for that value."""
+    values: list[object] = []
+    for _, test in group:
+        for value in _constants(test):
+            if not any(type(v) is type(value) and v == value for v in values):
+                values.append(value)
+    other = object()  # equal to no constant
+    runs: list[Assignment] = []
+    for value in [*values] if listed_only else [*values, other]:
+        run = {key: _holds(test, value) for key, test in group}
+        if run not in runs:  # `in ['vanilla', 'lsgan']` alone: one run for both
+            runs.append(run)
+    return tuple(runs)
+
+
+def _listed_only(bodies: list[ast.AST], subject: str) -> bool:
+    """Whether the code takes the setting to be one of the values it lists: an `if` /
+    `elif` chain of two tests or more of it, with no `else` (`if self.gan_type == "lsgan":
+    ... elif self.gan_type == "vanilla": ...`, each branch computing the loss a later line
+    uses), as `Interpreter._setting_branches` reads such a chain in a loop."""
+    for body in bodies:
+        for node in walk(body):
+            if not isinstance(node, ast.If):
+                continue
+            chain, current = 1, node
+            while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+                current, chain = current.orelse[0], chain + 1
+            if chain < 2 or current.orelse:
+                continue
+            tests, current = [node.test], node
+            while current.orelse:
+                current = current.orelse[0]
+                tests.append(current.test)
+            tested = [tested_constants(t, (ast.Eq, ast.In)) for t in tests]
+            if all(t is not None and t[0] == subject for t in tested):
+                return True
+    return False
+
+
+def _constants(test: ast.Compare) -> list[object]:
+    right = test.comparators[0]
+    items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
+    return [item.value for item in items]
+
+
+def _holds(test: ast.Compare, value: object) -> bool:
+    """The test's value when its subject is `value` (`==`, `!=`, `in`, `not in`)."""
+    inside = any(type(c) is type(value) and c == value for c in _constants(test))
+    return inside if isinstance(test.ops[0], ast.Eq | ast.In) else not inside
+
+
+def tested_constants(
+    test: ast.expr, operators: tuple = (ast.Eq, ast.In)
+) -> tuple[str, frozenset] | None:
+    """(`task`, {"depth"}) for `task == "depth"` or `task in ("depth", "normal")`: a name or
+    an attribute path compared with constants by one of `operators`."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], operators):
+        return None
+    right = test.comparators[0]
+    if isinstance(test.ops[0], ast.In | ast.NotIn):
+        constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
+    else:
+        constants = [right]
+    if not constants or not all(isinstance(c, ast.Constant) for c in constants):
+        return None
+    subject = dotted_name(test.left)
+    if subject is None:
+        return None
+    return subject, frozenset(c.value for c in constants)  # a set: `1 == 1.0 == True`
 
 
 def _invariant(

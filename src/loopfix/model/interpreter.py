@@ -13,11 +13,10 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-import itertools
 
 from loopfix.model import shapes
 from loopfix.model.calls import CallsMixin, concatenated_positions
-from loopfix.model.conditions import invariant_tests, unnegated
+from loopfix.model.conditions import invariant_splits, tested_constants, unnegated
 from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
@@ -61,7 +60,7 @@ class BudgetSpent(Exception):
 KEEP_ITEMS = ("reversed", "list", "tuple", "sorted")
 
 
-# the methods a loop calls on `self` that `invariant_tests` reads as part of it, at most
+# the methods a loop calls on `self` that `invariant_splits` reads as part of it, at most
 MAX_INLINED_METHODS = 32
 
 
@@ -157,7 +156,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.followed: list[tuple[FunctionNode, ast.Call | None, Call]] = []
 
     # ---------------------------------------------------------------- entry points
-    def run_scope(self, body: list[ast.stmt], frame: Frame, env: Env) -> Env:
+    def run_scope(
+        self, body: list[ast.stmt], frame: Frame, env: Env, function: FunctionNode | None = None
+    ) -> Env:
+        """Run a scope's `body` (the module's, or `function`'s as its own scope). A function
+        is one iteration of its callers' loops: a test it repeats, in its body or in the
+        methods it calls on `self`, that nothing there can change (`conditions`) is run once
+        per value of it, as a loop's is (`stmt_For`), and the flows are joined."""
         self.frame = frame
         self.scope_number += 1
         self.loop_memo.start(self.obs)  # a run is reused within its scope's run only
@@ -165,7 +170,16 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         module_body = self.symbols.tree.body if self.symbols.tree is not None else None
         self.held = HeldModules(body, body is module_body)
         self.leaves = set()
-        flow = self.exec_block(body, env)
+        splits = self._split_runs(self._scope_splits(function)) if function is not None else [{}]
+        flow = None
+        for assumed in splits:
+            self.assumed.update(assumed)
+            try:
+                run = self.exec_block(body, dict(env) if len(splits) > 1 else env)
+            finally:
+                for key in assumed:
+                    del self.assumed[key]
+            flow = run if flow is None else flow.join(run)
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see.
         kept = [flow.returned] if flow.returned is not None else []
@@ -675,6 +689,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if decided is not None:  # `if MODE == "detach":` with `MODE = "detach"` above
             self.eval(node.test, env)
             return self.exec_block(node.body if decided else node.orelse, dict(env))
+        if self.assumed and unnegated(node.test)[0] in self.assumed:
+            # a split run took one value of the setting (`conditions.invariant_splits`)
+            self.eval(node.test, env)
+            taken = self._known_test(node.test)
+            return self.exec_block(node.body if taken else node.orelse, dict(env))
         branches = self._setting_branches(node)
         if branches is not None:  # one of them runs: the setting is one of the choices
             for test in branches[0]:
@@ -934,25 +953,43 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def stmt_For(self, node: ast.For | ast.AsyncFor | ast.While, env: Env) -> Flow:
         """A loop whose body repeats a test it cannot change (`if args.aux:` twice) is run
         once per value of it (`conditions`); the flows after it are joined."""
-        keys = [key for key in self._loop_facts(node, env)[1] if key not in self.assumed]
         flow = None
-        for values in itertools.product((True, False), repeat=len(keys)):
-            self.assumed.update(zip(keys, values, strict=True))
+        for assumed in self._split_runs(self._loop_facts(node, env)[1]):
+            self.assumed.update(assumed)
             try:
                 run = self.loop_memo.run(
                     self, node, dict(env), lambda entry: self._run_loop(node, entry)
                 )
             finally:
-                for key in keys:
+                for key in assumed:
                     del self.assumed[key]
             flow = run if flow is None else flow.join(run)
         return flow
+
+    def _split_runs(self, dimensions: list[tuple[dict, ...]]) -> list[dict]:
+        """What each run of a split loop or scope assumes beyond what is assumed already
+        (`invariant_splits`): every combination of one assignment per dimension, leaving out
+        an assignment an enclosing split contradicts; one empty assumption when nothing
+        splits."""
+        assumed = self.assumed
+        combined: list[dict] = [{}]
+        for dimension in dimensions:
+            consistent = [
+                {k: v for k, v in a.items() if k not in assumed}
+                for a in dimension
+                if all(assumed.get(k, v) == v for k, v in a.items())
+            ]
+            distinct = [a for i, a in enumerate(consistent) if a not in consistent[:i]]
+            if len(distinct) < 2:
+                continue  # settled by an enclosing split
+            combined = [{**c, **a} for c in combined for a in distinct]
+        return combined
 
     stmt_AsyncFor = stmt_While = stmt_For
 
     def _loop_facts(
         self, node: ast.AST, env: Env | None = None
-    ) -> tuple[Counter | None, list[str], set[str]]:
+    ) -> tuple[Counter | None, list[tuple[dict, ...]], set[str]]:
         """The loop's counter, its invariant tests and the names it carries from one
         iteration to the next, read once per loop (a nested loop is run again in every round
         of the loops around it). `env`: the environment the loop starts from, which says the
@@ -966,6 +1003,20 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if facts is None:
             facts = self._facts[key] = self._kept_loop_facts(node, cls, receiver)
         return facts
+
+    def _scope_splits(self, function: FunctionNode) -> list[tuple[dict, ...]]:
+        """The splits of a function run as its own scope (`invariant_splits`, with the
+        function's body and the methods it calls on `self` read as one iteration)."""
+        cls = self.frame.cls if self.frame.self_path is not None else None
+        key = ("scope", id(function), id(cls))
+        splits = self._facts.get(key)
+        if splits is None:
+            methods = self._methods_called_on_self(function, cls)
+            computed, held = self.symbols.class_attributes(cls) if cls is not None else (None, None)
+            rebound = self.symbols.global_names()
+            splits = invariant_splits(function, rebound, methods, computed, held or frozenset())
+            self._facts[key] = splits
+        return splits
 
     def _object_class(self, node: ast.AST, env: Env) -> tuple[str, ClassInfo | None]:
         """For a loop outside any class, the project class of the one object whose methods
@@ -986,7 +1037,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     def _kept_loop_facts(
         self, node: ast.AST, cls: ClassInfo | None, receiver: str = "self"
-    ) -> tuple[Counter | None, list[str], set[str]]:
+    ) -> tuple[Counter | None, list[tuple[dict, ...]], set[str]]:
         """`_loop_facts` as an earlier analysis of the same document found them (`kept`),
         while the loop is the same object and every answer they used from outside it is too:
         the names declared `global`, each module constant its counter asked for, the methods
@@ -1012,8 +1063,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             asked.append((name, self._module_constant(name)))
             return asked[-1][1]
 
-        tests = invariant_tests(node, rebound, methods, computed, held or frozenset())
-        facts = (loop_counter(node, constant), tests, _loop_carried_names(node))
+        splits = invariant_splits(node, rebound, methods, computed, held or frozenset())
+        facts = (loop_counter(node, constant), splits, _loop_carried_names(node))
         if self.kept is not None:
             inputs = (rebound, tuple(asked), (computed, held), methods)
             keep(self.kept, ("loop facts", id(node)), (node, inputs, facts))
@@ -1025,7 +1076,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """The methods of `cls` (the running method's class, or that of the object whose
         methods the loop calls, `_object_class`) that the loop calls on `self` (or on that
         object: `self._rollout()`, `model.update(x)`), and those they call on `self` in turn
-        (at most `MAX_INLINED_METHODS`), for `invariant_tests` to read as part of the loop."""
+        (at most `MAX_INLINED_METHODS`), for `invariant_splits` to read as part of the loop."""
         if cls is None:
             return ()
         found: list = []
@@ -1608,7 +1659,7 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
         statement = statements[end]
         if not isinstance(statement, ast.If) or statement.orelse:
             break
-        tested = _tested_constants(statement.test)
+        tested = tested_constants(statement.test)
         if tested is None or (subject is not None and tested[0] != subject):
             break
         root = tested[0].split(".")[0].split("[")[0]
@@ -1622,32 +1673,10 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
     return end - position if end - position >= 2 else 0
 
 
-def _tested_constants(
-    test: ast.expr, operators: tuple = (ast.Eq, ast.In)
-) -> tuple[str, frozenset] | None:
-    """(`task`, {"depth"}) for `task == "depth"` or `task in ("depth", "normal")`: a name or
-    an attribute path compared with constants by one of `operators`."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return None
-    if not isinstance(test.ops[0], operators):
-        return None
-    right = test.comparators[0]
-    if isinstance(test.ops[0], ast.In):
-        constants = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
-    else:
-        constants = [right]
-    if not constants or not all(isinstance(c, ast.Constant) for c in constants):
-        return None
-    subject = dotted_name(test.left)
-    if subject is None:
-        return None
-    return subject, frozenset(c.value for c in constants)  # a set: `1 == 1.0 == True`
-
-
 def _setting_subject(test: ast.expr) -> str | None:
     """`args.cell` for `args.cell == "lstm"` or `args.cell in ("gru", "rnn")`: an attribute
     (a setting, not a plain local) compared with constants."""
-    tested = _tested_constants(test, (ast.Eq, ast.In, ast.Is))
+    tested = tested_constants(test, (ast.Eq, ast.In, ast.Is))
     if tested is None or not isinstance(test.left, ast.Attribute):
         return None
     return tested[0]

@@ -1275,7 +1275,7 @@ def _run_scopes(
         env = _scope_env(function, owner, instances)
         for site, paths in instances.call_sites.parameter_sites.items():
             interpreter.obs.site_modules.setdefault(site, set()).update(paths)
-        interpreter.run_scope(function.body, frame, env)
+        interpreter.run_scope(function.body, frame, env, function)
 
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
