@@ -58,6 +58,13 @@ PAIRS = [
         "held no graph a backward had used",
     ),
     Pair(
+        "LF001",
+        "lf001_state_cut_by_an_unseen_helper.py",
+        'methodcaller("clone")',
+        'methodcaller("detach")',  # a helper loopfix does not follow cuts the state
+        "no later backward went through the graph the state fed back",
+    ),
+    Pair(
         "LF002",
         "lf002_step_before_backward.py",
         "model_b = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4))",
@@ -77,6 +84,13 @@ PAIRS = [
         "WARMUP = 0",
         "WARMUP = 10",  # the retaining backward never runs within the capped iterations
         "no backward on line 12 ran with retain_graph=True",
+    ),
+    Pair(
+        "LF004",
+        "lf004_table_before_the_loop.py",
+        "REBUILD_EACH_STEP = True",
+        "REBUILD_EACH_STEP = False",  # the table's graph, built once, serves every 4th step
+        "still held the graph the backward on line 17 kept when that backward ran again",
     ),
     Pair(
         "LF005",

@@ -371,12 +371,15 @@ class HiddenStateNotDetached(Rule):
     def confirm(self, finding: Finding, runs) -> str | None:
         """The original raised the second-backward (or in-place version) error within the
         capped iterations, or the state, where it is fed back, held a graph that a backward
-        had already gone through (a graph carried across iterations)."""
+        had already gone through and a later backward went through a node an earlier one had
+        (a graph carried across iterations; the state read where a helper loopfix does not
+        follow cuts it, `h = Trunc.cut(h)`, holds the graph just backwarded, and is no
+        evidence alone)."""
         from loopfix.rules.compare import Outcome, original_raised, stopped_before
 
         raised = original_raised(runs, PREDICTED_ERRORS)
         seen = runs.probed(finding)
-        if raised is None or (seen is not None and seen["backwarded"]):
+        if raised is None or (seen is not None and seen["backwarded"] and _went_again(runs)):
             return None
         if not raised.startswith(Outcome.unconfirmed):
             return raised  # it failed otherwise: that decides nothing
@@ -389,6 +392,11 @@ class HiddenStateNotDetached(Rule):
         line = runs.original_line(finding.start)
         if not seen["seen"] and (stopped := stopped_before(runs, line)) is not None:
             return stopped
+        if seen["backwarded"]:
+            return (
+                f"{why}, and no later backward went through the graph the state fed back on "
+                f"line {line} held"
+            )
         return f"{why}, and the state fed back on line {line} held no graph a backward had used"
 
     def oracle(self, finding: Finding, runs) -> str:
@@ -683,3 +691,9 @@ def _written_after_backward(model, state: CarriedState) -> bool:
         return False
     writers = [w for v in state.variables for w in model.writers(state.loop_id, v)]
     return any(in_loop(w) and w.lineno > max(lines) for w in writers)
+
+
+def _went_again(runs) -> bool:
+    """Whether a backward of the original run went through a graph node an earlier backward
+    had gone through (the trace's marks, `--graphs`)."""
+    return any(e[0] == "backward" and len(e) > 9 and e[8] for e in runs.original.events)

@@ -106,6 +106,12 @@ class Recorder:
         # per probe number: how often its value was seen, held a graph, held a graph that an
         # earlier backward had gone through
         self.probes: dict[int, dict[str, int]] = {}
+        # (`--graphs`) the backwards (by number) that asked to keep their graph, by the line
+        # that called them, and those of them whose kept graph a variable of the user's code
+        # still held when the same line's backward ran again, in the next iteration (a
+        # tensor built before the loop: a backward after the capped iterations may use it)
+        self.retaining: dict[int | None, set[int]] = {}
+        self.kept_alive: set[int] = set()
         self.retain_graphs = retain_graphs or defer_steps
         self.iterations = iterations
         self.backwards = 0
@@ -167,7 +173,12 @@ class Recorder:
             if cap is not None and not recorder.optimizers and recorder.backwards > limit:
                 raise IterationCap
             retain = _asks_to_retain(args, kwargs)
+            line = _caller_line() if recorder.graphs else None
+            if line in recorder.retaining:
+                recorder.kept_alive |= _held_marks(recorder.retaining[line])
             earlier = _mark_graph(args[0], recorder.backwards) if recorder.graphs else None
+            if retain and recorder.graphs:
+                recorder.retaining.setdefault(line, set()).add(recorder.backwards)
             if recorder.retain_graphs:
                 kwargs["retain_graph"] = True
             loss = _loss_value(loss_tensor)
@@ -308,6 +319,28 @@ def _tensors(value, depth: int = 0) -> list:
         return []
     items = value.values() if isinstance(value, dict) else value
     return [t for item in list(items)[:64] for t in _tensors(item, depth + 1)]
+
+
+def _held_marks(numbers: set[int]) -> set[int]:
+    """Which of the backwards `numbers` marked a node of a graph that a variable of the
+    user's code on the stack (a local, a global, or an item of a list, tuple or dict held
+    in one) still reaches: that graph outlives the backward that kept it."""
+    found: set[int] = set()
+    frame, seen = sys._getframe(2), set()
+    while frame is not None:
+        if _users(frame.f_code.co_filename):
+            for namespace in (frame.f_locals, frame.f_globals):
+                if id(namespace) in seen:
+                    continue
+                seen.add(id(namespace))
+                roots = [t for v in list(namespace.values()) for t in _tensors(v)]
+                roots = [t for t in roots if t.grad_fn is not None]
+                for node in _nodes(roots):
+                    mark = node.metadata.get(MARK)
+                    if mark in numbers:
+                        found.add(mark)
+        frame = frame.f_back
+    return found
 
 
 def _mark_graph(tensors, number: int) -> list[int]:
@@ -663,6 +696,7 @@ def main(argv: list[str]) -> int:
     trace = {"events": recorder.events, "error": error, "capped": capped}
     trace["forwards"] = recorder.forwards
     trace["probes"] = [{"probe": k, **counts} for k, counts in sorted(recorder.probes.items())]
+    trace["kept_alive"] = sorted(recorder.kept_alive)
     trace |= {"data_error": data_error, "synthetic": options["synthetic_loop"] is not None}
     trace |= {"replica": facts["replica"], "device": device, "peak_memory": peak}
     trace |= {"iterations": _iterations(recorder), "sandbox": network}
