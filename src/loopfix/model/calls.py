@@ -31,6 +31,7 @@ from loopfix.model.symbols import (
     ClassInfo,
     FunctionNode,
     Symbols,
+    binding_decorator,
     dotted_name,
     literal_value,
     parameter_defaults,
@@ -862,9 +863,12 @@ class CallsMixin:
     def _resolve(self, func: ast.expr, env: Env, call: ast.Call) -> tuple:
         if isinstance(func, ast.Name):
             return self._resolve_name(func, env, call)
-        static = self._static_method(func)
-        if static is not None:  # `Stacked.repackage(hs)`: a staticmethod through its class
-            return ("function", static)
+        through_class = self.symbols.class_level_method(func) or self._through_cls(func)
+        if through_class is not None:  # `Stacked.repackage(hs)`, `helpers.Ops.cut(h)`
+            info, method, kind = through_class
+            if kind == "static":
+                return ("function", method)
+            return ("method", info, method, self.key_for(func.value))  # `cls` is the class
         inherited = self._super_method(func)
         if inherited is not None:  # `super().__init__(model, optimizer)`
             return inherited
@@ -873,6 +877,9 @@ class CallsMixin:
             return self._construction(member)
         if member is not None:
             return ("function", member)
+        instance = self._imported_instance(func)
+        if instance is not None:  # `helpers.detacher(h)`, built in helpers.py
+            return instance
         qualified = self.symbols.qualify(func)
         if qualified is not None and qualified.split(".")[0] == "torch":
             return self._resolve_torch(call, qualified)
@@ -994,6 +1001,9 @@ class CallsMixin:
         if value is None:
             if func.id in self.symbols.functions:
                 return ("function", self.symbols.functions[func.id])
+            instance = self._imported_instance(func)
+            if instance is not None:  # `from helpers import detacher`, then `detacher(h)`
+                return instance
             if func.id in self.symbols.classes:
                 return self._construction(self.symbols.classes[func.id])
             static = self.expr_Name(func, env).shape
@@ -1215,16 +1225,27 @@ class CallsMixin:
             return Value(result.graphs, ("seq", result.shape))
         return Value(union(v for v, _ in positional) | items, ("seq", UNKNOWN))
 
-    def _static_method(self, func: ast.expr) -> FunctionNode | None:
+    def _through_cls(self, func: ast.expr) -> tuple | None:
+        """`cls.repackage(item)` inside a classmethod: a `staticmethod` or `classmethod` of
+        the class the running one was called on (its first parameter names that class)."""
+        if not (self.call_stack and self.frame.cls is not None):
+            return None
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return None
-        info = self.symbols.classes.get(func.value.id)
-        method = self.symbols.method(info, func.attr) if info is not None else None
-        if method is not None and any(
-            isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list
-        ):
-            return method
-        return None
+        running = self.call_stack[-1]
+        first = (running.args.posonlyargs + running.args.args)[:1]
+        if not first or first[0].arg != func.value.id or binding_decorator(running) != "class":
+            return None
+        method = self.symbols.method(self.frame.cls, func.attr)
+        kind = binding_decorator(method) if method is not None else None
+        return (self.frame.cls, method, kind) if kind is not None else None
+
+    def _imported_instance(self, func: ast.expr) -> tuple | None:
+        """A call of an object another project module built at module level, whose class
+        defines `__call__` (`detacher = Detacher()` in helpers.py): that method, run on it."""
+        info = self.symbols.instance_class(func)
+        method = self.symbols.method(info, "__call__") if info is not None else None
+        return ("method", info, method, self.key_for(func)) if method is not None else None
 
     def _frozen(self, path: str | None) -> bool:
         """Every parameter of the module at `path` is frozen for good: no graph of its own."""

@@ -66,6 +66,10 @@ class Symbols:
     # record types: `Losses = namedtuple("Losses", "policy q alpha")`, `class Out(NamedTuple)`
     # -> their field names, in order
     namedtuples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # objects of a project class that another module builds once at module level and this
+    # one imports by name (`from helpers import detacher`, `detacher = Detacher()` there) ->
+    # their class: calling one runs its `__call__`
+    instances: dict[str, ClassInfo] = field(default_factory=dict)
     tree: ast.Module | None = None
     index: TreeIndex | None = None  # the module's `index_tree`
     _whole: ModuleFacts | None = None
@@ -215,6 +219,33 @@ class Symbols:
     def linked_homes(self) -> list[Symbols]:
         """The modules `homes` names, in the order first recorded (this one for None)."""
         return [self if home is None else home for home in self.homes.values()]
+
+    def instance_class(self, node: ast.expr) -> ClassInfo | None:
+        """The class of an object another project module builds once at module level, named
+        as this module imports it (`detacher`) or through its module (`helpers.detacher`)."""
+        if isinstance(node, ast.Name):
+            return self.instances.get(node.id)
+        dotted = dotted_name(node)
+        if dotted is None or "." not in dotted:
+            return None
+        owner, _, name = dotted.rpartition(".")
+        module = self.modules.get(owner)
+        return _instance_class(module, name) if module is not None else None
+
+    def class_level_method(self, node: ast.expr) -> tuple[ClassInfo, FunctionNode, str] | None:
+        """`Utils.repackage` or `helpers.Utils.repackage`: (the class, the method, "static"
+        or "class") for a `staticmethod` or `classmethod` called through its class."""
+        if not isinstance(node, ast.Attribute):
+            return None
+        owner = node.value
+        if isinstance(owner, ast.Name):
+            info = self.classes.get(owner.id)
+        else:
+            found = self.member(owner)
+            info = found if isinstance(found, ClassInfo) else None
+        method = self.method(info, node.attr) if info is not None else None
+        kind = binding_decorator(method) if method is not None else None
+        return (info, method, kind) if kind is not None else None
 
     def member(self, node: ast.expr) -> FunctionNode | ClassInfo | None:
         """`utils.repackage_hidden`, `models.Net`: a function or class of an imported project
@@ -738,6 +769,7 @@ def collect_symbols(
             symbols.namedtuples[fields[0]] = fields[1]
     for info in made.values():
         _adopt_assigned_methods(info, symbols)
+    _link_aliases(symbols)
     foreign = {
         name: function
         for name, function in symbols.functions.items()
@@ -1099,9 +1131,52 @@ def _namedtuple_fields(statement: ast.stmt) -> tuple[str, tuple[str, ...]] | Non
     return statement.targets[0].id, fields
 
 
+def _instance_class(module: Symbols, name: str) -> ClassInfo | None:
+    """The class of `module`'s global `name` when the module binds it once, at module level,
+    to a construction of one of its classes (`detacher = Detacher()`)."""
+    value = module.globals.get(name)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return None
+    if module.index is None or module.index.stores.get(name) != 1:
+        return None
+    return module.classes.get(value.func.id)
+
+
+def binding_decorator(method: FunctionNode) -> str | None:
+    """ "static" or "class" for a method decorated `staticmethod` or `classmethod`."""
+    for decorator in method.decorator_list:
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            return decorator.id.removesuffix("method")
+    return None
+
+
+def _link_aliases(symbols: Symbols) -> None:
+    """Module-level names bound once to a function of the module (`detach_all = repackage`)
+    or to a `staticmethod` through its class (`repackage = StateUtils.repackage`): calling
+    the name runs that function, here and in the modules importing it."""
+    stores = symbols.index.stores if symbols.index is not None else {}
+    for name, value in list(symbols.globals.items()):
+        if name in symbols.functions or name in symbols.classes or stores.get(name) != 1:
+            continue
+        function = None
+        if isinstance(value, ast.Name):
+            function = symbols.functions.get(value.id)
+        elif isinstance(value, ast.Attribute):
+            found = symbols.class_level_method(value)
+            function = found[1] if found is not None and found[2] == "static" else None
+        if function is not None:
+            symbols.functions[name] = function
+
+
 def _link_member(symbols: Symbols, module: Symbols, name: str, local: str) -> bool:
     if name in module.namedtuples:
         symbols.namedtuples[local] = module.namedtuples[name]
+    instance = _instance_class(module, name)
+    if instance is not None:
+        symbols.instances[local] = instance
+        for node in (instance.node, *instance.methods.values()):
+            symbols.set_home(id(node), module.home_by_id(id(node)), replace=False)
+        return True
     info = module.classes.get(name)
     if info is not None:
         symbols.classes[local] = info
