@@ -789,8 +789,17 @@ def collect_symbols(
             ("returns frozen", id(function)), _returns_frozen, function
         )
     }
+    thawing = {  # and unfreezing helpers (`from utils import unfreeze`)
+        name
+        for name, function in foreign.items()
+        if symbols.home(function).remember(
+            ("thaws", id(function)), _thaws_first_parameter, function
+        )
+    }
     if imported or factories or any(FREEZING & words for words in index.words.values()):
-        symbols.frozen, symbols.frozen_classes = _frozen_modules(tree, imported, index, factories)
+        symbols.frozen, symbols.frozen_classes = _frozen_modules(
+            tree, imported, index, factories, thawing
+        )
     _resolve_module_classes(symbols)
     return symbols
 
@@ -803,6 +812,7 @@ def _frozen_modules(
     imported_helpers: set[str] = frozenset(),
     index: TreeIndex | None = None,
     imported_factories: set[str] = frozenset(),
+    imported_thawing: set[str] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """(module paths, class names) frozen for good: modules frozen by `m.requires_grad_(False)`
     or `for p in m.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`),
@@ -811,8 +821,11 @@ def _frozen_modules(
     module it froze (`backbone = load_backbone()`), and never unfrozen anywhere in the file (a
     GAN that freezes D only for G's update unfreezes it: not frozen); classes whose `__init__`
     freezes `self`, while nothing in the file thaws anything (a submodule of one of their
-    instances may be what is thawed)."""
+    instances may be what is thawed). A function that unfreezes its first parameter
+    (`unfreeze(backbone)` after warm-up epochs, in the file or imported) thaws what it is
+    given."""
     helpers = _freezing_helpers(tree, index) | imported_helpers
+    thawing = _thawing_helpers(tree, index) | imported_thawing
     factories = _frozen_factories(tree, index) | imported_factories
     frozen, thawed, classes = set(), set(), set()
     says = _says(index, tree, FREEZING | helpers | factories)
@@ -831,6 +844,9 @@ def _frozen_modules(
         for node in walk(statement):
             if isinstance(node, ast.Assign) and _built_frozen(node.value, factories):
                 frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
+        for node in walk(statement) if thawing else ():
+            if _calls(node, thawing) and node.args and dotted_name(node.args[0]) is not None:
+                thawed.add(dotted_name(node.args[0]))  # `unfreeze(backbone)`
         for node in walk(statement) if helpers else ():
             if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
                 frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
@@ -881,6 +897,53 @@ def _freezing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[s
         and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
         and _freezes_first_parameter(function)
     }
+
+
+def _thawing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
+    """Module-level functions that unfreeze their first parameter (`_thaws_first_parameter`),
+    read only where the index says the function mentions `requires_grad`."""
+    return {
+        function.name
+        for function in tree.body
+        if isinstance(function, ast.FunctionDef)
+        and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
+        and _thaws_first_parameter(function)
+    }
+
+
+def _thaws_first_parameter(function: FunctionNode) -> bool:
+    """Whether the function sets `requires_grad` back to True on its first parameter, with a
+    literal (`m.requires_grad_(True)`, `m.requires_grad_()`, `for p in m.parameters():
+    p.requires_grad = True`); a helper that sets it to a flag it is given is not one."""
+    if not function.args.args:
+        return False
+    first = function.args.args[0].arg
+    for node in walk(function):
+        if _sets_requires_grad_of(node, first):
+            if not node.args or _is_true(node.args[0]):
+                return True
+        elif (
+            isinstance(node, ast.For)
+            and _iterates_parameters(node.iter)
+            and dotted_name(node.iter.func.value) == first
+            and any(flag is None or _is_true(flag) for flag in _requires_grad_settings(node))
+        ):
+            return True
+    return False
+
+
+def _sets_requires_grad_of(node: ast.AST, name: str) -> bool:
+    """`name.requires_grad_(...)`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "requires_grad_"
+        and dotted_name(node.func.value) == name
+    )
+
+
+def _is_true(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _freezes_itself(init: FunctionNode) -> bool:
@@ -957,9 +1020,24 @@ def _built_frozen(value: ast.expr, factories: set[str]) -> bool:
 
 
 def _freezes_first_parameter(function: FunctionNode) -> bool:
+    """Whether the function freezes its first parameter and nothing else (the names a
+    `for p in module.parameters():` loop binds, frozen one by one, are that module's)."""
     if not function.args.args:
         return False
-    return _frozen_modules_in(function) == ({function.args.args[0].arg}, set())
+    frozen, thawed = _frozen_modules_in(function)
+    return not thawed and frozen - _parameter_loop_names(function) == {function.args.args[0].arg}
+
+
+def _parameter_loop_names(scope: ast.AST) -> set[str]:
+    """The names `for p in m.parameters():` (or `for name, p in m.named_parameters():`)
+    loops in `scope` bind."""
+    return {
+        name.id
+        for node in walk(scope)
+        if isinstance(node, ast.For) and _iterates_parameters(node.iter)
+        for name in walk(node.target)
+        if isinstance(name, ast.Name)
+    }
 
 
 def _frozen_modules_in(scope: ast.AST) -> tuple[set[str], set[str]]:
