@@ -739,7 +739,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
 
     def _type_check(self, test: ast.expr) -> tuple[str, str, bool] | None:
-        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` -> (x, "tensor", True),
+        """`torch.is_tensor(x)` or `isinstance(x, torch.Tensor)` (or `Variable`, which has
+        been `Tensor` since PyTorch 0.4) -> (x, "tensor", True),
         `isinstance(x, tuple)` -> (x, "tuple", True); under `not`, False."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         call = test.operand if negated else test
@@ -749,7 +750,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.symbols.qualify(call.func) == "torch.is_tensor" and len(call.args) == 1:
             kind = "tensor"
         elif isinstance(call.func, ast.Name) and call.func.id == "isinstance":
-            if len(call.args) == 2 and self.symbols.qualify(call.args[1]) == "torch.Tensor":
+            if len(call.args) == 2 and self.symbols.qualify(call.args[1]) in TENSOR_TYPES:
                 kind = "tensor"
             elif len(call.args) == 2 and _names_builtin(call.args[1], "tuple"):
                 kind = "tuple"
@@ -1671,6 +1672,13 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
         seen |= tested[1]
         end += 1
     return end - position if end - position >= 2 else 0
+
+
+# what `isinstance(x, T)` tests as "a tensor": `torch.autograd.Variable` is `torch.Tensor`'s
+# alias since PyTorch 0.4 (its `__instancecheck__` accepts every tensor)
+TENSOR_TYPES = frozenset(
+    {"torch.Tensor", "torch.autograd.Variable", "torch.autograd.variable.Variable"}
+)
 
 
 def _setting_subject(test: ast.expr) -> str | None:
