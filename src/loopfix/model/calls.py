@@ -4,6 +4,7 @@ and running modules' `forward` and the file's own functions on the caller's envi
 from __future__ import annotations
 
 import ast
+import weakref
 import zlib
 
 from loopfix.model import shapes
@@ -21,7 +22,7 @@ from loopfix.model.graphs import (
     union,
 )
 from loopfix.model.handovers import clears_gradients
-from loopfix.model.index import walk
+from loopfix.model.index import child_nodes, walk
 from loopfix.model.instances import self_shape
 from loopfix.model.shapes import NONE, OTHER, TENSOR, UNKNOWN
 from loopfix.model.symbols import (
@@ -1276,7 +1277,26 @@ class CallsMixin:
         returned, after, frame = self._run_body(call, env)
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
+        self.returned_attributes = _returned_attributes(function, after, frame.prefix)
         return returned
+
+    def hand_back_attributes(self, node: ast.Assign, env: Env) -> None:
+        """`model = create_model(opt)` of a factory of the file that builds an object, sets
+        its attributes (`model = DRGAN(); model.initialize(); return model`) and returns it:
+        the caller's name holds those attributes, as if the caller had made the calls
+        itself (the callee's locals are dropped on return)."""
+        returned, self.returned_attributes = self.returned_attributes, None
+        target = node.targets[0]
+        if returned is None or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
+            return
+        key = self.key_for(target) if isinstance(target, ast.Name | ast.Attribute) else None
+        if key is None:
+            return
+        local, held = returned
+        renames = {local: key}  # the factory's paths, in the caller's terms
+        for suffix, value in held.items():
+            env[f"{key}.{suffix}"] = value.with_shape(shapes.rename_paths(value.shape, renames))
+            self.note_write(f"{key}.{suffix}")
 
     def runs_with_grad(self, function: FunctionNode) -> bool:
         """Whether a call of `function` here is known to run with grad enabled: not under
@@ -1956,3 +1976,61 @@ def _values_and_indices(node: ast.Call, qualified: str | None) -> bool:
         return False
     keywords = {k.arg for k in node.keywords}
     return "dim" in keywords or (len(dims) == 1 and int_constant(dims[0]) is not None)
+
+
+def _returned_attributes(function: FunctionNode, after: Env, prefix: str) -> tuple[str, Env] | None:
+    """(the local the callee returns, the attributes it set on it by their path below it:
+    `model.G`, `model.optimizer_G` of `return model`, their module paths in terms of that
+    name); None unless the function sets up the object it returns (`_returned_name`)."""
+    name = _RETURNED_NAME.get(function, False)
+    if name is False:
+        name = _RETURNED_NAME[function] = _returned_name(function)
+    if name is None:
+        return None
+    local = f"{prefix}{name}"
+    renames = {local: name}  # in terms of `name` (`hand_back_attributes` renames it again)
+    held = {
+        k[len(local) + 1 :]: v.with_shape(shapes.rename_paths(v.shape, renames))
+        for k, v in after.items()
+        if k.startswith(local + ".")
+    }
+    return (name, held) if held else None
+
+
+_RETURNED_NAME: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _returned_name(function: FunctionNode) -> str | None:
+    """The one name every `return` of the function's own body returns, when the body also
+    calls a method of it or sets an attribute on it (`model.initialize()`, `model.opt =
+    ...`: a factory that sets up the object it returns); else None."""
+    names: set[str | None] = set()
+    used: set[str] = set()  # names whose method is called or attribute set
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            names.add(node.value.id if isinstance(node.value, ast.Name) else None)
+        owner = node.func if isinstance(node, ast.Call) else node
+        if (
+            isinstance(owner, ast.Attribute)
+            and isinstance(owner.value, ast.Name)
+            and (owner is not node or isinstance(owner.ctx, ast.Store))
+        ):
+            used.add(owner.value.id)
+        stack.extend(child_nodes(node))
+    name = names.pop() if len(names) == 1 else None
+    return name if name in used else None
+
+
+def sets_up_returned_object(function: FunctionNode) -> bool:
+    """Whether the function is a factory that sets up the object it returns
+    (`_returned_name`): its body must run where it is called, so that the caller's name
+    gets the attributes (a summary or a plain run would drop them with the callee's
+    locals)."""
+    name = _RETURNED_NAME.get(function, False)
+    if name is False:
+        name = _RETURNED_NAME[function] = _returned_name(function)
+    return name is not None

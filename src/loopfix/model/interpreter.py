@@ -125,6 +125,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
+        # the attributes the last followed call set on the local it returned (a factory's
+        # `return model`), for the assignment of its value (`hand_back_attributes`)
+        self.returned_attributes: tuple[str, Env] | None = None
         self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
         # loop id -> (the loop, the loop as its iterations walk it, the calls its iterable
         # makes that build the items, each with the name standing for it: `_walked`)
@@ -440,6 +443,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self._alias_attribute(target, source, value, env)
             self._note_leaf(target, source)
         env.update(handed_back)
+        self.hand_back_attributes(node, env)
         self._unpack_listed(node, target, source)
         return Flow(normal=env)
 

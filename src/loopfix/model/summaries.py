@@ -45,6 +45,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from loopfix.model import shapes
+from loopfix.model.calls import sets_up_returned_object
 from loopfix.model.frames import Call, Observations
 from loopfix.model.graphs import PLACEHOLDER, Graph, Value
 from loopfix.model.index import walk
@@ -90,8 +91,8 @@ class Summaries:
     def call(self, interpreter, call: Call, env: dict) -> Value | None:
         """The call's result from its summary (computed now if its context has none), or
         from an earlier run of a plain call (`plain`), or None when the body must run."""
-        if not ENABLED:
-            return None
+        if not ENABLED or sets_up_returned_object(call.function):
+            return None  # a factory: its caller's name gets the attributes it sets
         plain = call.function in UNSUMMARISABLE or _ruled_out(interpreter, call.function)
         if plain and not self.plain.may_take(interpreter, call):
             return None
