@@ -83,8 +83,10 @@ def plan_reorder(
     try:
         return _plan(context, backward_id, drop_repeated)
     except NotReorderable as reason:
-        # without its traceback: its frames hold `reason` and the file's whole context, a
-        # cycle only the cyclic collector would free
+        # without its traceback, nor the error it was raised while handling (and that one's
+        # traceback): their frames hold `reason` and the file's whole context, a cycle only
+        # the cyclic collector would free
+        reason.__context__ = reason.__cause__ = None
         return reason.with_traceback(None)
 
 
