@@ -1017,11 +1017,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         splits = self._facts.get(key)
         if splits is None:
             methods = self._methods_called_on_self(function, cls)
-            computed, held = self.symbols.class_attributes(cls) if cls is not None else (None, None)
-            rebound = self.symbols.global_names()
-            splits = invariant_splits(function, rebound, methods, computed, held or frozenset())
+            splits = []
+            if self._says_backward((function, *methods)):  # else no split changes a finding
+                computed, held = (
+                    self.symbols.class_attributes(cls) if cls is not None else (None, None)
+                )
+                rebound = self.symbols.global_names()
+                splits = invariant_splits(function, rebound, methods, computed, held or frozenset())
             self._facts[key] = splits
         return splits
+
+    def _says_backward(self, functions: tuple[FunctionNode, ...]) -> bool:
+        """Whether one of `functions` names a backward (`loss.backward()`,
+        `accelerator.backward(loss)`), by its module's index of the words each scope says."""
+        for function in functions:
+            index = self.home_of(function).index
+            words = index.words.get(id(function)) if index is not None else None
+            if words is None or not BACKWARD_WORDS.isdisjoint(words):
+                return True
+        return False
 
     def _object_class(self, node: ast.AST, env: Env) -> tuple[str, ClassInfo | None]:
         """For a loop outside any class, the project class of the one object whose methods
@@ -1678,6 +1692,8 @@ def exclusive_ifs(statements: list[ast.stmt], position: int) -> int:
     return end - position if end - position >= 2 else 0
 
 
+# the words a scope that runs a backward says (`loss.backward()`, `self.manual_backward(loss)`)
+BACKWARD_WORDS = frozenset({"backward", "manual_backward"})
 # what `isinstance(x, T)` tests as "a tensor": `torch.autograd.Variable` is `torch.Tensor`'s
 # alias since PyTorch 0.4 (its `__instancecheck__` accepts every tensor)
 TENSOR_TYPES = frozenset(
