@@ -395,3 +395,24 @@ def test_a_model_whose_methods_test_one_setting_runs_with_each_value(gan_type, t
     done = run_script(source, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert rules_reported(source) == []
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        '    setattr(opt, "mode", "b")\n',
+        "    update(opt, x)\n",
+        '    vars(opt)["mode"] = "b"\n',
+        '    opt.__dict__.update(mode="b")\n',
+    ],
+    ids=["setattr", "passed", "vars", "dict"],
+)
+def test_a_setting_whose_object_is_handed_to_code_is_not_split(inside):
+    """`self.opt.mode` where the loop hands `self.opt` itself to a call: the callee may
+    change the setting between the two tests."""
+    loop = ast.parse(
+        "for x in loader:\n    if self.opt.mode == 'a':\n        y = f(x)\n"
+        + inside.replace("opt", "self.opt")
+        + "    if self.opt.mode == 'b':\n        g(y)\n"
+    ).body[0]
+    assert invariant_splits(loop) == []

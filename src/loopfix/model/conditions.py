@@ -323,7 +323,9 @@ def _exposed_paths(
     attribute (`args.lr`) hands over nothing, and neither does calling an object, a module's
     forward (`model(x)`, or `self.cell(x)` where the class has no method `cell`,
     `computed`, or stores `self.cell`, `held`): a forward pass does not reconfigure its
-    module; nor calling one of `READING_METHODS` (`model.parameters()`)."""
+    module; nor calling one of `READING_METHODS` (`model.parameters()`). An attribute path
+    handed to a call (`update(self.opt, step)`, `setattr(self.opt, "mode", m)`), or whose
+    `__dict__` a method is called on, is handed over."""
     bases: set[int] = set()  # names read only for an attribute, or tested
     exposed: set[str] = set()
     for node in walk(loop):
@@ -344,9 +346,16 @@ def _exposed_paths(
             ):
                 continue  # `self.acmodel(x)`: a module `self` holds, called (its forward)
             if path is not None:
-                exposed.add(path)
+                exposed.add(path.removesuffix(".__dict__"))  # `cfg.__dict__.update(...)`
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             bases.add(id(node.func))  # `model(x)`: called, its forward run, not handed over
+        if isinstance(node, ast.Call):
+            # an attribute path handed whole (`update(self.opt, step)`, `setattr(self.opt,
+            # ...)`, `vars(self.opt)`): the callee may change what it holds
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                path = dotted_name(argument) if isinstance(argument, ast.Attribute) else None
+                if path is not None:
+                    exposed.add(path)
     for node in walk(loop):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
             exposed.add(node.id)

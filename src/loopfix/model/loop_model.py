@@ -406,25 +406,40 @@ class LoopModel:
                 found.append((statement, added, key, loop_id))
         return found
 
-    def _backwarded(self, loop_id: int) -> set[str]:
-        """Names the loop calls `.backward()` on (`loss.backward()`)."""
+    def _backwarded(self, loop_id: int, freeing: bool = False) -> set[str]:
+        """Names the loop calls `.backward()` on (`loss.backward()`); with `freeing`, only
+        by a backward that does not keep its graph (no `retain_graph=True`)."""
         names = set()
         for site in self.backwards():
             func = site.call.func if isinstance(site.call, ast.Call) else None
             receiver = func.value if isinstance(func, ast.Attribute) else None
+            if freeing and site.retain is not False:
+                continue
             if isinstance(receiver, ast.Name) and loop_id in site.loops:
                 names.add(receiver.id)
         return names
 
-    def may_total(self, key: str, loop_id: int) -> bool:
-        """Whether `key`, added to in the loop `loop_id`, can be a running total LF006 asks
-        about: a variable of the scope, or an attribute of `self` in a method (`self.running_loss
-        += loss` in a trainer's `train_epoch`); not an attribute of another object (a meter's
+    def freed_each_iteration(self, added: ast.expr, loop_id: int) -> bool:
+        """Whether `added` is a name the loop backpropagates without keeping the graph
+        (`loss.backward()`, then `self.running_loss += loss`): a total of it can never be
+        backpropagated again, so detaching what is added changes no gradient anywhere, even
+        where code loopfix does not see reads the total."""
+        return isinstance(added, ast.Name) and added.id in self._backwarded(loop_id, True)
+
+    def may_total(self, key: str, loop_id: int, added: ast.expr) -> bool:
+        """Whether `key`, added `added` to in the loop `loop_id`, can be a running total
+        LF006 asks about: a variable of the scope, or an attribute of `self` in a method
+        (`self.running_loss += loss` in a trainer's `train_epoch`) when the loop
+        backpropagates `added` itself without keeping its graph (`freed_each_iteration`:
+        other methods, subclasses and code reaching the attribute by name, `getattr(self,
+        name)` or `vars(self)`, may read it); not an attribute of another object (a meter's
         method's own store: `_through_methods`) nor a callee's local."""
         if "#" in key or loop_id not in self.observations.loops:
             return False
         if "." not in key:
             return True
+        if not self.freed_each_iteration(added, loop_id):
+            return False
         function = self.scope_of(loop_id)
         methods = self.index.functions if self.index is not None else []
         return _instance_attribute(key) and any(

@@ -107,8 +107,8 @@ class NeedlessRetainGraph(Rule):
     def confirm(self, finding: Finding, runs) -> str | None:
         """The backward ran with `retain_graph=True` in the original (called from its line,
         directly or through helpers), no later backward went through any node of a graph it
-        kept, and no variable of the code still held a node of it when the same line's
-        backward ran again (`trace.kept_alive`)."""
+        kept, and no live tensor (a variable, an attribute, a cache) still reached a node of it
+        when the same line's backward ran again (`trace.kept_alive`)."""
         from loopfix.rules.compare import Outcome, said, stopped_before
 
         original = runs.original
@@ -137,9 +137,9 @@ class NeedlessRetainGraph(Rule):
             # a tensor built before the loop (`table = torch.tanh(emb.weight)`) and used
             # only now and then: a backward after the capped iterations may go through it
             return (
-                f"{Outcome.unconfirmed}: a variable still held the graph the backward on line "
-                f"{line} kept when that backward ran again, so a backward after the capped "
-                "iterations may go through it"
+                f"{Outcome.unconfirmed}: a tensor of the run still held the graph the backward "
+                f"on line {line} kept when that backward ran again, so a backward after the "
+                "capped iterations may go through it"
             )
         return None
 

@@ -15,7 +15,8 @@ list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss
 `losses.append(loss)`), or to an entry of a dict or list that does (`epoch_losses["D"] +=
 loss_d`, `history["loss"].append(loss)`, `history["train"]["loss"].append(loss)`), or to an
 attribute of the instance in a method (`self.running_loss += loss` in a trainer's
-`train_epoch`), when that total is only logged or averaged
+`train_epoch`, after `loss.backward()` without `retain_graph=True`: no later backward can
+go through it), when that total is only logged or averaged
 afterwards: printed, formatted, passed to a logger or tracker, turned into a number with
 `.item()` / `float()` or a function of `math` (`math.exp(cur_loss)`),
 also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`)
@@ -104,7 +105,7 @@ class LossAccumulatedWithGraph(Rule):
         model, findings = context.model, []
         records = model.accumulations()
         for statement, added, key, loop_id in records:
-            if not model.may_total(key, loop_id):
+            if not model.may_total(key, loop_id, added):
                 continue
             same = [r[0] for r in records if r[2] == key and r[3] == loop_id]
             steps = model.step_loop(loop_id)  # past a loop over the discriminators

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import inspect
 import os
 import resource
@@ -107,9 +108,9 @@ class Recorder:
         # earlier backward had gone through
         self.probes: dict[int, dict[str, int]] = {}
         # (`--graphs`) the backwards (by number) that asked to keep their graph, by the line
-        # that called them, and those of them whose kept graph a variable of the user's code
-        # still held when the same line's backward ran again, in the next iteration (a
-        # tensor built before the loop: a backward after the capped iterations may use it)
+        # that called them, and those of them whose kept graph a live tensor still reached
+        # when the same line's backward ran again, in the next iteration (a tensor built
+        # before the loop: a backward after the capped iterations may use it)
         self.retaining: dict[int | None, set[int]] = {}
         self.kept_alive: set[int] = set()
         self.retain_graphs = retain_graphs or defer_steps
@@ -322,24 +323,16 @@ def _tensors(value, depth: int = 0) -> list:
 
 
 def _held_marks(numbers: set[int]) -> set[int]:
-    """Which of the backwards `numbers` marked a node of a graph that a variable of the
-    user's code on the stack (a local, a global, or an item of a list, tuple or dict held
-    in one) still reaches: that graph outlives the backward that kept it."""
+    """Which of the backwards `numbers` marked a node of a graph that a live tensor still
+    reaches (any tensor the collector tracks: a variable, an attribute of a module or an
+    object, a cache, a closure, a generator's frame): that graph outlives the backward
+    that kept it."""
     found: set[int] = set()
-    frame, seen = sys._getframe(2), set()
-    while frame is not None:
-        if _users(frame.f_code.co_filename):
-            for namespace in (frame.f_locals, frame.f_globals):
-                if id(namespace) in seen:
-                    continue
-                seen.add(id(namespace))
-                roots = [t for v in list(namespace.values()) for t in _tensors(v)]
-                roots = [t for t in roots if t.grad_fn is not None]
-                for node in _nodes(roots):
-                    mark = node.metadata.get(MARK)
-                    if mark in numbers:
-                        found.add(mark)
-        frame = frame.f_back
+    roots = [o for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.grad_fn is not None]
+    for node in _nodes(roots):
+        mark = node.metadata.get(MARK)
+        if mark in numbers:
+            found.add(mark)
     return found
 
 
