@@ -82,6 +82,15 @@ def renamable(text: str) -> list[str]:
     stored |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     unsafe = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {"self"}
     unsafe |= FRAMEWORK_OBJECTS
+    # before Python 3.12 `tokenize` gives an f-string as one token: a name read inside one
+    # (`f"{total_loss:.4f}"`) would not be renamed with the others
+    unsafe |= {
+        n.id
+        for f in ast.walk(tree)
+        if isinstance(f, ast.JoinedStr)
+        for n in ast.walk(f)
+        if isinstance(n, ast.Name)
+    }
     unsafe |= {k.arg for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
