@@ -888,27 +888,25 @@ def _calls(node: ast.AST, functions: set[str]) -> bool:
 
 
 def _freezing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
-    """Module-level functions that freeze their first parameter and nothing else (read only
-    where the index says the function mentions `requires_grad`: most modules have none)."""
+    """Module-level functions that freeze their first parameter and nothing else."""
+    return _requires_grad_functions(tree, index, _freezes_first_parameter)
+
+
+def _requires_grad_functions(tree: ast.Module, index: TreeIndex | None, test) -> set[str]:
+    """The names of the module-level functions that pass `test`, read only where the index
+    says the function mentions `requires_grad` (most modules have none)."""
     return {
         function.name
         for function in tree.body
         if isinstance(function, ast.FunctionDef)
         and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
-        and _freezes_first_parameter(function)
+        and test(function)
     }
 
 
 def _thawing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
-    """Module-level functions that unfreeze their first parameter (`_thaws_first_parameter`),
-    read only where the index says the function mentions `requires_grad`."""
-    return {
-        function.name
-        for function in tree.body
-        if isinstance(function, ast.FunctionDef)
-        and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
-        and _thaws_first_parameter(function)
-    }
+    """Module-level functions that unfreeze their first parameter (`_thaws_first_parameter`)."""
+    return _requires_grad_functions(tree, index, _thaws_first_parameter)
 
 
 def _thaws_first_parameter(function: FunctionNode) -> bool:
@@ -964,13 +962,7 @@ def _freezes_itself(init: FunctionNode) -> bool:
 
 def _frozen_factories(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
     """Module-level functions that return a module they froze (`_returns_frozen`)."""
-    return {
-        function.name
-        for function in tree.body
-        if isinstance(function, ast.FunctionDef)
-        and (index is None or index.words.get(id(function), FREEZING) & FREEZING)
-        and _returns_frozen(function)
-    }
+    return _requires_grad_functions(tree, index, _returns_frozen)
 
 
 def _returns_frozen(function: FunctionNode) -> bool:
