@@ -7,7 +7,10 @@ the loop model would read the output in an iteration that did not compute it, th
 previous iteration's (a graph freed by that iteration's backward). Here a test repeated in a
 loop, built only from names and attributes that nothing in the loop assigns, is taken to have
 one value for the whole loop: the interpreter runs the loop once with it true and once with it
-false.
+false. Tests comparing one setting with constants (`self.opt.gan_type == "lsgan"` here, `in
+("vanilla", "lsgan")` there) are not independent: they split the loop once per value the
+tests name (`invariant_splits`). A function run as its own scope is one iteration of its
+callers' loops, and splits the same way.
 
 A call, a subscript or anything else that may change between two evaluations makes a test
 not invariant, and so does anything in the loop that hands what the test reads to other
