@@ -416,3 +416,19 @@ def test_a_setting_whose_object_is_handed_to_code_is_not_split(inside):
         + "    if self.opt.mode == 'b':\n        g(y)\n"
     ).body[0]
     assert invariant_splits(loop) == []
+
+
+def test_a_string_method_of_a_setting_reads_it_without_handing_it_over():
+    """`self.opt.gan_type.startswith("wgan")` only reads the setting (a `str` cannot be
+    changed): the loop is still split on its values."""
+    runs = runs_of("""
+        for x in loader:
+            if self.opt.gan_type == "hinge":
+                prev = f(x)
+            elif self.opt.gan_type == "lsgan":
+                g(prev)
+            if self.opt.gan_type.startswith("wgan"):
+                clamp()
+    """)
+    hinge, lsgan = "self.opt.gan_type == 'hinge'", "self.opt.gan_type == 'lsgan'"
+    assert runs == [{hinge: True, lsgan: False}, {hinge: False, lsgan: True}]

@@ -312,6 +312,18 @@ READING_METHODS = frozenset(
 )
 
 
+# methods of `str` (immutable: calling one changes nothing) that no mutable container has:
+# `self.opt.gan_type.startswith("wgan")` reads the setting, it does not hand it over
+STRING_METHODS = frozenset(
+    {
+        *("startswith", "endswith", "lower", "upper", "casefold", "capitalize", "title"),
+        *("strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "partition"),
+        *("rpartition", "isdigit", "isalpha", "isalnum", "isnumeric", "isdecimal"),
+        *("removeprefix", "removesuffix", "zfill", "encode", "format"),
+    }
+)
+
+
 def _exposed_paths(
     loop: ast.AST,
     inlined: set[str] = frozenset(),
@@ -340,7 +352,7 @@ def _exposed_paths(
             path = dotted_name(node.func.value)
             if path == "self" and node.func.attr in inlined:
                 continue
-            if node.func.attr in READING_METHODS:
+            if node.func.attr in READING_METHODS | STRING_METHODS:
                 continue  # `clip_grad_norm_(self.acmodel.parameters(), ...)`
             if (
                 path == "self"
