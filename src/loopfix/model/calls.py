@@ -1277,7 +1277,8 @@ class CallsMixin:
         returned, after, frame = self._run_body(call, env)
         env.clear()
         env.update({k: v for k, v in after.items() if not k.startswith(frame.prefix)})
-        self.returned_attributes = _returned_attributes(function, after, frame.prefix)
+        held = _returned_attributes(function, after, frame.prefix)
+        self.returned_attributes = (function, *held) if held is not None else None
         return returned
 
     def hand_back_attributes(self, node: ast.Assign, env: Env) -> None:
@@ -1286,13 +1287,16 @@ class CallsMixin:
         the caller's name holds those attributes, as if the caller had made the calls
         itself (the callee's locals are dropped on return)."""
         returned, self.returned_attributes = self.returned_attributes, None
-        target = node.targets[0]
-        if returned is None or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
+        target, value = node.targets[0], node.value
+        if returned is None or len(node.targets) != 1 or not isinstance(value, ast.Call):
             return
+        function, local, held = returned
+        called = value.func.attr if isinstance(value.func, ast.Attribute) else None
+        if (called or getattr(value.func, "id", None)) != function.name:
+            return  # the factory's call is inside another (`wrap(create_model(opt))`)
         key = self.key_for(target) if isinstance(target, ast.Name | ast.Attribute) else None
         if key is None:
             return
-        local, held = returned
         renames = {local: key}  # the factory's paths, in the caller's terms
         for suffix, value in held.items():
             env[f"{key}.{suffix}"] = value.with_shape(shapes.rename_paths(value.shape, renames))
@@ -1979,25 +1983,26 @@ def _values_and_indices(node: ast.Call, qualified: str | None) -> bool:
 
 
 def _returned_attributes(function: FunctionNode, after: Env, prefix: str) -> tuple[str, Env] | None:
-    """(the local the callee returns, the attributes it set on it by their path below it:
-    `model.G`, `model.optimizer_G` of `return model`, their module paths in terms of that
-    name); None unless the function sets up the object it returns (`_returned_name`)."""
-    name = _RETURNED_NAME.get(function, False)
-    if name is False:
-        name = _RETURNED_NAME[function] = _returned_name(function)
+    """(the callee's key of the local it returns, the attributes it set on it by their path
+    below it: `model.G`, `model.optimizer_G` of `return model`); None unless the function
+    sets up the object it returns (`_returned_name`)."""
+    name = _factory_local(function)
     if name is None:
         return None
     local = f"{prefix}{name}"
-    renames = {local: name}  # in terms of `name` (`hand_back_attributes` renames it again)
-    held = {
-        k[len(local) + 1 :]: v.with_shape(shapes.rename_paths(v.shape, renames))
-        for k, v in after.items()
-        if k.startswith(local + ".")
-    }
-    return (name, held) if held else None
+    held = {k[len(local) + 1 :]: v for k, v in after.items() if k.startswith(local + ".")}
+    return (local, held) if held else None
 
 
 _RETURNED_NAME: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _factory_local(function: FunctionNode) -> str | None:
+    """`_returned_name`, worked out once per function."""
+    name = _RETURNED_NAME.get(function, False)
+    if name is False:
+        name = _RETURNED_NAME[function] = _returned_name(function)
+    return name
 
 
 def _returned_name(function: FunctionNode) -> str | None:
@@ -2030,7 +2035,4 @@ def sets_up_returned_object(function: FunctionNode) -> bool:
     (`_returned_name`): its body must run where it is called, so that the caller's name
     gets the attributes (a summary or a plain run would drop them with the callee's
     locals)."""
-    name = _RETURNED_NAME.get(function, False)
-    if name is False:
-        name = _RETURNED_NAME[function] = _returned_name(function)
-    return name is not None
+    return _factory_local(function) is not None

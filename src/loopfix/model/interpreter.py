@@ -127,7 +127,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.assumed: dict[str, bool] = {}
         # the attributes the last followed call set on the local it returned (a factory's
         # `return model`), for the assignment of its value (`hand_back_attributes`)
-        self.returned_attributes: tuple[str, Env] | None = None
+        self.returned_attributes: tuple[FunctionNode, str, Env] | None = None
         self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
         # loop id -> (the loop, the loop as its iterations walk it, the calls its iterable
         # makes that build the items, each with the name standing for it: `_walked`)
@@ -428,6 +428,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.bind(element, value, env)
                 self._alias_attribute(element, given, value, env)
             return Flow(normal=env)
+        self.returned_attributes = None  # what a factory called by this value hands back
         value = self.eval(node.value, env)
         self._note_listed(node, target, source)
         if (
