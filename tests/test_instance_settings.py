@@ -212,6 +212,33 @@ def test_a_setting_every_construction_passes_as_a_literal_decides_its_branches(
     runs_as_reported(CONSTRUCTED_GRU.format(arguments=arguments), error, rules, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("constant", "arguments", "error", "rules"),
+    [
+        ("True", "TRUNCATE", None, []),
+        ("True", "truncate=TRUNCATE", None, []),
+        ("False", "TRUNCATE", "backward through the graph a second time", ["LF001"]),
+    ],
+    ids=["constant_on", "keyword_constant_on", "constant_off"],
+)
+def test_a_module_constant_every_construction_passes_decides_its_branches(
+    constant, arguments, error, rules, tmp_path
+):
+    """`ImagePool(POOL_SIZE)`: a constant of the constructing module is its value."""
+    source = CONSTRUCTED_GRU.format(arguments=arguments).replace(
+        "torch.manual_seed(0)", f"TRUNCATE = {constant}\ntorch.manual_seed(0)"
+    )
+    runs_as_reported(source, error, rules, tmp_path)
+
+
+def test_a_constant_rebound_in_the_module_is_no_setting(tmp_path):
+    """`TRUNCATE` bound again (here: off before the loop) decides nothing."""
+    source = CONSTRUCTED_GRU.format(arguments="TRUNCATE").replace(
+        "torch.manual_seed(0)", "TRUNCATE = True\nTRUNCATE = False\ntorch.manual_seed(0)"
+    )
+    runs_as_reported(source, "backward through the graph a second time", ["LF001"], tmp_path)
+
+
 def test_constructions_that_disagree_leave_both_branches_open(tmp_path):
     """Another instance built with the setting off: the class's setting is no constant."""
     source = CONSTRUCTED_GRU.format(arguments="truncate=True") + (

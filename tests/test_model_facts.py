@@ -917,3 +917,21 @@ def test_a_counter_stepping_by_more_than_one_decides_first_iteration_tests(
     done = run_script(text, tmp_path)
     assert ("backward through the graph a second time" in done.stderr) == (expected != [])
     assert rules_of(text) == expected
+
+
+def test_gradients_read_through_the_private_attribute_are_handed_over():
+    """`gp._grad = lp._grad` (Policy-Gradient-Methods' A3C worker) reads the same tensor as
+    `lp.grad`: a hand-over like `gp._grad = lp.grad`."""
+    import torch
+
+    from loopfix.model.handovers import handovers_in
+    from loopfix.model.symbols import collect_symbols
+
+    weight = torch.nn.Linear(2, 1).weight
+    weight.sum().backward()
+    assert weight._grad is weight.grad
+    tree = ast.parse(
+        "for lp, gp in zip(local.parameters(), shared.parameters()):\n    gp._grad = lp._grad\n"
+    )
+    handed = handovers_in(tree.body[0], collect_symbols(tree))
+    assert [(h.source, h.target) for h in handed] == [("local", "shared")]

@@ -234,6 +234,98 @@ def test_a_file_without_a_backward_is_analysed_for_what_it_imports(tmp_path, imp
     assert project(tmp_path, files).imports_autograd(tmp_path / "agent.py") is analysed
 
 
+FACTORIES = """
+from .drgan import DRGAN
+from .plain import Record
+
+
+def create_model(kind):
+    model = DRGAN()
+    model.initialize(kind)
+    return model
+
+
+def build_model():
+    return DRGAN()
+
+
+def make_record():
+    return Record()
+
+
+def describe(kind):
+    model = DRGAN()
+    return str(kind)
+"""
+
+DRGAN = """
+class DRGAN:
+    def optimize(self, loss):
+        loss.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, analysed",
+    [
+        ("from models.loader import create_model", True),  # sets up and returns a DRGAN
+        ("from models.loader import build_model", True),  # returns one
+        ("from models.loader import make_record", False),  # its object does no autograd work
+        ("from models.loader import describe", False),  # builds one and returns something else
+    ],
+)
+def test_a_factory_handing_back_an_object_that_does_autograd_work_counts(
+    tmp_path, imports, analysed
+):
+    """`model = create_model(opt)` of a loader module that builds a class of a third module
+    whose methods run a backward pass: the training script calls them on what it gets."""
+    files = {
+        "models/__init__.py": "",
+        "models/loader.py": FACTORIES,
+        "models/drgan.py": DRGAN,
+        "models/plain.py": "class Record:\n    pass\n",
+        "train.py": f"{imports}\n\nmodel = None\n",
+    }
+    assert project(tmp_path, files).imports_autograd(tmp_path / "train.py") is analysed
+
+
+def test_returned_calls_are_what_a_function_builds_and_returns():
+    assert relevance.returned_calls(dedent(FACTORIES)) == {
+        "create_model": {"DRGAN"},
+        "build_model": {"DRGAN"},
+        "make_record": {"Record"},
+        "describe": {"str"},  # a class only if the module imports one by that name
+    }
+
+
+@pytest.mark.parametrize(
+    "line, analysed",
+    [
+        ("sys.path.append('model')", True),
+        ('sys.path.insert(0, "model")', True),
+        ("sys.path.append(os.path.join(os.path.dirname(__file__), 'model'))", True),
+        (
+            "sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), 'model')"
+            ")",
+            True,
+        ),
+        ("sys.path.append('/opt/model')", False),  # not a folder of the project
+        ("sys.path.append('elsewhere')", False),  # no such module there
+        ("", False),  # the folder is not on the import path
+    ],
+)
+def test_folders_a_script_adds_to_sys_path_are_searched(tmp_path, line, analysed):
+    """DR-GAN's `train.py`: `sys.path.append('model')`, then `from model_loader import
+    CreateModel`."""
+    files = {
+        "model/model_loader.py": FACTORIES.replace("from .", "from "),
+        "model/drgan.py": DRGAN,
+        "model/plain.py": "class Record:\n    pass\n",
+        "train.py": f"import sys\n{line}\nfrom model_loader import create_model\n",
+    }
+    assert project(tmp_path, files).imports_autograd(tmp_path / "train.py") is analysed
+
+
 MASKING = """
 def mask_probs(probs, mask=None):
     if mask is not None:

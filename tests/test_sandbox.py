@@ -262,3 +262,15 @@ def test_only_literal_relative_entries_naming_a_folder_are_read_from_the_scripts
     )
     assert appended_folders(text, tmp_path) == ((tmp_path / "lib").resolve(),)
     assert appended_folders("sys.path.append(", tmp_path) == ()
+    # the run's copy of the script is elsewhere: a folder joined to the script's own is
+    # taken from the script's folder too
+    (tmp_path / "model").mkdir()
+    joined = (
+        'sys.path.append(os.path.join(os.path.dirname(__file__), "model"))\n'
+        'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))\n'
+        'sys.path.append(os.path.join(os.path.dirname(base), "data"))\n'  # not the script's
+    )
+    assert appended_folders(joined, tmp_path) == (
+        (tmp_path / "model").resolve(),
+        (tmp_path / "lib").resolve(),
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from loopfix.verify.harness import RunSettings, run_script
+from loopfix.verify.harness import RunSettings, appended_folders, run_script
 
 # no iteration cap that a corpus script could reach: the whole script runs
 WHOLE = RunSettings(device="cpu", iterations=100_000)
@@ -25,8 +25,12 @@ class Run:
 def run_traced(script: Path, workdir: Path, timeout: float = 180, defer_steps=False) -> Run:
     """`workdir` is kept for the callers' signature; each run has its own temporary copy."""
     settings = RunSettings(device=WHOLE.device, iterations=WHOLE.iterations, timeout=timeout)
+    home = script.parent.resolve()
+    code = script.read_bytes()
+    # the folders the script adds to its import path, as verification runs it
+    folders = (home, *appended_folders(code.decode(), home))
     child = run_script(
-        script.read_bytes(), script.name, script.parent.resolve(), settings, defer_steps=defer_steps
+        code, script.name, home, settings, defer_steps=defer_steps, import_path=folders
     )
     trace = child.trace or {"events": [], "error": child.error or "no trace"}
     code = child.returncode if child.returncode is not None else -1  # None: timed out

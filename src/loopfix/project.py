@@ -122,6 +122,65 @@ def unchanged(dependencies: dict[str, str | None], read: Reader = read_disk) -> 
     return True
 
 
+def sys_path_entries(text: str) -> tuple[str, ...]:
+    """The relative folders a script's text adds to `sys.path`, in order: a literal
+    (`sys.path.append("model")`, `sys.path.insert(0, "../lib")`: read from the working
+    folder, which for such a script is its own) or a literal joined to the script's folder
+    (`os.path.join(os.path.dirname(__file__), "model")`, also through `os.path.abspath`).
+    Absolute entries and anything computed are left out."""
+    if "sys.path" not in text:
+        return ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    found: list[str] = []
+    for node in ast.walk(tree):
+        entry = _path_entry(node)
+        if entry is not None and not os.path.isabs(entry) and entry not in found:
+            found.append(entry)
+    return tuple(found)
+
+
+def _path_entry(node: ast.AST) -> str | None:
+    """The relative folder `sys.path.append(entry)` or `sys.path.insert(i, entry)` adds."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    owner = node.func.value
+    is_sys_path = (
+        isinstance(owner, ast.Attribute)
+        and owner.attr == "path"
+        and isinstance(owner.value, ast.Name)
+        and owner.value.id == "sys"
+    )
+    position = {"append": 0, "insert": 1}.get(node.func.attr)
+    if not is_sys_path or position is None or len(node.args) != position + 1:
+        return None
+    argument = node.args[position]
+    if isinstance(argument, ast.Call) and _joined_to_own_folder(argument):
+        argument = argument.args[1]
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return argument.value
+    return None
+
+
+def _joined_to_own_folder(node: ast.Call) -> bool:
+    """`os.path.join(os.path.dirname(__file__), <one more part>)` (`__file__` also through
+    `os.path.abspath` or `os.path.realpath`)."""
+    if ast.unparse(node.func) != "os.path.join" or len(node.args) != 2 or node.keywords:
+        return False
+    folder = node.args[0]
+    if not (isinstance(folder, ast.Call) and ast.unparse(folder.func) == "os.path.dirname"):
+        return False
+    inner = folder.args[0] if len(folder.args) == 1 else None
+    if isinstance(inner, ast.Call) and ast.unparse(inner.func) in (
+        "os.path.abspath",
+        "os.path.realpath",
+    ):
+        inner = inner.args[0] if len(inner.args) == 1 else None
+    return isinstance(inner, ast.Name) and inner.id == "__file__"
+
+
 @functools.cache
 def _installed(module: str | None) -> bool:
     """Whether the top-level package of an absolute import is installed or built in
@@ -302,8 +361,10 @@ class Project:
         return Resolver(self, Path(path).resolve())
 
     def search_path(self, importer: Path) -> list[Path]:
-        """Where an absolute import from `importer` is looked for, in order."""
-        folders = [importer.parent, self.root, self.root / "src"]
+        """Where an absolute import from `importer` is looked for, in order: its folder, the
+        folders its text adds to `sys.path` (`sys.path.append('model')`, taken from its
+        folder, where such a script is run), the project root and its `src`."""
+        folders = [importer.parent, *self._path_additions(importer), self.root, self.root / "src"]
         unique: list[Path] = []
         for folder in folders:
             if folder not in unique:
@@ -312,10 +373,23 @@ class Project:
 
     def find(self, importer: Path, module: str | None, level: int) -> Path | None:
         """The file of `from <level dots><module> import ...` / `import <module>`."""
-        key = (self._folder_of(importer), module, level)
+        key = (*self._search_key(importer), module, level)
         if key not in self._files:
             self._files[key] = self._find(importer, module, level)
         return self._files[key]
+
+    def _search_key(self, importer: Path) -> tuple[Path, tuple[Path, ...]]:
+        """What decides where `importer`'s imports are found: its folder and the folders it
+        adds to `sys.path`."""
+        return self._folder_of(importer), self._path_additions(importer)
+
+    def _path_additions(self, importer: Path) -> tuple[Path, ...]:
+        """The folders `importer` adds to `sys.path` by a literal relative path, from its own
+        folder (`sys.path.append('model')` before `from model_loader import CreateModel`)."""
+        if importer.suffix != ".py":
+            return ()
+        added = self._remember(importer, "sys.path", sys_path_entries)
+        return tuple(importer.parent / folder for folder in added)
 
     def _folder_of(self, importer: Path) -> Path:
         """`importer.parent`, made once per importer: a lookup key built for every import
@@ -343,7 +417,7 @@ class Project:
         """The files `find` would take for the import, were they there, in the order it
         looks at them: a module that does not exist yet (`networks.py`, before it is
         written) is one of these once it does."""
-        key = (self._folder_of(importer), module, level)
+        key = (*self._search_key(importer), module, level)
         found = self._candidates.get(key)
         if found is None:
             found = self._candidates[key] = tuple(self._candidate_files(importer, module, level))
@@ -352,7 +426,7 @@ class Project:
     def absent_first(self, importer: Path, module: str | None, level: int) -> tuple[Path, ...]:
         """The `candidates` of the import before the first one that is there: a module
         written later at one of them is the one Python takes."""
-        key = (self._folder_of(importer), module, level)
+        key = (*self._search_key(importer), module, level)
         found = self._absent_first.get(key)
         if found is None:
             absent = []
@@ -634,6 +708,8 @@ class Project:
             return False
         defined = self._remember(target, "defined", relevance.defined_names, consulted)
         wanted = set(names) - defined
+        factories = self._remember(target, "returned calls", relevance.returned_calls, consulted)
+        wanted |= {built for name in names for built in factories.get(name, ())} - defined
         for inner, inner_level, inner_names in self.imported_names(target):
             shared = [n for n in inner_names if n in wanted or n == "*"]
             if shared and self._exports_autograd(

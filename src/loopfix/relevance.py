@@ -204,6 +204,33 @@ def autograd_names(text: str) -> set[str]:
     return names
 
 
+# `return Net(...)`, `model = models.Net(...)`, `return model`: what a factory builds and
+# gives back (the called name, without the module it is named through)
+_RETURNED_CALL = re.compile(r"^[ \t]*return[ \t]+(?:[\w.]+\.)?(\w+)[ \t]*\(", re.M)
+_BOUND_CALL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*\(", re.M)
+_RETURNED_NAME = re.compile(r"^[ \t]*return[ \t]+(\w+)[ \t]*(?:#.*)?$", re.M)
+
+
+def returned_calls(text: str) -> dict[str, set[str]]:
+    """Module-level function -> the names it calls and returns what they give (`return
+    Net(opt)`, or `model = Net(); model.initialize(); return model`): the classes a
+    factory builds, when they are classes. A model built in a third module and handed back
+    by a factory (`model = CreateModel(opt)` in `train.py`) brings its autograd work to the
+    file that calls the factory."""
+    lines = text.split("\n")
+    found: dict[str, set[str]] = {}
+    for block in blocks(lines):
+        if block.parent is not None or block.kind != "def":
+            continue
+        body = "\n".join(lines[block.start + 1 : block.end])
+        called = set(_RETURNED_CALL.findall(body))
+        returned = set(_RETURNED_NAME.findall(body))
+        called |= {name for bound, name in _BOUND_CALL.findall(body) if bound in returned}
+        if called:
+            found[block.name] = called
+    return found
+
+
 def _does_autograd_work(body: str) -> bool:
     """Whether a class's or function's text says a backward pass (a custom autograd
     function: calls one)."""

@@ -766,6 +766,7 @@ class CallsMixin:
             return _record(callee[1], node, positional, keywords)
         if kind == "construct":  # a class of the file: its __init__ learns what it is given
             info = callee[1]
+            self._adopt_built_class(info)
             init = self.symbols.method(info, "__init__")
             if init is not None:
                 bound = _bound(init, positional, keywords, method=True)
@@ -1025,6 +1026,16 @@ class CallsMixin:
         if unknown and func.id in self.symbols.module_evidence:
             return ("module", shapes.module("custom"), key, UNSEEN)
         return ("unknown",)
+
+    def _adopt_built_class(self, info: ClassInfo) -> None:
+        """A class of another project module built inside a function of a third one that
+        the analysed module calls (`model = CreateModel(opt)` in `train.py`, the factory in
+        `model_loader.py` building `DRGAN` of `drgan.py`): the object comes back to the
+        analysed module, whose code calls its methods, though it never imports the class
+        (`Symbols.adopt`, as for an object its callers pass it)."""
+        analysed = self.instances.symbols
+        if self.symbols is not analysed and analysed.class_named(info.node.name) is None:
+            analysed.adopt(info, self.symbols)
 
     def _construction(self, info: ClassInfo) -> tuple:
         """A project class built: an optimizer when it derives from one of `torch.optim`'s

@@ -92,7 +92,7 @@ def handovers_in(
 
 def _handed_over(loop: ast.For) -> list[tuple[ast.Assign, str, str, bool]]:
     """(assignment, source path, target path, once) for `for a, b in zip(A.parameters(),
-    B.parameters()): a._grad = b.grad` (either order, `.grad` on either side, the value
+    B.parameters()): a._grad = b.grad` (either order, `.grad` or `._grad` on either side, the value
     possibly copied: `b.grad.clone()`); `once`: the loop leaves when the target already
     has a gradient (`if b.grad is not None: return`, the guard of ikostrikov's and
     dgriff777's `ensure_shared_grads`)."""
@@ -214,7 +214,8 @@ def _parameters_of(node: ast.expr) -> str | None:
 
 
 def _gradient_read(value: ast.expr) -> str | None:
-    """`l` for `l.grad`, `l.grad.clone()`, `l.grad.data`, `l.grad.detach().clone()`."""
+    """`l` for `l.grad`, `l.grad.clone()`, `l.grad.data`, `l.grad.detach().clone()`, and the
+    same through `l._grad` (the attribute `.grad` reads)."""
     node = value
     while True:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
@@ -223,7 +224,11 @@ def _gradient_read(value: ast.expr) -> str | None:
             node = node.value
         else:
             break
-    if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.value, ast.Name):
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr in GRADIENT_ATTRIBUTES
+        and isinstance(node.value, ast.Name)
+    ):
         return node.value.id
     return None
 

@@ -1823,6 +1823,16 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
         home = symbols.home(node)
         if home is not symbols and id(node) in _autograd_work_of(home):
             names.add(name)
+    for name, function in symbols.functions.items():
+        home = symbols.home(function)
+        if home is symbols:
+            continue
+        key = ("returned classes", id(function))
+        for info in home.remember(key, lambda f, h=home: _returned_classes(f, h), function):
+            working = _autograd_work_of(home.home(info.node))
+            if id(info.node) in working:  # a factory: `model = CreateModel(opt)`
+                names.add(name)
+                names |= {n for n, m in info.methods.items() if id(m) in working and not _dunder(n)}
     for info in symbols.classes.values():
         home = symbols.home(info.node)
         working = _autograd_work_of(home) if home is not symbols else frozenset()
@@ -1844,6 +1854,36 @@ def _imported_autograd_names(symbols: Symbols) -> set[str]:
                 n for n, method in base.methods.items() if id(method) in working and not _dunder(n)
             }
     return names
+
+
+def _returned_classes(function: FunctionNode, home: Symbols) -> list[ClassInfo]:
+    """The project classes whose objects `function` builds and returns, as its own module
+    names them: `return Net(...)`, or a name bound to `Net(...)` that a `return` gives back
+    (a factory: `model = DRGAN(); model.initialize(); return model`)."""
+    built: dict[str, list[ClassInfo]] = {}
+    returns: list[ast.expr] = []
+    for node in walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returns.append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, info = node.targets[0], _class_called(node.value, home)
+            if isinstance(target, ast.Name) and info is not None:
+                built.setdefault(target.id, []).append(info)
+    found: list[ClassInfo] = []
+    for value in returns:
+        info = _class_called(value, home)
+        found += [info] if info is not None else built.get(getattr(value, "id", None), [])
+    return found
+
+
+def _class_called(node: ast.expr, home: Symbols) -> ClassInfo | None:
+    """The project class `node` builds (`Net(...)`, `models.Net(...)`), as `home` names it."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name):
+        return home.class_named(node.func.id)
+    found = home.member(node.func)
+    return found if isinstance(found, ClassInfo) else None
 
 
 def _autograd_work_of(home: Symbols) -> frozenset[int]:

@@ -165,7 +165,8 @@ class Symbols:
 
     def constructions(self, node: ast.ClassDef, argument: InitArgument) -> list | None:
         """The literal each construction of the class in this module passes for `argument`
-        (or leaves to its literal default); None where one passes anything else, or where
+        (a literal, or a constant of this module), or leaves to its literal default; None
+        where one passes anything else, or where
         the module names the class other than to call it (a subclass, a factory table,
         `model_cls = Net`)."""
         if self.tree is None:
@@ -179,7 +180,7 @@ class Symbols:
         for call in calls:
             if call is None:
                 return None  # named other than to construct it
-            value = argument.passed_by(call)
+            value = argument.passed_by(call, self.constant)
             if value is NOT_CONSTANT:
                 return None
             passed.append(value)
@@ -789,17 +790,18 @@ def collect_symbols(
             ("returns frozen", id(function)), _returns_frozen, function
         )
     }
-    thawing = {  # and unfreezing helpers (`from utils import unfreeze`)
+    thawing = {  # and unfreezing helpers (`from utils import unfreeze`, `set_trainable`)
         name
         for name, function in foreign.items()
-        if symbols.home(function).remember(
-            ("thaws", id(function)), _thaws_first_parameter, function
-        )
+        if function.name in _module_thawing_helpers(symbols.home(function))
     }
     if imported or factories or any(FREEZING & words for words in index.words.values()):
         symbols.frozen, symbols.frozen_classes = _frozen_modules(
             tree, imported, index, factories, thawing
         )
+        frozen_any = symbols.frozen or symbols.frozen_classes
+        if frozen_any and _thaws_unseen(symbols, tree, index):
+            symbols.frozen, symbols.frozen_classes = set(), set()
     _resolve_module_classes(symbols)
     return symbols
 
@@ -845,8 +847,9 @@ def _frozen_modules(
             if isinstance(node, ast.Assign) and _built_frozen(node.value, factories):
                 frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
         for node in walk(statement) if thawing else ():
-            if _calls(node, thawing) and node.args and dotted_name(node.args[0]) is not None:
-                thawed.add(dotted_name(node.args[0]))  # `unfreeze(backbone)`
+            if _calls(node, thawing):  # `unfreeze(backbone)`, `set_trainable(enc, epoch > 2)`
+                arguments = [*node.args, *(k.value for k in node.keywords)]
+                thawed |= {dotted_name(a) for a in arguments if dotted_name(a) is not None}
         for node in walk(statement) if helpers else ():
             if _calls(node, helpers) and node.args and dotted_name(node.args[0]) is not None:
                 frozen.add(dotted_name(node.args[0]))  # `freeze(backbone)`
@@ -905,38 +908,100 @@ def _requires_grad_functions(tree: ast.Module, index: TreeIndex | None, test) ->
 
 
 def _thawing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[str]:
-    """Module-level functions that unfreeze their first parameter (`_thaws_first_parameter`)."""
-    return _requires_grad_functions(tree, index, _thaws_first_parameter)
+    """Module-level functions that may unfreeze what they are given: they set
+    `requires_grad` to anything but a literal False (`_may_thaw`: `unfreeze(m)`,
+    `set_trainable(m, flag)`), or call such a function of the module by name
+    (`def unfreeze(m): set_requires_grad(m, True)`)."""
+    found = _requires_grad_functions(tree, index, _may_thaw)
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    while found:
+        more = {
+            f.name for f in functions if f.name not in found and _function_words(f, index) & found
+        }
+        if not more:
+            break
+        found |= more
+    return found
 
 
-def _thaws_first_parameter(function: FunctionNode) -> bool:
-    """Whether the function sets `requires_grad` back to True on its first parameter, with a
-    literal (`m.requires_grad_(True)`, `m.requires_grad_()`, `for p in m.parameters():
-    p.requires_grad = True`); a helper that sets it to a flag it is given is not one."""
-    if not function.args.args:
+def _function_words(function: FunctionNode, index: TreeIndex | None) -> set[str]:
+    if index is not None and id(function) in index.words:
+        return index.words[id(function)]
+    return {n.id for n in walk(function) if isinstance(n, ast.Name)}
+
+
+def _module_thawing_helpers(home: Symbols) -> frozenset[str]:
+    """`_thawing_helpers` of a project module, once per module for the run."""
+    key = ("thawing helpers", 0)
+    if key not in home.facts:
+        tree = home.tree
+        home.facts[key] = frozenset(_thawing_helpers(tree, home.index) if tree else ())
+    return home.facts[key]
+
+
+def _may_thaw(scope: ast.AST) -> bool:
+    """Whether `scope` may set `requires_grad` to anything but a literal False:
+    `x.requires_grad_()`, `x.requires_grad_(flag)`, `x.requires_grad = flag`, or
+    `setattr(x, "requires_grad", ...)` (or an attribute named by a variable)."""
+    return any(_thaws(node) for node in walk(scope))
+
+
+def _thaws(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+        named = any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in targets)
+        return named and not _is_false(node.value)
+    if not isinstance(node, ast.Call):
         return False
-    first = function.args.args[0].arg
-    for node in walk(function):
-        if _sets_requires_grad_of(node, first):
-            if not node.args or _is_true(node.args[0]):
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+        return not (node.args and _is_false(node.args[0]))
+    if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3:
+        name, value = node.args[1], node.args[2]
+        if not isinstance(name, ast.Constant):
+            return True  # any attribute, `requires_grad` among them
+        return name.value == "requires_grad" and not _is_false(value)
+    return False
+
+
+def _thaws_unseen(symbols: Symbols, tree: ast.Module, index: TreeIndex | None) -> bool:
+    """Whether something may unfreeze a module where `_frozen_modules` cannot tell which:
+    `setattr(p, "requires_grad", True)` in the module's own code, a call of an unfreezing
+    helper given no module by name, or a method of one of the module's classes (its own or
+    imported) that may set `requires_grad` (`unfreezer.step(epoch)` of a gradual unfreezer
+    built on the encoder). Freezing is then not taken as for good anywhere in the module."""
+    thawing = set(_thawing_helpers(tree, index))
+    thawing |= {
+        name
+        for name, function in symbols.functions.items()
+        if symbols.home(function) is not symbols
+        and function.name in _module_thawing_helpers(symbols.home(function))
+    }
+    for node in walk(tree):
+        if _calls(node, thawing):
+            arguments = [*node.args, *(k.value for k in node.keywords)]
+            if not any(dotted_name(a) is not None for a in arguments):
                 return True
-        elif (
-            isinstance(node, ast.For)
-            and _iterates_parameters(node.iter)
-            and dotted_name(node.iter.func.value) == first
-            and any(flag is None or _is_true(flag) for flag in _requires_grad_settings(node))
-        ):
+        elif isinstance(node, ast.Call) and _names_setattr(node) and _thaws(node):
+            return True
+    for info in [*symbols.classes.values(), *symbols.module_classes.values()]:
+        home = symbols.home(info.node)
+        key = ("class may thaw", id(info.node))
+        if home.remember(key, _class_may_thaw, info.node):
             return True
     return False
 
 
-def _sets_requires_grad_of(node: ast.AST, name: str) -> bool:
-    """`name.requires_grad_(...)`."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "requires_grad_"
-        and dotted_name(node.func.value) == name
+def _names_setattr(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id == "setattr"
+
+
+def _class_may_thaw(node: ast.ClassDef) -> bool:
+    """A method of the class, other than `__init__`, may set `requires_grad`
+    (`_may_thaw`)."""
+    return any(
+        _may_thaw(method)
+        for method in node.body
+        if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) and method.name != "__init__"
     )
 
 
@@ -1363,19 +1428,26 @@ class InitArgument:
     position: int | None
     default: ast.expr | None
 
-    def passed_by(self, call: ast.Call) -> object:
-        """The literal `call` passes for it, or its literal default; `NOT_CONSTANT` when
-        not a literal, or not known (`*args`, `**kwargs`)."""
+    def passed_by(self, call: ast.Call, constant=None) -> object:
+        """The literal `call` passes for it (or, given `constant`, the calling module's
+        `Symbols.constant`, the value of a module constant it passes: `ImagePool(num_pool)`
+        with `num_pool = 50`), or its literal default; `NOT_CONSTANT` when not a literal,
+        or not known (`*args`, `**kwargs`)."""
         if any(isinstance(a, ast.Starred) for a in call.args):
             return NOT_CONSTANT
+        passed = None
         for keyword in call.keywords:
             if keyword.arg is None:
                 return NOT_CONSTANT
             if keyword.arg == self.name:
-                return literal_value(keyword.value)
-        if self.position is not None and self.position < len(call.args):
-            return literal_value(call.args[self.position])
-        return literal_value(self.default) if self.default is not None else NOT_CONSTANT
+                passed = keyword.value
+        if passed is None and self.position is not None and self.position < len(call.args):
+            passed = call.args[self.position]
+        if passed is None:
+            return literal_value(self.default) if self.default is not None else NOT_CONSTANT
+        if isinstance(passed, ast.Name) and constant is not None:
+            return constant(passed.id)
+        return literal_value(passed)
 
 
 def literal_value(node: ast.expr) -> object:

@@ -13,7 +13,6 @@ credentials removed.
 
 from __future__ import annotations
 
-import ast
 import atexit
 import json
 import os
@@ -28,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loopfix.project import sys_path_entries
 from loopfix.verify import interpreter, portable, sandbox
 
 CREDENTIALS = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH", re.I)
@@ -298,44 +298,19 @@ def module_import_path(path: Path) -> tuple[Path, ...]:
 
 def appended_folders(text: str, home: Path) -> tuple[Path, ...]:
     """The folders a script puts on its import path by a relative literal
-    (`sys.path.append("../lib")`, `sys.path.insert(0, "..")`), taken from its own folder
-    `home`: Python reads such an entry from the working folder at import time, and the run's
-    is a temporary one, so where the author runs the script from has to be assumed; its own
-    folder is the one from which the entry names a folder that exists (it is kept only
-    then). Absolute entries need nothing: they name the same folder from anywhere."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ()
+    (`sys.path.append("../lib")`, `sys.path.insert(0, "..")`, `os.path.join(
+    os.path.dirname(__file__), "model")`: `sys_path_entries`), taken from its own folder
+    `home`: Python reads a bare entry from the working folder at import time, and the run's
+    is a temporary one (as is the copy `__file__` names), so where the author runs the
+    script from has to be assumed; its own folder is the one from which the entry names a
+    folder that exists (it is kept only then). Absolute entries need nothing: they name the
+    same folder from anywhere."""
     found: list[Path] = []
-    for node in ast.walk(tree):
-        entry = _path_entry(node)
-        if entry is None or os.path.isabs(entry):
-            continue
+    for entry in sys_path_entries(text):
         folder = (home / entry).resolve()
         if folder.is_dir() and folder not in found:
             found.append(folder)
     return tuple(found)
-
-
-def _path_entry(node: ast.AST) -> str | None:
-    """The literal `sys.path.append(entry)` or `sys.path.insert(i, entry)` adds."""
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-        return None
-    owner = node.func.value
-    is_sys_path = (
-        isinstance(owner, ast.Attribute)
-        and owner.attr == "path"
-        and isinstance(owner.value, ast.Name)
-        and owner.value.id == "sys"
-    )
-    position = {"append": 0, "insert": 1}.get(node.func.attr)
-    if not is_sys_path or position is None or len(node.args) != position + 1:
-        return None
-    argument = node.args[position]
-    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-        return argument.value
-    return None
 
 
 def _packages_above(folder: Path) -> tuple[list[str], Path]:

@@ -1,0 +1,9 @@
+from .drgan import DRGAN
+
+
+def create_model(kind):
+    model = None
+    if kind == "single":
+        model = DRGAN()
+    model.initialize()
+    return model
