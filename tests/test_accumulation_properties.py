@@ -159,7 +159,27 @@ DECORATORS = {
     "": True,
     "@torch.no_grad()\n": False,
     "evaluation = torch.no_grad()\n\n\n@evaluation\n": False,
+    "@torch.set_grad_enabled(False)\n": False,
+    "@torch.set_grad_enabled(mode=False)\n": False,
+    "@torch.set_grad_enabled(True)\n": True,
 }
+
+
+def test_set_grad_enabled_as_a_decorator_sets_the_mode_for_the_call():
+    """What `DECORATORS` takes `@torch.set_grad_enabled(False)` to do, run."""
+    import torch
+
+    weight = torch.ones(2, requires_grad=True)
+
+    @torch.set_grad_enabled(False)
+    def off():
+        return weight * 2
+
+    @torch.set_grad_enabled(True)
+    def on():
+        return weight * 2
+
+    assert not off().requires_grad and on().requires_grad
 
 
 @settings(max_examples=60, deadline=None)

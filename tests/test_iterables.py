@@ -178,3 +178,79 @@ def test_a_loop_over_a_calls_result(name, tmp_path):
 @pytest.mark.parametrize("name", list(MISSED))
 def test_a_loop_over_a_returned_list_whose_items_share_a_graph(name, tmp_path):
     check(*MISSED[name], tmp_path)
+
+
+# A loop over a literal list of names runs its body once per item, in order, each time on
+# that item alone (`Interpreter._run_unrolled`); a loop that carries a state from one item
+# to the next is run as a loop.
+LITERAL = {
+    "losses of separate networks": (
+        """\
+net_b = nn.Linear(4, 1)
+optimizer_b = torch.optim.SGD(net_b.parameters(), lr=0.1)
+for x, y in batches(3):
+    loss_a = net(x).pow(2).mean()
+    loss_b = (net_b(x) - y).pow(2).mean()
+    optimizer.zero_grad()
+    optimizer_b.zero_grad()
+    for loss in [loss_a, loss_b]:
+        loss.backward()
+    optimizer.step()
+    optimizer_b.step()
+""",
+        False,
+        [],
+    ),
+    "each optimizer with its own loss (zip)": (
+        """\
+net_b = nn.Linear(4, 1)
+optimizer_b = torch.optim.SGD(net_b.parameters(), lr=0.1)
+for x, y in batches(3):
+    loss_a = net(x).pow(2).mean()
+    loss_b = (net_b(x) - y).pow(2).mean()
+    for opt, loss in zip([optimizer, optimizer_b], [loss_a, loss_b]):
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+        False,
+        [],
+    ),
+    "losses sharing a trunk (control)": (
+        """\
+for x, y in batches(3):
+    features = net(x)
+    loss_a = features.pow(2).mean()
+    loss_b = features.abs().mean()
+    optimizer.zero_grad()
+    for loss in (loss_a, loss_b):
+        loss.backward()
+    optimizer.step()
+""",
+        True,
+        ["LF003"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LITERAL))
+def test_a_loop_over_a_literal_list_runs_once_per_item(name, tmp_path):
+    loop, raises, rules = LITERAL[name]
+    check(loop, False, raises, rules, tmp_path)
+
+
+def test_a_loop_over_literal_batches_that_carries_a_state_is_a_loop(tmp_path):
+    """`for x in [x1, x2, x3]: h = cell(x, h)`: the state crosses from one item to the next
+    (LF001), as in any loop over batches."""
+    loop = """\
+cell = nn.GRUCell(4, 8)
+cell_optimizer = torch.optim.SGD(cell.parameters(), lr=0.1)
+x1, x2, x3 = torch.randn(2, 4), torch.randn(2, 4), torch.randn(2, 4)
+h = torch.zeros(2, 8)
+for x in [x1, x2, x3]:
+    h = cell(x, h)
+    cell_optimizer.zero_grad()
+    h.pow(2).mean().backward()
+    cell_optimizer.step()
+"""
+    check(loop, False, True, ["LF001"], tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from scripts import rules_reported, run_script
 
 from loopfix.analysis import analyse_source
 from loopfix.source import SourceFile
@@ -1728,3 +1729,54 @@ def test_an_evaluation_helper_under_a_context_that_may_switch_grad_off_is_not_fo
     done, findings = run_and_analyse(source, tmp_path)
     assert done.stdout.split() == [str(bool(reported))] * 2, done.stderr
     assert [f.rule for f in findings] == reported
+
+
+METER = """\
+import torch
+import torch.nn as nn
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, val, n=1):
+        {convert}
+        self.sum += val * n
+        self.count += n
+
+
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = AverageMeter()
+for step in range(4):
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    loss = (model(x) - y).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.update(loss, x.size(0))
+print("average", losses.sum / losses.count)
+"""
+
+
+@pytest.mark.parametrize(
+    ("convert", "keeps"),
+    [
+        ("if torch.is_tensor(val):\n            val = val.detach()", False),
+        ("if isinstance(val, torch.Tensor):\n            val = val.item()", False),
+        ("if not torch.is_tensor(val):\n            val = float(val)", True),
+        ("pass", True),
+    ],
+    ids=["is_tensor_detach", "isinstance_item", "converts_only_non_tensors", "adds_as_given"],
+)
+def test_a_meter_that_detaches_what_it_is_given_keeps_no_graph(convert, keeps, tmp_path):
+    """A value the model cannot tell is a tensor (a meter's `val`) is one on the branch
+    where a type test says so, and holds no graph on the other."""
+    source = METER.format(convert=convert)
+    # the run also says whether the total holds a graph (a line the analysis does not see)
+    probe = 'print("keeps graph", getattr(losses.sum, "requires_grad", False))\n'
+    run = run_script(source + probe, tmp_path)
+    assert f"keeps graph {keeps}" in run.stdout, run.stderr
+    assert rules_reported(source) == (["LF006"] if keeps else [])

@@ -1659,15 +1659,20 @@ def _retain_flag(node: ast.Call) -> bool | None:
 
 
 def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
-    """`@torch.no_grad()`, `@torch.inference_mode()`, or a project decorator that applies one
-    of them (YOLOv5's `@smart_inference_mode()`)."""
+    """`@torch.no_grad()`, `@torch.inference_mode()`, `@torch.set_grad_enabled(False)`, or a
+    project decorator that applies one of them (YOLOv5's `@smart_inference_mode()`)."""
     return any(_no_grad_decorator(d, symbols) for d in function.decorator_list)
 
 
 def _no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    if symbols.qualify(target) in NO_GRAD_CONTEXTS or is_no_grad_alias(decorator, symbols):
+    qualified = symbols.qualify(target)
+    if qualified in NO_GRAD_CONTEXTS or is_no_grad_alias(decorator, symbols):
         return True
+    if qualified in SET_GRAD_ENABLED and isinstance(decorator, ast.Call):
+        mode = decorator.args[0] if decorator.args else _keyword(decorator, "mode")
+        mode = mode.value if isinstance(mode, ast.keyword) else mode
+        return isinstance(mode, ast.Constant) and mode.value is False
     name = dotted_name(target) or ""
     maker = symbols.functions.get(name) if "." not in name else symbols.member(target)
     if isinstance(maker, ast.FunctionDef):

@@ -64,6 +64,10 @@ KEEP_ITEMS = ("reversed", "list", "tuple", "sorted")
 MAX_INLINED_METHODS = 32
 
 
+# a `for` over a literal list of up to this many names runs once per item (`_run_unrolled`)
+MAX_UNROLLED = 8
+
+
 class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     """The statements, the environment and the loop fixpoint; expressions, calls and
     autograd events come from the mixins."""
@@ -741,6 +745,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 (skipped if kind_when_true else taken)[key] = EMPTY.with_shape(other)
             elif of_other:  # `isinstance(hidden, torch.Tensor)` of an LSTM's (h, c)
                 (taken if kind_when_true else skipped)[key] = EMPTY.with_shape(shapes.OTHER)
+            elif kind == "tensor" and shape in (shapes.UNKNOWN, None):
+                # of unknown kind (a meter's `val`): a tensor where the test says so, and a
+                # plain value without graph on the other branch (`if torch.is_tensor(val):
+                # val = val.detach()`, then `self.sum += val * n`)
+                (taken if kind_when_true else skipped)[key] = value.with_shape(shapes.TENSOR)
+                (skipped if kind_when_true else taken)[key] = EMPTY.with_shape(shapes.OTHER)
         return self.exec_block(node.body, taken).join(self.exec_block(node.orelse, skipped))
 
     def _type_check(self, test: ast.expr) -> tuple[str, str, bool] | None:
@@ -960,12 +970,16 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         """A loop whose body repeats a test it cannot change (`if args.aux:` twice) is run
         once per value of it (`conditions`); the flows after it are joined."""
         flow = None
+        items = self._literal_items(node, env)
         for assumed in self._split_runs(self._loop_facts(node, env)[1]):
             self.assumed.update(assumed)
             try:
-                run = self.loop_memo.run(
-                    self, node, dict(env), lambda entry: self._run_loop(node, entry)
-                )
+                if items is not None:
+                    run = self._run_unrolled(node, dict(env), items)
+                else:
+                    run = self.loop_memo.run(
+                        self, node, dict(env), lambda entry: self._run_loop(node, entry)
+                    )
             finally:
                 for key in assumed:
                     del self.assumed[key]
@@ -992,6 +1006,62 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return combined
 
     stmt_AsyncFor = stmt_While = stmt_For
+
+    def _literal_items(self, node: ast.AST, env: Env) -> list[list[ast.expr]] | None:
+        """The items of a `for` loop over a literal list or tuple of names (`for loss in
+        [loss_a, loss_b]:`, `for opt, loss in zip([opt_a, opt_b], [loss_a, loss_b]):`), each
+        as the expressions its target takes, when the body carries nothing from one item to
+        the next: Python runs the body once per item, in order, each time on that item alone
+        (`_run_unrolled`). None for any other loop."""
+        if not isinstance(node, ast.For) or node.orelse:
+            return None
+        lists, targets = [node.iter], [node.target]
+        called = node.iter.func if isinstance(node.iter, ast.Call) else None
+        if isinstance(called, ast.Name) and called.id == "zip" and not node.iter.keywords:
+            lists = node.iter.args
+            targets = node.target.elts if isinstance(node.target, ast.Tuple) else []
+        if not targets or len(targets) != len(lists):
+            return None
+        if not all(isinstance(t, ast.Name) for t in targets):
+            return None
+        elements = [e.elts if isinstance(e, ast.List | ast.Tuple) else None for e in lists]
+        if any(e is None for e in elements) or len({len(e) for e in elements}) != 1:
+            return None
+        count = len(elements[0])
+        if not 2 <= count <= MAX_UNROLLED or not all(
+            isinstance(item, ast.Name | ast.Attribute) for e in elements for item in e
+        ):
+            return None
+        carried = self._loop_facts(node, env)[2] - {t.id for t in targets}
+        if carried:
+            return None  # a state carried across items: the loop is run as a loop
+        return [[e[position] for e in elements] for position in range(count)]
+
+    def _run_unrolled(self, node: ast.For, env: Env, items: list[list[ast.expr]]) -> Flow:
+        """`_literal_items`' loop: its body once per item, in order, the target bound to
+        that item alone (a loss built from another network than the one before it is not
+        the graph the backward before it freed)."""
+        loop_id = self._id("loop", node)
+        if self.frame.is_top:
+            self.obs.loops[loop_id] = node
+            self.top_loops.add(loop_id)
+        targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+        exits, current = Flow(normal=None), env
+        self.loop_stack.append(loop_id)
+        try:
+            for item in items:
+                body_env = dict(current)
+                for target, element in zip(targets, item, strict=True):
+                    self.bind(target, self.eval(element, body_env), body_env)
+                flow = self.exec_block(node.body, body_env)
+                exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
+                current = join_envs(flow.normal, flow.continues)
+                if current is None:
+                    break
+        finally:
+            self.loop_stack.pop()
+        normal = join_envs(current, exits.breaks)
+        return Flow(normal, None, None, exits.returns, exits.returned)
 
     def _loop_facts(
         self, node: ast.AST, env: Env | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from loopfix.edits import Edit
-from loopfix.model.shapes import TENSOR
+from loopfix.model.shapes import TENSOR, UNKNOWN
 from loopfix.rules.base import FileContext, Finding, Fix, Rule
 
 DOCS = """\
@@ -170,8 +170,9 @@ class LossAccumulatedWithGraph(Rule):
         if len(finding.detail) == 3 and isinstance(added, ast.Name):
             shape = context.model.shape_before(statement, added.id)
             if shape is not None and shape != TENSOR:  # `tracker.update(losses)` of a dict
+                known = "not known to be" if shape == UNKNOWN else "not"
                 finding.fix_unavailable = (
-                    f"`{added.id}` is not a tensor: detach what the method adds, inside it"
+                    f"`{added.id}` is {known} a tensor: detach what the method adds, inside it"
                 )
                 return None
         if isinstance(added, ast.List | ast.Tuple):  # `history += [loss]`: the item, detached
