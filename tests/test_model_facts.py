@@ -935,3 +935,37 @@ def test_gradients_read_through_the_private_attribute_are_handed_over():
     )
     handed = handovers_in(tree.body[0], collect_symbols(tree))
     assert [(h.source, h.target) for h in handed] == [("local", "shared")]
+
+
+ALIASED_HELPER = """\
+import torch
+import torch.nn as nn
+
+
+def detach_state(h):
+    return tuple({item} for s in h)
+
+
+repackage = detach_state
+torch.manual_seed(0)
+rnn, head = nn.LSTM(4, 8, batch_first=True), nn.Linear(8, 1)
+optimizer = torch.optim.Adam([*rnn.parameters(), *head.parameters()], 1e-3)
+stream = torch.randn(2, 40, 4)
+hidden = (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8))
+for t in range(0, 40, 10):
+    hidden = repackage(hidden)
+    out, hidden = rnn(stream[:, t : t + 10], hidden)
+    loss = head(out).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("item", "rules"), [("s.detach()", []), ("s", ["LF001"])])
+def test_a_module_level_alias_of_a_function_of_the_file_runs_it(item, rules, tmp_path):
+    """`repackage = detach_state` in the same module: calling the alias runs the function."""
+    source = ALIASED_HELPER.format(item=item)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is bool(rules)
+    assert rules_reported(source) == rules

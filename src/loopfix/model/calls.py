@@ -996,8 +996,10 @@ class CallsMixin:
         called = self._called_object(value, key)
         if called is not None:  # `criterion(outputs, model, optimizer)` of a project class
             return called
-        if value is not None and isinstance(self.symbols.globals.get(func.id), ast.Lambda):
-            value = None  # a module-level lambda, known as a function of the file
+        if value is not None and key == func.id and func.id in self.symbols.functions:
+            # a module-level lambda or alias of a function (`repackage = detach_state`,
+            # `Symbols.functions` holds it only when the module binds it once)
+            value = None
         if func.id in self.symbols.namedtuples and (value is None or key == func.id):
             return ("record", self.symbols.namedtuples[func.id])  # the module's own name
         if value is None:
