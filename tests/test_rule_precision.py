@@ -1780,3 +1780,60 @@ def test_a_meter_that_detaches_what_it_is_given_keeps_no_graph(convert, keeps, t
     run = run_script(source + probe, tmp_path)
     assert f"keeps graph {keeps}" in run.stdout, run.stderr
     assert rules_reported(source) == (["LF006"] if keeps else [])
+
+
+STEP_METHOD = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.total = 0.0
+
+    def step(self, x, y):
+        loss = (self.model(x) - y).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward({retain})
+        self.optimizer.step()
+        self.total += {added}
+
+    def train(self, n):
+        for i in range(n):
+            {reset}self.step(torch.randn(8, 4), torch.randn(8, 1))
+        {after}
+
+
+torch.manual_seed(0)
+trainer = Trainer()
+trainer.train(4)
+"""
+
+LOGGED = 'print(f"mean {float(self.total) / n:.4f}")'
+
+
+@pytest.mark.parametrize(
+    ("retain", "added", "reset", "after", "rules"),
+    [
+        ("", "loss", "", LOGGED, ["LF006"]),
+        ("", "loss.item()", "", LOGGED, []),  # a number: no graph
+        ("", "loss", "self.total = 0.0\n            ", LOGGED, []),  # reset every step
+        ("", "loss", "", "return self.total", []),  # handed to the caller: may be used
+        # its graph kept: a later backward through the total is the author's to make
+        ("retain_graph=True", "loss", "", LOGGED, []),
+    ],
+    ids=["logged", "item", "reset_each_step", "returned", "graph_retained"],
+)
+def test_a_total_on_self_added_in_a_step_method_the_loop_calls(
+    retain, added, reset, after, rules, tmp_path
+):
+    """`self.total += loss` in `step`, which `train`'s loop calls on the same object after
+    `loss.backward()`: the total keeps every step's graph (LF006) where it is only logged."""
+    source = STEP_METHOD.format(retain=retain, added=added, reset=reset, after=after)
+    probe = 'print("keeps graph", getattr(trainer.total, "requires_grad", False))\n'
+    run = run_script(source + probe, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert f"keeps graph {added == 'loss'}" in run.stdout  # (one step's, when reset)
+    assert rules_reported(source) == rules

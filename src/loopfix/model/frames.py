@@ -69,6 +69,11 @@ class Observations:
     # values with graph added to a container or a total in a loop: (statement, the added
     # expression, the container's key, the loop's id)
     accumulations: list[tuple] = field(default_factory=list)
+    # `self.total += loss` in a method of the same object called in a loop (`self.step(x)`
+    # in `train`), adding a value whose every graph a backward already freed: (the loop's
+    # statement that calls it, the statement in the method, the added expression, the
+    # total's key in the caller's terms, the loop's id)
+    called_totals: list[tuple] = field(default_factory=list)
     # `scheduler.step()` calls: (call, statement, the optimizer's path, given arguments)
     scheduler_steps: list[tuple] = field(default_factory=list)
     peer_reads: dict[int, ast.expr] = field(default_factory=dict)

@@ -344,6 +344,29 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             )
             self.note_effect(effect)
 
+    def _note_called_total(
+        self, statement: ast.stmt, added: ast.expr, value: Value, container: ast.expr
+    ) -> None:
+        """`self.total += loss` in a method the scope's loop calls on its own object
+        (`self.train_step(x, y)` in `train`), after a backward freed every graph `loss`
+        holds (`loss.backward()` without `retain_graph=True`): the caller's loop adds to
+        `self.total` each iteration, and no later backward can go through it."""
+        loops = [loop for loop in self.loop_stack if loop in self.top_loops]
+        if not loops or self.top_statement is None or not self.followed:
+            return
+        _, outer, first = self.followed[0]
+        if outer is None or first.receiver_key != "self" or first.cls is None:
+            return  # only a method of the scope's own object
+        key = self.key_for(container)
+        if key is None or "#" in key or not key.startswith("self."):
+            return
+        graphs = value.graphs
+        if all(g.opaque for g in graphs) or any(g.freed_by is None for g in graphs):
+            return  # no graph built by known code, or one no backward freed yet
+        record = (self.top_statement, statement, added, key, loops[-1])
+        if all(r[1] is not statement for r in self.obs.called_totals):
+            self.obs.called_totals.append(record)
+
     def _argument_carrying(self, graphs: set) -> ast.expr | None:
         """The one argument of the call the scope being run made (the outermost one being
         followed) whose value holds some of `graphs`, else None."""
@@ -441,7 +464,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             and isinstance(source.op, ast.Add)
             and ast.unparse(source.left) == ast.unparse(target)
         ):  # `total = total + loss`
-            self.note_accumulation(source.right, self.eval(source.right, env), target)
+            self.note_accumulation(source.right, self.eval(source.right, env), target, node)
         handed_back = self._objects_handed_back(node, value, env)
         for target in node.targets:
             self.bind(target, value, env)
@@ -604,15 +627,24 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.bind(node.target, self.eval(node.value, env), env)
         return Flow(normal=env)
 
-    def note_accumulation(self, added: ast.expr, value: Value, container: ast.expr) -> None:
+    def note_accumulation(
+        self,
+        added: ast.expr,
+        value: Value,
+        container: ast.expr,
+        statement: ast.stmt | None = None,
+    ) -> None:
         """`total += loss`, `losses.append(loss)`, `total = total + loss` in a loop of this
         scope, adding a value with graph built by known code: what LF006 asks about. An item
         added to (`losses["g"] += loss_g`, `totals[k] += loss`, a meter's `self.losses[key]
-        += loss[key]`, `history["train"]["loss"].append(loss)`) is its container's total."""
+        += loss[key]`, `history["train"]["loss"].append(loss)`) is its container's total.
+        `statement`: the assignment that adds (`total += loss`), where it is one."""
         while isinstance(container, ast.Subscript):
             container = container.value
         if not self.frame.is_top:
             self._note_called_accumulation(value, container)
+            if statement is not None:
+                self._note_called_total(statement, added, value, container)
             return
         if not self.loop_stack or self.top_statement is None:
             return
@@ -629,7 +661,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.no_grad:  # `total += loss` under no_grad: the sum holds none of loss's graph
             value = Value(frozenset(), value.shape)
         if isinstance(node.op, ast.Add):
-            self.note_accumulation(node.value, value, node.target)
+            self.note_accumulation(node.value, value, node.target, node)
         old = self.eval(node.target, env) if not isinstance(node.target, ast.Subscript) else EMPTY
         shape = (
             TENSOR if TENSOR in (old.shape, value.shape) else shapes.join(old.shape, value.shape)

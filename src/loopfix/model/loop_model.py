@@ -406,6 +406,20 @@ class LoopModel:
                 found.append((statement, added, key, loop_id))
         return found
 
+    def called_totals(self) -> list[tuple[ast.stmt, ast.stmt, ast.expr, str, int]]:
+        """`self.total += loss` in a method of the same object a loop of this scope calls
+        (`self.step(x, y)`), after a backward freed every graph the value holds: (the
+        loop's calling statement, the statement in the method, the added expression, the
+        total's key, the loop's id), where the loop is in a method of a class of the file."""
+        methods = self.index.functions if self.index is not None else []
+        found = []
+        for call, statement, added, key, loop_id in self.observations.called_totals:
+            function = self.scope_of(loop_id) if loop_id in self.observations.loops else None
+            in_method = any(owner is not None and f is function for owner, f in methods)
+            if in_method and _instance_attribute(key):
+                found.append((call, statement, added, key, loop_id))
+        return found
+
     def _backwarded(self, loop_id: int, freeing: bool = False) -> set[str]:
         """Names the loop calls `.backward()` on (`loss.backward()`); with `freeing`, only
         by a backward that does not keep its graph (no `retain_graph=True`)."""

@@ -16,7 +16,9 @@ list that outlives the iteration (`total_loss += loss`, `epoch_loss = epoch_loss
 loss_d`, `history["loss"].append(loss)`, `history["train"]["loss"].append(loss)`), or to an
 attribute of the instance in a method (`self.running_loss += loss` in a trainer's
 `train_epoch`, after `loss.backward()` without `retain_graph=True`: no later backward can
-go through it), when that total is only logged or averaged
+go through it; also in a training-step method the loop calls on the same object,
+`self.train_step(x, y)`, whose `loss.backward()` freed the loss's graph before it adds
+`self.running_loss += loss`), when that total is only logged or averaged
 afterwards: printed, formatted, passed to a logger or tracker, turned into a number with
 `.item()` / `float()` or a function of `math` (`math.exp(cur_loss)`),
 also after a reduction (`torch.stack(losses).mean().item()`, `sum(losses) / len(losses)`)
@@ -125,7 +127,30 @@ class LossAccumulatedWithGraph(Rule):
             )
             detail = (statement, added)
             findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
-        return findings + self._through_methods(context)
+        return findings + self._in_called_steps(context) + self._through_methods(context)
+
+    def _in_called_steps(self, context: FileContext) -> list[Finding]:
+        """`self.total += loss` in a training-step method the loop calls on its own object
+        (`self.step(x, y)` in `train`), after `loss.backward()` freed the loss's graph."""
+        model, findings = context.model, []
+        records = model.called_totals()
+        for call, statement, added, key, loop_id in records:
+            steps = model.step_loop(loop_id)
+            same = [r for r in records if r[3] == key and r[4] == loop_id]
+            calls = [r[0] for r in same]
+            if any(w not in calls for w in model.writers(steps, key)):
+                continue  # the loop also sets it itself (a reset each step, another total)
+            if not model.only_logged(key, loop_id, calls + [r[1] for r in same]):
+                continue
+            start, end = context.layout.node_range(added)
+            message = (
+                f"`{key}` keeps the autograd graph of every iteration's "
+                f"`{ast.unparse(added)}` alive (memory grows each step), added in "
+                f"`{ast.unparse(call).strip()}`, and it is only logged: add the value detached"
+            )
+            detail = (statement, added)
+            findings.append(Finding(self.code, self.name, message, start, end, detail=detail))
+        return findings
 
     def _through_methods(self, context: FileContext) -> list[Finding]:
         """`meter.update(loss, n)` whose method adds its argument to `meter.sum` (the ImageNet

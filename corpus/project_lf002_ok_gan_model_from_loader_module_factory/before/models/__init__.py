@@ -1,0 +1,1 @@
+"""The GAN model and the factory that builds it."""
