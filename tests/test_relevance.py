@@ -298,6 +298,21 @@ def test_returned_calls_are_what_a_function_builds_and_returns():
     }
 
 
+def test_a_folder_inserted_first_is_searched_before_the_scripts_own(tmp_path):
+    """`sys.path.insert(0, 'lib')`: `lib/models.py` is the `models` Python imports, not the
+    `models.py` beside the script; `append` leaves the one beside it first."""
+    files = {
+        "models.py": "def update(loss):\n    pass\n",
+        "lib/models.py": "def update(loss):\n    loss.backward()\n",
+        "train.py": "import sys\nsys.path.insert(0, 'lib')\nfrom models import update\n",
+    }
+    assert project(tmp_path, files).imports_autograd(tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(
+        "import sys\nsys.path.append('lib')\nfrom models import update\n"
+    )
+    assert not Project(tmp_path).imports_autograd(tmp_path / "train.py")
+
+
 @pytest.mark.parametrize(
     "line, analysed",
     [

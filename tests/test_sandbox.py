@@ -249,7 +249,7 @@ def test_a_project_without_tool_loopfix_still_finds_its_venv(tmp_path, monkeypat
 def test_only_literal_relative_entries_naming_a_folder_are_read_from_the_scripts_folder(
     tmp_path,
 ):
-    from loopfix.verify.harness import appended_folders
+    from loopfix.verify.harness import added_folders
 
     (tmp_path / "lib").mkdir()
     text = (
@@ -260,17 +260,17 @@ def test_only_literal_relative_entries_naming_a_folder_are_read_from_the_scripts
         'sys.path.append("/opt/shared")\n'  # absolute: the same from anywhere
         'sys.path.insert("lib")\n'  # not how insert is called
     )
-    assert appended_folders(text, tmp_path) == ((tmp_path / "lib").resolve(),)
-    assert appended_folders("sys.path.append(", tmp_path) == ()
+    lib, model, data = ((tmp_path / name).resolve() for name in ("lib", "model", "data"))
+    assert added_folders(text, tmp_path) == ((lib,), ())  # before the script's folder
+    assert added_folders("sys.path.append(", tmp_path) == ((), ())
     # the run's copy of the script is elsewhere: a folder joined to the script's own is
     # taken from the script's folder too
-    (tmp_path / "model").mkdir()
+    model.mkdir()
+    data.mkdir()
     joined = (
         'sys.path.append(os.path.join(os.path.dirname(__file__), "model"))\n'
         'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))\n'
+        'sys.path.insert(1, "data")\n'  # after the script's folder
         'sys.path.append(os.path.join(os.path.dirname(base), "data"))\n'  # not the script's
     )
-    assert appended_folders(joined, tmp_path) == (
-        (tmp_path / "model").resolve(),
-        (tmp_path / "lib").resolve(),
-    )
+    assert added_folders(joined, tmp_path) == ((lib,), (model, data))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from loopfix.verify.harness import RunSettings, appended_folders, run_script
+from loopfix.verify.harness import RunSettings, added_folders, run_script
 
 # no iteration cap that a corpus script could reach: the whole script runs
 WHOLE = RunSettings(device="cpu", iterations=100_000)
@@ -28,7 +28,8 @@ def run_traced(script: Path, workdir: Path, timeout: float = 180, defer_steps=Fa
     home = script.parent.resolve()
     code = script.read_bytes()
     # the folders the script adds to its import path, as verification runs it
-    folders = (home, *appended_folders(code.decode(), home))
+    before, after = added_folders(code.decode(), home)
+    folders = (*before, home, *after)
     child = run_script(
         code, script.name, home, settings, defer_steps=defer_steps, import_path=folders
     )

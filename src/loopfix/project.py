@@ -122,24 +122,41 @@ def unchanged(dependencies: dict[str, str | None], read: Reader = read_disk) -> 
     return True
 
 
-def sys_path_entries(text: str) -> tuple[str, ...]:
-    """The relative folders a script's text adds to `sys.path`, in order: a literal
-    (`sys.path.append("model")`, `sys.path.insert(0, "../lib")`: read from the working
-    folder, which for such a script is its own) or a literal joined to the script's folder
-    (`os.path.join(os.path.dirname(__file__), "model")`, also through `os.path.abspath`).
-    Absolute entries and anything computed are left out."""
+def sys_path_entries(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The relative folders a script's text adds to `sys.path`: (those searched before the
+    script's own folder, those searched after it), each in Python's search order. An entry
+    is a literal (`sys.path.append("model")`, `sys.path.insert(0, "../lib")`: read from the
+    working folder, which for such a script is its own) or a literal joined to the script's
+    folder (`os.path.join(os.path.dirname(__file__), "model")`, also through
+    `os.path.abspath`). `sys.path.insert(0, ...)` puts its folder before the script's (the
+    later such call first); `append` and any other `insert` after it. Absolute entries and
+    anything computed are left out."""
     if "sys.path" not in text:
-        return ()
+        return (), ()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return ()
-    found: list[str] = []
-    for node in ast.walk(tree):
+        return (), ()
+    calls = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    before: list[str] = []
+    after: list[str] = []
+    for node in calls:
         entry = _path_entry(node)
-        if entry is not None and not os.path.isabs(entry) and entry not in found:
-            found.append(entry)
-    return tuple(found)
+        if entry is None or os.path.isabs(entry) or entry in before or entry in after:
+            continue
+        first = node.func.attr == "insert" and _is_zero(node.args[0])
+        if first:
+            before.insert(0, entry)
+        else:
+            after.append(entry)
+    return tuple(before), tuple(after)
+
+
+def _is_zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and type(node.value) is int
 
 
 def _path_entry(node: ast.AST) -> str | None:
@@ -361,10 +378,12 @@ class Project:
         return Resolver(self, Path(path).resolve())
 
     def search_path(self, importer: Path) -> list[Path]:
-        """Where an absolute import from `importer` is looked for, in order: its folder, the
-        folders its text adds to `sys.path` (`sys.path.append('model')`, taken from its
-        folder, where such a script is run), the project root and its `src`."""
-        folders = [importer.parent, *self._path_additions(importer), self.root, self.root / "src"]
+        """Where an absolute import from `importer` is looked for, in order: its folder, with
+        the folders its text adds to `sys.path` before or after it (`sys.path.insert(0,
+        'lib')`, `sys.path.append('model')`, taken from its folder, where such a script is
+        run), then the project root and its `src`."""
+        before, after = self._path_additions(importer)
+        folders = [*before, importer.parent, *after, self.root, self.root / "src"]
         unique: list[Path] = []
         for folder in folders:
             if folder not in unique:
@@ -378,18 +397,22 @@ class Project:
             self._files[key] = self._find(importer, module, level)
         return self._files[key]
 
-    def _search_key(self, importer: Path) -> tuple[Path, tuple[Path, ...]]:
+    def _search_key(self, importer: Path) -> tuple[Path, tuple]:
         """What decides where `importer`'s imports are found: its folder and the folders it
         adds to `sys.path`."""
         return self._folder_of(importer), self._path_additions(importer)
 
-    def _path_additions(self, importer: Path) -> tuple[Path, ...]:
+    def _path_additions(self, importer: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
         """The folders `importer` adds to `sys.path` by a literal relative path, from its own
-        folder (`sys.path.append('model')` before `from model_loader import CreateModel`)."""
+        folder (`sys.path.append('model')` before `from model_loader import CreateModel`):
+        (searched before its folder, searched after it), as `sys_path_entries`."""
         if importer.suffix != ".py":
-            return ()
-        added = self._remember(importer, "sys.path", sys_path_entries)
-        return tuple(importer.parent / folder for folder in added)
+            return (), ()
+        before, after = self._remember(importer, "sys.path", sys_path_entries)
+        return (
+            tuple(importer.parent / folder for folder in before),
+            tuple(importer.parent / folder for folder in after),
+        )
 
     def _folder_of(self, importer: Path) -> Path:
         """`importer.parent`, made once per importer: a lookup key built for every import

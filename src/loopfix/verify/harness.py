@@ -296,21 +296,28 @@ def module_import_path(path: Path) -> tuple[Path, ...]:
     return (top, own) if top != own else (own,)
 
 
-def appended_folders(text: str, home: Path) -> tuple[Path, ...]:
+def added_folders(text: str, home: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The folders a script puts on its import path by a relative literal
     (`sys.path.append("../lib")`, `sys.path.insert(0, "..")`, `os.path.join(
     os.path.dirname(__file__), "model")`: `sys_path_entries`), taken from its own folder
-    `home`: Python reads a bare entry from the working folder at import time, and the run's
-    is a temporary one (as is the copy `__file__` names), so where the author runs the
-    script from has to be assumed; its own folder is the one from which the entry names a
-    folder that exists (it is kept only then). Absolute entries need nothing: they name the
-    same folder from anywhere."""
+    `home`: (those searched before `home`, those searched after it). Python reads a bare
+    entry from the working folder at import time, and the run's is a temporary one (as is
+    the copy `__file__` names), so where the author runs the script from has to be assumed;
+    its own folder is the one from which the entry names a folder that exists (it is kept
+    only then). Absolute entries need nothing: they name the same folder from anywhere."""
     found: list[Path] = []
-    for entry in sys_path_entries(text):
-        folder = (home / entry).resolve()
-        if folder.is_dir() and folder not in found:
-            found.append(folder)
-    return tuple(found)
+
+    def existing(entries: tuple[str, ...]) -> tuple[Path, ...]:
+        kept = []
+        for entry in entries:
+            folder = (home / entry).resolve()
+            if folder.is_dir() and folder not in found:
+                found.append(folder)
+                kept.append(folder)
+        return tuple(kept)
+
+    before, after = sys_path_entries(text)
+    return existing(before), existing(after)
 
 
 def _packages_above(folder: Path) -> tuple[list[str], Path]:

@@ -42,7 +42,7 @@ from loopfix.verify import interpreter
 from loopfix.verify.harness import (
     ChildRun,
     RunSettings,
-    appended_folders,
+    added_folders,
     module_import_path,
     package_of,
     run_script,
@@ -340,9 +340,9 @@ def _runs(result: FileResult, unit: str, settings: RunSettings) -> Runs | str:
         if plan is not None and plan.needs_data and not plan.stands_in:
             run["synthetic_loop"] = _loop_line(result, unit)  # its data is an argument: make some
 
-    appended = appended_folders(result.source.text, home)
-    if appended:  # `sys.path.append("../lib")`, read from the script's folder
-        run["import_path"] = (*run.get("import_path", (home,)), *appended)
+    before, after = added_folders(result.source.text, home)
+    if before or after:  # `sys.path.append("../lib")`, read from the script's folder
+        run["import_path"] = (*before, *run.get("import_path", (home,)), *after)
 
     def run_text(text: str, **how) -> ChildRun:
         return run_script(result.source.runnable(text), name, home, settings, **how, **run)
