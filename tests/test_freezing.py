@@ -37,6 +37,11 @@ def unfreeze(module):
     set_requires_grad(module, True)
 
 
+def thaw(module):
+    for p in module.parameters(recurse=False):
+        p.requires_grad = True
+
+
 class GradualUnfreezer:
     def __init__(self, module, at_epoch):
         self.module, self.at_epoch = module, at_epoch
@@ -51,7 +56,7 @@ MAIN = """\
 import torch
 import torch.nn as nn
 
-from utils import GradualUnfreezer, freeze, set_trainable, unfreeze
+from utils import GradualUnfreezer, freeze, set_trainable, thaw, unfreeze
 
 torch.manual_seed(0)
 encoder = nn.Sequential(nn.Linear(4, 16), nn.ReLU())
@@ -82,6 +87,23 @@ UNFREEZING = {
         "if epoch == 2:\n        for p in encoder.parameters():\n"
         '            setattr(p, "requires_grad", True)'
     ),
+    "lambda": "if epoch == 2:\n        (lambda m: m.requires_grad_(True))(encoder)",
+    "module_apply": "if epoch == 2:\n        encoder.apply(thaw)",
+    "loop_over_a_list": (
+        "if epoch == 2:\n        for m in [encoder]:\n            m.requires_grad_(True)"
+    ),
+    "param_groups": (
+        "if epoch == 2:\n        for group in optimizer.param_groups:\n"
+        '            for p in group["params"]:\n                p.requires_grad = True'
+    ),
+    "getattr": (
+        "if epoch == 2:\n        for p in encoder.parameters():\n"
+        '            getattr(p, "requires_grad_")(True)'
+    ),
+    "rebound": (
+        "if epoch == 2:\n        encoder = nn.Sequential(nn.Linear(4, 16), nn.ReLU())\n"
+        '        optimizer.add_param_group({"params": encoder.parameters()})'
+    ),
 }
 
 
@@ -109,7 +131,7 @@ def test_a_module_frozen_for_good_has_no_graph_to_retain(tmp_path):
     main.write_text(
         main.read_text()
         .replace(
-            "from utils import GradualUnfreezer, freeze, set_trainable, unfreeze",
+            "from utils import GradualUnfreezer, freeze, set_trainable, thaw, unfreeze",
             "from utils import freeze",
         )
         .replace("unfreezer = GradualUnfreezer(encoder, 2)\n", "")

@@ -859,6 +859,9 @@ def _frozen_modules(
     paths = {
         f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
     }
+    # a name bound again may hold another module later (`encoder = copy.deepcopy(teacher)`)
+    stores = index.stores if index is not None else {}
+    paths = {f for f in paths if f.startswith("self.") or stores.get(f.partition(".")[0], 1) <= 1}
     return paths, set() if thawed else classes
 
 
@@ -976,6 +979,7 @@ def _thaws_unseen(symbols: Symbols, tree: ast.Module, index: TreeIndex | None) -
         if symbols.home(function) is not symbols
         and function.name in _module_thawing_helpers(symbols.home(function))
     }
+    called = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
     for node in walk(tree):
         if _calls(node, thawing):
             arguments = [*node.args, *(k.value for k in node.keywords)]
@@ -983,12 +987,137 @@ def _thaws_unseen(symbols: Symbols, tree: ast.Module, index: TreeIndex | None) -
                 return True
         elif isinstance(node, ast.Call) and _names_setattr(node) and _thaws(node):
             return True
+        elif isinstance(node, ast.Name) and node.id in thawing and id(node) not in called:
+            return True  # handed on: `encoder.apply(thaw)`, `partial(set_flag, flag=True)`
+    if _unattributed_thaw(tree, thawing, set(symbols.imports)):
+        return True
+    if _uses_foreign_thawing(symbols, tree, index):
+        return True  # callbacks, a callable object, an unfreezing function calling another
     for info in [*symbols.classes.values(), *symbols.module_classes.values()]:
         home = symbols.home(info.node)
         key = ("class may thaw", id(info.node))
         if home.remember(key, _class_may_thaw, info.node):
             return True
     return False
+
+
+def _uses_foreign_thawing(symbols: Symbols, tree: ast.Module, index: TreeIndex | None) -> bool:
+    """Whether the module uses a function, class or object of another project module that
+    may set `requires_grad` back (`_thawing_names` of that module): a factory of callbacks
+    that unfreeze (`build_callbacks(encoder)`), a callable object (`thaw = Thaw()`), a
+    helper calling an unfreezing helper of a third module."""
+    used = index.words.get(id(tree), set()) if index is not None else None
+    entities = [
+        *symbols.functions.items(),
+        *((name, info.node) for name, info in symbols.classes.items()),
+        *((name, info.node) for name, info in symbols.instances.items()),
+    ]
+    for name, node in entities:
+        home = symbols.home(node)
+        if home is symbols or (used is not None and name not in used):
+            continue
+        if node.name in _thawing_names(home):
+            return True
+    return False
+
+
+def _thawing_names(home: Symbols) -> frozenset[str]:
+    """The module's functions and classes that may set `requires_grad` back (`_may_thaw`),
+    those naming one of them, and the names it imports that another project module's
+    `_thawing_names` holds (`from layers import set_rg`), once per module for the run."""
+    key = ("thawing names", 0)
+    if key in home.facts:
+        return home.facts[key]
+    home.facts[key] = frozenset()  # an import cycle comes back to an empty answer
+    tree = home.tree
+    if tree is None:
+        return frozenset()
+    top = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    found = {n.name for n in top if _may_thaw(n)}
+    for name, node in [*home.functions.items(), *((n, i.node) for n, i in home.classes.items())]:
+        other = home.home(node)
+        if other is not home and node.name in _thawing_names(other):
+            found.add(name)
+    words = {n.name: {w.id for w in walk(n) if isinstance(w, ast.Name)} for n in top}
+    while True:
+        more = {name for name, used in words.items() if name not in found and used & found}
+        if not more:
+            break
+        found |= more
+    home.facts[key] = frozenset(found)
+    return home.facts[key]
+
+
+def _unattributed_thaw(tree: ast.Module, helpers: set[str], imported: set[str]) -> bool:
+    """Whether the module may set `requires_grad` back on something other than a module it
+    names: every statement that may (`_thaws`) must act on a module path of the module's own
+    names (`encoder.requires_grad_(True)`, `for p in encoder.parameters(): p.requires_grad =
+    True`) or be in one of its unfreezing helpers (`helpers`, whose calls name what they
+    unfreeze); one on a name a loop, a comprehension, a lambda or a function binds (`for m
+    in [encoder]: m.requires_grad_(True)`, `model.apply(lambda m: m.requires_grad_(True))`,
+    a loop over `optimizer.param_groups`), on a class (`nn.Module.requires_grad_(encoder,
+    True)`), or the attribute named by a string or handed on as a value (`getattr(p,
+    "requires_grad_")(True)`, `partial(encoder.requires_grad_, True)`) is not."""
+    local = _locally_bound_names(tree, helpers)
+    owners = _parameter_loop_owners(tree)
+    for node in walk(tree):
+        if isinstance(node, ast.Constant) and node.value in FREEZING:
+            return True  # `getattr(p, "requires_grad_")`, `methodcaller("requires_grad_")`
+        if not _thaws(node) or id(node) in local.skipped:
+            handed = isinstance(node, ast.Attribute) and node.attr == "requires_grad_"
+            if handed and id(node) not in local.called:
+                return True  # handed on as a value: `partial(enc.requires_grad_, True)`
+            continue
+        if isinstance(node, ast.Call) and _names_setattr(node):
+            return True
+        if isinstance(node, ast.Assign):
+            named = [t for t in node.targets if isinstance(t, ast.Attribute)]
+            target = named[0].value if named else node.targets[0]
+        else:
+            target = node.func.value
+        root = (dotted_name(target) or "").partition(".")[0]
+        if not root or root in imported:
+            return True
+        if root in local.names and owners.get(root) in (None, *local.names):
+            return True
+    return False
+
+
+@dataclass
+class _LocalNames:
+    names: set[str]  # bound by loops, comprehensions, lambdas and functions (not helpers)
+    skipped: set[int]  # the nodes inside the unfreezing helpers
+    called: set[int]  # `x.requires_grad_` attributes that are what a call calls
+
+
+def _locally_bound_names(tree: ast.Module, helpers: set[str]) -> _LocalNames:
+    found = _LocalNames(set(), set(), set())
+    for node in walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in helpers:
+            found.skipped |= {id(n) for n in walk(node)}
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            found.names |= {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+            found.names |= {a.arg for a in every if a.arg != "self"}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found.called.add(id(node.func))
+    return found
+
+
+def _parameter_loop_owners(tree: ast.Module) -> dict[str, str | None]:
+    """The name each `for p in X.parameters():` loop binds -> the root of `X`."""
+    owners: dict[str, str | None] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.For) and _iterates_parameters(node.iter):
+            owner = (dotted_name(node.iter.func.value) or "").partition(".")[0] or None
+            for name in walk(node.target):
+                if isinstance(name, ast.Name):
+                    owners[name.id] = owner
+    return owners
 
 
 def _names_setattr(node: ast.Call) -> bool:
