@@ -139,3 +139,76 @@ def test_a_module_frozen_for_good_has_no_graph_to_retain(tmp_path):
     without_retain = main.read_text().replace("backward(retain_graph=True)", "backward()")
     assert run_python([], tmp_path, code=without_retain).returncode == 0
     assert [f.rule for f in analyse_source(SourceFile.read(main)).findings] == ["LF004"]
+
+
+EVAL_MODE = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(4, 16), nn.Tanh())
+        self.head_a, self.head_b = nn.Linear(16, 3), nn.Linear(16, 1)
+
+    def features(self, x):
+        if self.training:
+            return self.enc(x)
+        with torch.no_grad():
+            return self.enc(x)
+
+
+def set_mode(m, training):
+    m.train(training)
+
+
+torch.manual_seed(0)
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+model.eval()
+for epoch in range(4):
+    {back_to_training}
+    for i in range(3):
+        features = model.features(torch.randn(8, 4))
+        loss_a = model.head_a(features).pow(2).mean()
+        loss_b = model.head_b(features).pow(2).mean()
+        optimizer.zero_grad()
+        loss_a.backward(retain_graph=True)
+        loss_b.backward()
+        optimizer.step()
+"""
+
+BACK_TO_TRAINING = {
+    "helper": "if epoch == 2:\n        set_mode(model, True)",
+    "lambda": "if epoch == 2:\n        model.apply(lambda m: m.train())",
+    "attribute": "if epoch == 2:\n        for m in model.modules():\n            m.training = True",
+    "through_the_class": "if epoch == 2:\n        nn.Module.train(model)",
+}
+
+
+@pytest.mark.parametrize("back", list(BACK_TO_TRAINING.values()), ids=list(BACK_TO_TRAINING))
+def test_a_module_put_back_in_training_unseen_keeps_its_graph(back, tmp_path):
+    """`model.eval()` before the loop decides `if self.training:` only where nothing may put
+    the model back in training where the model cannot tell which module: then its
+    `features` run with grad, and the second loss needs the retained graph."""
+    source = EVAL_MODE.format(back_to_training=back)
+    main = tmp_path / "main.py"
+    main.write_text(source)
+    assert run_python([str(main)], tmp_path).returncode == 0
+    without_retain = source.replace("backward(retain_graph=True)", "backward()")
+    failed = run_python([], tmp_path, code=without_retain)
+    assert "backward through the graph a second time" in failed.stderr
+    assert analyse_source(SourceFile.read(main)).findings == []
+
+
+def test_a_module_kept_in_evaluation_has_no_graph_to_retain(tmp_path):
+    """The control: nothing puts it back in training (LF004)."""
+    source = EVAL_MODE.format(back_to_training="pass").replace(
+        "def set_mode(m, training):\n    m.train(training)\n", ""
+    )
+    main = tmp_path / "main.py"
+    main.write_text(source)
+    without_retain = source.replace("backward(retain_graph=True)", "backward()")
+    assert run_python([], tmp_path, code=without_retain).returncode == 0
+    assert [f.rule for f in analyse_source(SourceFile.read(main)).findings] == ["LF004"]

@@ -969,3 +969,43 @@ def test_a_module_level_alias_of_a_function_of_the_file_runs_it(item, rules, tmp
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is bool(rules)
     assert rules_reported(source) == rules
+
+
+UNNAMED_TRAINER = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.a = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.{name} = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        self.a_opt = torch.optim.SGD(self.a.parameters(), lr=0.1)
+        self.b_opt = torch.optim.SGD(self.{name}.parameters(), lr=0.1)
+
+    def fit(self):
+        for step in range(3):
+            x = torch.randn(6, 4)
+            out_a = self.a(x)
+            loss_a = out_a.pow(2).mean() + self.{name}(out_a).mean()
+            self.a_opt.zero_grad()
+            loss_a.backward({retain})
+            self.a_opt.step()
+            self.b_opt.zero_grad()
+            loss_b = self.{name}(self.a(x)).pow(2).mean()
+            loss_b.backward()
+            self.b_opt.step()
+
+
+Trainer().fit()
+"""
+
+
+@pytest.mark.parametrize("name", ["ge", "gen"])
+def test_a_network_kept_under_a_tensor_methods_name_is_called_as_a_network(name, tmp_path):
+    """`self.ge(x)` in a method of `Trainer()`, built without a name: the attribute holds
+    the network `__init__` built (`ge` is also a tensor comparison). The discriminator's
+    loss is recomputed after the step, so the first backward's retain is needless (LF004)."""
+    source = UNNAMED_TRAINER.format(name=name, retain="retain_graph=True")
+    assert run_script(UNNAMED_TRAINER.format(name=name, retain=""), tmp_path).returncode == 0
+    assert rules_reported(source) == ["LF004"]

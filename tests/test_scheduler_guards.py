@@ -141,3 +141,26 @@ def test_a_step_at_the_start_of_epochs_after_a_warm_up_epoch_is_not_reported(tmp
     run = run_script(WARMED_UP, tmp_path)
     assert run.returncode == 0, run.stderr
     assert rules_reported(WARMED_UP) == []
+
+
+def test_a_scheduler_given_its_optimizer_by_keyword_is_paired_with_it():
+    """`MultiStepLR(optimizer=G_optimizer, ...)` (pytorch-CartoonGAN) steps before the
+    optimizer at the start of each epoch, as when it is given positionally (LF005)."""
+    from scripts import rules_reported
+
+    source = """\
+import torch
+import torch.nn as nn
+
+G = nn.Linear(4, 4)
+G_optimizer = torch.optim.Adam(G.parameters(), lr=1e-3)
+G_scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer=G_optimizer, milestones=[2])
+for epoch in range(4):
+    G_scheduler.step()
+    for i in range(3):
+        loss = G(torch.randn(2, 4)).pow(2).mean()
+        G_optimizer.zero_grad()
+        loss.backward()
+        G_optimizer.step()
+"""
+    assert rules_reported(source) == ["LF005"]

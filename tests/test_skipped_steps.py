@@ -64,6 +64,26 @@ for i in range(6):
 """,
         [1, 2, 4, 5],
     ),
+    **{
+        f"every_kth_batch_held_out_written_{name}": (
+            f"""
+for i in range(6):
+    optimizer.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    {bind}if {test}:
+        optimizer.step()
+        stepped.append(i)
+""",
+            steps,
+        )
+        for name, bind, test, steps in [
+            ("below", "", "i % 3 < 2", [0, 1, 3, 4]),
+            ("above_zero", "", "(i + 1) % 3 > 0", [0, 1, 3, 4]),
+            ("by_membership", "", "i % 3 in (0, 1)", [0, 1, 3, 4]),
+            ("negated", "", "not (i % 3 == 2)", [0, 1, 3, 4]),
+            ("as_a_named_flag", "do_step = i % 3 != 2\n    ", "do_step", [0, 1, 3, 4]),
+        ]
+    },
     "gradient_norm_spike": (
         """
 for i in range(6):

@@ -35,6 +35,7 @@ from loopfix.model.symbols import (
     binding_decorator,
     dotted_name,
     literal_value,
+    mode_changes_unseen,
     parameter_defaults,
     parameters_of,
     project_callees,
@@ -341,7 +342,10 @@ class CallsMixin:
             held = env.get(path + ".training")
             if held is not None:
                 mode = held.shape
-                return mode[1] if isinstance(mode, tuple) and mode[0] == "mode" else None
+                mode = mode[1] if isinstance(mode, tuple) and mode[0] == "mode" else None
+                if mode is False and mode_changes_unseen(self.instances.symbols):
+                    return None  # the module may be put back in training where not seen
+                return mode
             if "." not in path:
                 break
             path = path.rpartition(".")[0]
@@ -497,7 +501,15 @@ class CallsMixin:
         method's only by chance; `x.ge(y)` of a tensor is a comparison)."""
         key = self.key_for(func)
         held = env.get(key) if key is not None else None
-        return held is not None and shapes.is_module(held.shape)
+        if held is not None:
+            return shapes.is_module(held.shape)
+        owner = self.frame.cls
+        if isinstance(func.value, ast.Name) and func.value.id == "self" and owner is not None:
+            # a method of an object built without a name (`Trainer().fit()`): what its
+            # class's `__init__` keeps there
+            kept = self.instances.attributes(owner).get(func.attr)
+            return kept is not None and shapes.is_module(kept.shape)
+        return False
 
     def _add_to_held_list(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
         """`history["loss"].append(loss)`: a list held as an item of a container the scope
@@ -788,8 +800,10 @@ class CallsMixin:
             if paths is None and given is not None:  # `Adam(params=[{"params": ...}, ...])`
                 paths = self._tensor_params(given, env)
             return EMPTY.with_shape(("optimizer", paths))
-        if kind == "scheduler":
-            optimizer = self.module_path(node.args[0]) if node.args else None
+        if kind == "scheduler":  # `StepLR(opt, ...)`, `MultiStepLR(optimizer=opt, ...)`
+            given = node.args[0] if node.args else _keyword(node, "optimizer")
+            given = given.value if isinstance(given, ast.keyword) else given
+            optimizer = self.module_path(given) if given is not None else None
             # built in a helper given the optimizer (`get_scheduler(opt, hp)`): the caller's
             optimizer = self.outer_key(optimizer) if optimizer is not None else None
             return EMPTY.with_shape(("scheduler", optimizer))

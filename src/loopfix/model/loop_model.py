@@ -815,6 +815,9 @@ class LoopModel:
         (`is_trainable_step(i)` returning `i >= WARMUP`, a frozen phase)."""
         if not self.counts_iterations(test, loop_id) or _skips_every_kth(test):
             return False
+        bound = _bound_once(test, self.loop(loop_id))  # `do_step = i % k != k - 1`
+        if bound is not None and _skips_every_kth(bound):
+            return False
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name):
             function = self.symbols.functions.get(test.func.id)
             if function is not None:
@@ -2022,15 +2025,34 @@ def _is_schedule(test: ast.expr, counts: set[str], reset: set[str]) -> bool:
 
 def _skips_every_kth(test: ast.expr) -> bool:
     """`i % k != k - 1` or a bare remainder (`if i % k:`): true in all but one iteration in
-    k."""
-    remainder = isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
-    unequal = (
+    k; so are the other ways of writing it, or a share of the iterations that is not one in
+    k: a remainder compared other than by `==` (`i % k < k - 1`, `(i + 1) % k > 0`) or tested
+    for membership (`i % k in (0, 1)`), and a negated test (`not (i % k == k - 1)`), but not
+    a negated bare remainder (`not i % k`: the first of every k)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        return not (isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod))
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        return True
+    return (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.NotEq)
+        and not isinstance(test.ops[0], ast.Eq)
         and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in walk(test))
     )
-    return remainder or unequal
+
+
+def _bound_once(test: ast.expr, loop: ast.AST) -> ast.expr | None:
+    """The value `loop` binds the name `test` to, where it binds it exactly once."""
+    if not isinstance(test, ast.Name):
+        return None
+    values = [
+        node.value
+        for node in walk(loop)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == test.id for t in node.targets)
+    ]
+    return values[0] if len(values) == 1 else None
 
 
 def _picks_by_count(value: ast.expr) -> bool:

@@ -1120,6 +1120,68 @@ def _parameter_loop_owners(tree: ast.Module) -> dict[str, str | None]:
     return owners
 
 
+def mode_changes_unseen(symbols: Symbols) -> bool:
+    """Whether a module may be put back in training mode where the model cannot tell which:
+    in the module's code or in another project module whose functions, classes or objects
+    it uses, `X.train()` (or `X.eval()`) on a name a loop, a lambda, a comprehension or a
+    function binds (a helper `def f(m): m.train()`, `for m in models: m.train()`,
+    `model.apply(lambda m: m.train())`), through a class (`nn.Module.train(model)`), or a
+    store to a module's `training` (`model.training = True`, `setattr(m, "training", ...)`).
+    An `eval()` seen before a loop then does not decide `if not self.training:` in it."""
+    key = ("mode changes unseen", 0)
+    if key not in symbols.facts:
+        symbols.facts[key] = False  # an import cycle comes back to this answer
+        homes = {id(symbols): symbols}
+        entities = [
+            *symbols.functions.values(),
+            *(info.node for info in symbols.classes.values()),
+            *(info.node for info in symbols.instances.values()),
+        ]
+        homes.update((id(symbols.home(node)), symbols.home(node)) for node in entities)
+        own = symbols.tree is not None and symbols.remember(
+            ("unattributed mode change", 0), _unattributed_mode_change, symbols.tree
+        )
+        # in another module, any mode change: what it is called on there is not followed
+        symbols.facts[key] = own or any(
+            home.tree is not None and home.remember(("mode change", 0), _changes_mode, home.tree)
+            for home in homes.values()
+            if home is not symbols
+        )
+    return symbols.facts[key]
+
+
+def _changes_mode(tree: ast.Module) -> bool:
+    """Whether the module calls `train()` or `eval()` on anything, or stores `training`."""
+    for node in walk(tree):
+        called = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        if called and node.func.attr in ("train", "eval"):
+            return True
+        stored = isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        if stored and node.attr == "training":
+            return True
+    return False
+
+
+def _unattributed_mode_change(tree: ast.Module) -> bool:
+    local = _locally_bound_names(tree, set())
+    for node in walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "training" for t in targets):
+                return True
+        elif isinstance(node, ast.Call) and _names_setattr(node) and len(node.args) >= 2:
+            name = node.args[1]
+            if not isinstance(name, ast.Constant) or name.value == "training":
+                return True
+        elif isinstance(node, ast.Attribute) and node.attr in ("train", "eval"):
+            root = (dotted_name(node.value) or "").partition(".")[0]
+            if id(node) not in local.called or not root or root in local.names:
+                return True  # handed on, or on a name bound by a loop, a lambda, a function
+            if root[:1].isupper() or root in ("nn", "torch"):
+                return True  # through the class: `nn.Module.train(model)`
+    return False
+
+
 def _names_setattr(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id == "setattr"
 

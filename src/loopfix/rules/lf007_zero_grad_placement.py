@@ -40,7 +40,9 @@ it, in one loop iteration:
   gradient spike (`if norm < limit:`), a strong discriminator (`if d_accuracy < 0.8:`), a
   frozen phase (`if epoch >= unfreeze_at:`, `if i >= warm_up:`, also behind a function
   returning it), a batch held out every k-th iteration (`if i % k != k - 1:`, `if i %
-  k:`, a step in all but one iteration in k); there the next
+  k:`, `i % k < k - 1`, `(i + 1) % k > 0`, `not (i % k == k - 1)`, also bound to a name: a
+  step in all but one iteration in k; a remainder tested for membership, `i % k in (0,
+  1)`, is not read as one in k either); there the next
   `zero_grad()` must clear the skipped batch's gradients;
 - **every iteration of an inner accumulation loop**: `optimizer.zero_grad()` at the top of a
   loop over micro-batches that backpropagates each one (`for micro_step in range(k):`,
