@@ -100,6 +100,11 @@ UNFREEZING = {
         "if epoch == 2:\n        for p in encoder.parameters():\n"
         '            getattr(p, "requires_grad_")(True)'
     ),
+    "a_parent_module": (
+        "if epoch == 2:\n        whole = nn.Sequential(encoder, head_a)\n"
+        "        for name, p in whole.named_parameters():\n"
+        '            if name.startswith("0."):\n                p.requires_grad = True'
+    ),
     "rebound": (
         "if epoch == 2:\n        encoder = nn.Sequential(nn.Linear(4, 16), nn.ReLU())\n"
         '        optimizer.add_param_group({"params": encoder.parameters()})'

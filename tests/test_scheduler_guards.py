@@ -143,10 +143,11 @@ def test_a_step_at_the_start_of_epochs_after_a_warm_up_epoch_is_not_reported(tmp
     assert rules_reported(WARMED_UP) == []
 
 
-def test_a_scheduler_given_its_optimizer_by_keyword_is_paired_with_it():
+def test_a_scheduler_given_its_optimizer_by_keyword_is_paired_with_it(tmp_path):
     """`MultiStepLR(optimizer=G_optimizer, ...)` (pytorch-CartoonGAN) steps before the
-    optimizer at the start of each epoch, as when it is given positionally (LF005)."""
-    from scripts import rules_reported
+    optimizer at the start of each epoch, as when it is given positionally (LF005);
+    PyTorch itself warns of the order when it runs."""
+    from scripts import rules_reported, run_script
 
     source = """\
 import torch
@@ -164,3 +165,5 @@ for epoch in range(4):
         G_optimizer.step()
 """
     assert rules_reported(source) == ["LF005"]
+    run = run_script(source, tmp_path)
+    assert run.returncode == 0 and "lr_scheduler.step()` before `optimizer.step()" in run.stderr

@@ -41,6 +41,7 @@ from loopfix.model.symbols import (
     Symbols,
     collect_symbols,
     dotted_name,
+    named_closure,
     project_callees,
     root_name,
 )
@@ -1450,12 +1451,9 @@ def _started_workers(symbols: Symbols, reaching: set[str]) -> set[str]:
 def _reaching(names: dict[str, set[str]], words: frozenset[str], given: set[str]) -> set[str]:
     """`given` and the functions (by name, `names`: name -> the words its body mentions)
     that mention one of `words`, or a name found so far (transitively)."""
-    reaching = set(given) | {name for name, found in names.items() if found & words}
-    while True:
-        grown = {name for name, found in names.items() if found & reaching} - reaching
-        if not grown:
-            return reaching
-        reaching |= grown
+    return named_closure(
+        names, set(given) | {name for name, found in names.items() if found & words}
+    )
 
 
 def _words_of(index: TreeIndex, formulas: set[int]):

@@ -830,10 +830,11 @@ def _frozen_modules(
     thawing = _thawing_helpers(tree, index) | imported_thawing
     factories = _frozen_factories(tree, index) | imported_factories
     frozen, thawed, classes = set(), set(), set()
-    says = _says(index, tree, FREEZING | helpers | factories)
+    says = _says(index, tree, FREEZING | helpers | factories | thawing)
     for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef) and statement.name in helpers | factories:
-            continue
+        defines = isinstance(statement, ast.FunctionDef)
+        if defines and statement.name in helpers | factories | thawing:
+            continue  # what they freeze or unfreeze is read at their calls
         if not says(statement):
             continue  # names neither `requires_grad` nor a freezing helper: nothing to read
         if isinstance(statement, ast.ClassDef):
@@ -856,6 +857,11 @@ def _frozen_modules(
             elif isinstance(node, ast.Assign) and _calls(node.value, helpers):
                 # `backbone = freeze(build_backbone())`
                 frozen |= {dotted_name(t) for t in node.targets if dotted_name(t) is not None}
+    related = {t for t in thawed if any(shapes.within(t, f) or shapes.within(f, t) for f in frozen)}
+    if thawed - related:
+        # a module unfrozen that may hold a frozen one under another name (`whole =
+        # nn.Sequential(encoder, head)`, then `whole`'s parameters unfrozen)
+        return set(), set()
     paths = {
         f for f in frozen if not any(shapes.within(t, f) or shapes.within(f, t) for t in thawed)
     }
@@ -917,14 +923,18 @@ def _thawing_helpers(tree: ast.Module, index: TreeIndex | None = None) -> set[st
     (`def unfreeze(m): set_requires_grad(m, True)`)."""
     found = _requires_grad_functions(tree, index, _may_thaw)
     functions = [f for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
-    while found:
-        more = {
-            f.name for f in functions if f.name not in found and _function_words(f, index) & found
-        }
-        if not more:
-            break
-        found |= more
-    return found
+    return named_closure({f.name: _function_words(f, index) for f in functions}, found)
+
+
+def named_closure(bodies: dict[str, set[str]], found: set[str]) -> set[str]:
+    """`found` and the names (`bodies`: name -> the words its body says) whose body says one
+    of them, transitively: the functions that call, by name, one that does something."""
+    found = set(found)
+    while True:
+        grown = {name for name, words in bodies.items() if words & found} - found
+        if not grown:
+            return found
+        found |= grown
 
 
 def _function_words(function: FunctionNode, index: TreeIndex | None) -> set[str]:
@@ -1040,13 +1050,8 @@ def _thawing_names(home: Symbols) -> frozenset[str]:
         other = home.home(node)
         if other is not home and node.name in _thawing_names(other):
             found.add(name)
-    words = {n.name: {w.id for w in walk(n) if isinstance(w, ast.Name)} for n in top}
-    while True:
-        more = {name for name, used in words.items() if name not in found and used & found}
-        if not more:
-            break
-        found |= more
-    home.facts[key] = frozenset(found)
+    words = {n.name: _function_words(n, home.index) for n in top}
+    home.facts[key] = frozenset(named_closure(words, found))
     return home.facts[key]
 
 
