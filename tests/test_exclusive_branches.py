@@ -9,6 +9,9 @@ would make two blocks run if any can, for the truth.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from scripts import rules_reported, run_script
 
@@ -74,3 +77,75 @@ def test_blocks_testing_one_subject_against_other_constants_exclude_each_other(
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == (["LF003"] if raises else [])
+
+
+SETTING_CHOOSES_LOSS = """\
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Param:
+    loss_type = int(sys.argv[1])
+    cuda = False
+
+
+param = Param()
+torch.manual_seed(0)
+G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer = torch.optim.Adam(G.parameters(), lr=0.01)
+for i in range(3):
+    {rebind}z = torch.randn(8, 4)
+    if param.cuda:
+        z = z.cuda()
+    fake = G(z)
+    if param.cuda:
+        fake = fake.cuda()
+    out = D(fake)
+    if param.loss_type == 1:
+        err = -out.mean()
+    if param.loss_type == 2:
+        err = (out ** 2).mean()
+    if param.loss_type == 3:
+        err = out.abs().mean()
+    if param.loss_type == 4:
+        err = torch.relu(1.0 - out).mean()
+    if param.loss_type == 5:
+        err = torch.relu(1.0 + out).mean()
+    if param.loss_type == 6:
+        err = nn.functional.softplus(-out).mean()
+    optimizer.zero_grad()
+    err.backward()
+    optimizer.step()
+print(err.item())
+"""
+
+
+@pytest.mark.parametrize(
+    "rebind, raises",
+    [("", False), ("param.loss_type = 9 if i == 1 else param.loss_type\n    ", True)],
+    ids=["setting", "setting_changed_in_the_loop"],
+)
+def test_a_setting_tested_in_separate_ifs_binds_the_loss_in_every_iteration(
+    rebind, raises, tmp_path
+):
+    """RelativisticGAN's `if param.loss_D == 1: errG = ...` ... `if param.loss_D == 8:`:
+    the setting is the same in every iteration, so the iteration that binds the loss is
+    every iteration (a value with no branch fails on the first one, with a NameError), even
+    where a repeated flag (`if param.cuda:`) splits the loop too. The control changes the
+    setting inside the loop: the second iteration binds nothing and backpropagates the first
+    one's loss again."""
+    source = SETTING_CHOOSES_LOSS.format(rebind=rebind)
+    for value in range(1, 7):
+        (tmp_path / "script.py").write_text(source)
+        run = subprocess.run(
+            [sys.executable, "script.py", str(value)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+        assert (run.returncode != 0) is raises
+    assert rules_reported(source) == (["LF001"] if raises else [])

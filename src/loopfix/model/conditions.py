@@ -114,8 +114,8 @@ def invariant_splits(
     'lsgan']:` in another) is one dimension: a run per constant the tests name, and one for
     any other value, each giving every test of that setting the value Python would (the
     tests of one setting are not independent: `== 'wgan_gp'` and `== 're_avg_gan'` never
-    hold together). At most `MAX_SPLIT_TESTS` dimensions, in source order, and at most
-    `MAX_SPLIT_RUNS` runs in all."""
+    hold together). At most `MAX_SPLIT_TESTS` dimensions, the settings' first, then in
+    source order, and at most `MAX_SPLIT_RUNS` runs in all."""
     bodies = [loop, *methods]
     tests = [
         node.test for body in bodies for node in walk(body) if isinstance(node, ast.If | ast.IfExp)
@@ -135,25 +135,29 @@ def invariant_splits(
         tested = tested_constants(test, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
         if tested is not None and isinstance(test.left, ast.Attribute):
             settings.setdefault(tested[0], []).append((syntax_key(test), test))
-    dimensions: list[tuple[Assignment, ...]] = []
+    candidates: list[tuple[Assignment, ...]] = []
     seen: set = set()
-    runs = 1
     for test in tests:
         key = unnegated(test)[0]
-        if key in seen or len(dimensions) == MAX_SPLIT_TESTS:
+        if key in seen:
             continue
         tested = tested_constants(test, (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
         subject = tested[0] if tested is not None and isinstance(test.left, ast.Attribute) else None
         group = settings.get(subject, []) if subject is not None else []
         if len(group) >= 2 and all(invariant(t) for _, t in group):
-            dimension = _setting_runs(group, _listed_only(bodies, subject))
+            candidates.append(_setting_runs(group, _listed_only(bodies, subject)))
             seen |= {k for k, _ in group}
         elif tally[key] >= 2 and invariant(test):
-            dimension = ({key: True}, {key: False})
+            candidates.append(({key: True}, {key: False}))
             seen.add(key)
-        else:
-            continue
-        if runs * len(dimension) > MAX_SPLIT_RUNS:
+    # a setting's tests first: its branches bind different losses (`if loss_type == 1:
+    # err = ...` then `if loss_type == 2: err = ...`), where a flag's mostly move a value
+    # (`if args.cuda: x = x.cuda()`); then source order
+    candidates.sort(key=lambda dimension: len(dimension) == 2 and len(dimension[0]) == 1)
+    dimensions: list[tuple[Assignment, ...]] = []
+    runs = 1
+    for dimension in candidates:
+        if len(dimensions) == MAX_SPLIT_TESTS or runs * len(dimension) > MAX_SPLIT_RUNS:
             continue
         runs *= len(dimension)
         dimensions.append(dimension)

@@ -391,6 +391,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _exec_statements(self, statements: list[ast.stmt], env: Env) -> Flow:
         flow = Flow(normal=env)
         chain_entry, chain_first, chain_end = None, -1, -1  # see `exclusive_ifs`
+        chain_taken = False  # an earlier `if` of the chain is known to be taken
         for position, statement in enumerate(statements):
             if flow.normal is None:
                 break
@@ -398,10 +399,17 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 length = self._exclusive_ifs(statements, position)
                 if length:
                     chain_entry, chain_first = flow.normal, position
-                    chain_end = position + length - 1
+                    chain_end, chain_taken = position + length - 1, False
             # a later `if` of the chain runs from where the first one started: the branches
             # before it were not taken if it is
             later = chain_first < position <= chain_end
+            if later and chain_taken:
+                # an earlier test holds (a split run's setting, a module constant): this one
+                # cannot, and the path where no branch of the chain runs is not this run's
+                self.eval(statement.test, flow.normal)
+                continue
+            if chain_first <= position <= chain_end:
+                chain_taken = self._decided_test(statement.test) is True
             start = chain_entry if later else flow.normal
             if self.frame.is_top:
                 outer, self.top_statement = self.top_statement, statement
@@ -411,7 +419,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 self.top_statement = outer
             else:
                 step = self.exec_statement(statement, start)
-            if start is not flow.normal:
+            if start is not flow.normal and not chain_taken:
+                # the paths of the earlier branches, and of none: unless this one is known
+                # to be taken, when the others are not
                 step = Flow(normal=flow.normal).join(step)
             flow = flow.then(step)
         return flow
@@ -828,6 +838,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if loop is None or root in names_assigned_in(loop) or _stores_to(loop, subject):
             return None
         return tests, bodies
+
+    def _decided_test(self, test: ast.expr) -> bool | None:
+        """The value of a test of module constants, of a loop counter in the phase being
+        run, or of a setting a split run assumes (`stmt_If`); None when both sides run."""
+        decided = self._constant_test(test)
+        return decided if decided is not None else self._known_test(test)
 
     def _known_test(self, test: ast.expr) -> bool | None:
         """The value of a test of a loop counter (`t == 0`, `t % k == k - 1`) in the phase
