@@ -254,3 +254,122 @@ for x in [x1, x2, x3]:
     cell_optimizer.step()
 """
     check(loop, False, True, ["LF001"], tmp_path)
+
+
+PER_AGENT = """\
+import torch
+import torch.nn as nn
+
+N = 3
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(5, 8)
+        self.q = nn.Linear(16, 4)
+
+    def forward(self, inps):
+        encoded = [torch.tanh(self.enc(x)) for x in inps]
+        context = torch.stack(encoded).mean(0)  # every agent's q reads every agent's input
+        rets = []
+        for i in range(N):
+            all_q = self.q(torch.cat([encoded[i], context], 1))
+            rets.append((all_q.max(1, keepdim=True)[0], all_q))
+        return rets
+
+
+torch.manual_seed(0)
+policies = [nn.Linear(5, 4) for _ in range(N)]
+optimizers = [torch.optim.Adam(p.parameters(), 1e-3) for p in policies]
+critic = Critic()
+for it in range(3):
+    obs = [torch.randn(8, 5) for _ in range(N)]
+    all_log_pis = []
+    for a_i, pi, ob in zip(range(N), policies, obs):
+        all_log_pis.append(pi(ob).log_softmax(1))
+    critic_rets = critic(obs)
+    for a_i, log_pi, (q, all_q) in zip(range(N), all_log_pis, critic_rets):
+        pol_target = {target}
+        pol_loss = (log_pi * pol_target).mean()
+        pol_loss.backward()
+        optimizers[a_i].step()
+        optimizers[a_i].zero_grad()
+print(pol_loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    "target, raises",
+    [("(q - (all_q * log_pi.exp()).sum(1, keepdim=True)).detach()", False), ("q", True)],
+    ids=["detached_target", "critic_graph_in_every_loss"],
+)
+def test_a_loop_over_zip_of_range_and_per_agent_lists_keeps_each_agents_graph(
+    target, raises, tmp_path
+):
+    """MAAC's policy update: `for a_i, log_pi, (q, all_q) in zip(range(n), all_log_pis,
+    critic_rets)`, each agent's loss backpropagated in turn. The numbers `range` gives hold
+    no graph, so each position of the zip is its own list's item: agent 1's `log_pi` is not
+    agent 0's. The control keeps the critic's shared graph in every agent's loss: the second
+    agent's backward goes through what the first one's freed."""
+    source = PER_AGENT.format(target=target)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF003"] if raises else [])
+
+
+LOSS_DICT = """\
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer_G = torch.optim.Adam(netG.parameters(), 1e-3)
+optimizer_D = torch.optim.Adam(netD.parameters(), 1e-3)
+names = ["G_GAN", "G_VGG", "D_real", "D_fake"]
+
+
+def model(label, image):
+    fake = netG(label)
+    loss_D_fake = netD(fake.detach()).mean()
+    loss_D_real = -netD(image).mean()
+    loss_G_GAN = -netD(fake).mean()
+    loss_G_VGG = (fake - image).abs().mean()
+    return [loss_G_GAN, loss_G_VGG, loss_D_real, loss_D_fake]
+
+
+for it in range(3):
+    losses = model(torch.randn(2, 4), torch.randn(2, 4))
+    losses = [torch.mean(x) if not isinstance(x, int) else x for x in losses]
+    loss_dict = {build}
+    loss_D = (loss_dict["D_fake"] + loss_dict["{second}"]) * 0.5
+    loss_G = loss_dict["G_GAN"] + loss_dict.get("G_VGG", 0)
+    optimizer_G.zero_grad()
+    loss_G.backward()
+    optimizer_G.step()
+    optimizer_D.zero_grad()
+    loss_D.backward()
+    optimizer_D.step()
+print(loss_G.item(), loss_D.item())
+"""
+
+
+@pytest.mark.parametrize(
+    "build, second, raises",
+    [
+        ("dict(zip(names, losses))", "D_real", False),
+        ("{k: v for k, v in zip(names, losses)}", "D_real", False),
+        ("dict(zip(names, losses))", "G_GAN", True),
+    ],
+    ids=["dict_zip", "dict_comprehension", "same_entry_in_both_losses"],
+)
+def test_entries_of_a_dict_built_from_pairs_are_told_apart_by_key(build, second, raises, tmp_path):
+    """pix2pixHD's `loss_dict = dict(zip(model.loss_names, losses))`, then `loss_D` from the
+    "D_" entries and `loss_G` from the "G_" ones: the model cannot read which loss each key
+    holds, but another key's entry may hold other tensors, so the generator's backward is
+    not taken to free what the discriminator's needs. The control puts the "G_GAN" entry in
+    both losses: the second backward goes through the graph the first one freed."""
+    source = LOSS_DICT.format(build=build, second=second)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF003"] if raises else [])

@@ -13,10 +13,12 @@ from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import (
     EMPTY,
     OPAQUE,
+    UNKNOWN_ENTRIES,
     UNSEEN_FORWARD,
     Env,
     Graph,
     Value,
+    dict_entry,
     join_envs,
     join_values,
     union,
@@ -371,6 +373,10 @@ class CallsMixin:
         if is_text(func.value):  # `"{} = {:.4f}".format(key, loss)`: a str holds no graph
             self._args(node, env)
             return EMPTY.with_shape(OTHER)
+        if attr == "get":
+            got = self._dict_get(node, func, env)
+            if got is not None:
+                return got
         if attr in STEP_HOOKS:
             self._hooked(func.value, env)
         if attr in ("train", "eval"):
@@ -449,6 +455,21 @@ class CallsMixin:
             self.note_write(key)
             return EMPTY.with_shape(NONE)
         return None
+
+    def _dict_get(self, node: ast.Call, func: ast.Attribute, env: Env) -> Value | None:
+        """`losses.get("G_VGG", 0)` of a dict the scope names: the entry, as `losses["G_VGG"]`
+        reads it (`dict_entry`), or the default; None for any other call of `get`."""
+        key = self.key_for(func.value)
+        held = env.get(key) if key is not None else None
+        if held is None or not (isinstance(held.shape, tuple) and held.shape[0] == "dict"):
+            return None
+        if node.keywords or not 1 <= len(node.args) <= 2:
+            return None
+        if not isinstance(node.args[0], ast.Constant):
+            return None
+        self.eval(func.value, env)
+        default = self.eval(node.args[1], env) if len(node.args) == 2 else EMPTY
+        return join_values(dict_entry(held, node.args[0].value), default)
 
     def _modules_site(self, positional, keywords) -> tuple[int, ...]:
         """Where the body of a function handed modules runs: one site per set of modules
@@ -1895,7 +1916,7 @@ _BUILTIN_SHAPERS = {
     "max": lambda args: Value(union(args), UNKNOWN),
     "min": lambda args: Value(union(args), UNKNOWN),
     "abs": lambda args: Value(union(args), UNKNOWN),
-    "dict": lambda args: Value(union(args), UNKNOWN),
+    "dict": lambda args: Value(union(args), UNKNOWN_ENTRIES, (union(args),)),
     "map": lambda args: Value(union(args), UNKNOWN),
 }
 

@@ -23,6 +23,7 @@ from loopfix.model.graphs import (
     Graph,
     UpdateSite,
     Value,
+    is_entry,
 )
 from loopfix.model.symbols import dotted_name
 
@@ -92,7 +93,9 @@ class EventsMixin:
             for g in this_iteration
             if g.freed_by is not None and not self._through_another_item(g)
         }
-        stale = {g.stale_by for g in this_iteration if g.stale_by is not None}
+        # an entry of a dict whose entries are not told apart may not hold the graph the
+        # step made stale at all (`keyed_graph`): it proves no version error
+        stale = {g.stale_by for g in this_iteration if g.stale_by is not None and not is_entry(g)}
         modules = set().union(*(self.obs.site_modules.get(g.site, {None}) for g in known))
         self.obs.backward_modules.setdefault(backward_id, set()).update(modules)
         if freed:

@@ -10,10 +10,12 @@ from loopfix.model.counters import int_constant
 from loopfix.model.graphs import (
     EMPTY,
     OPAQUE,
+    UNKNOWN_ENTRIES,
     UNSEEN_FORWARD,
     Env,
     Graph,
     Value,
+    dict_entry,
     item_graph,
     join_values,
     union,
@@ -136,13 +138,7 @@ class ExpressionsMixin:
             graphs = base.parts[index.value % len(base.parts)] | unplaced
             return Value(graphs, shapes.item_shape(shape))
         if isinstance(shape, tuple) and shape[0] == "dict" and isinstance(index, ast.Constant):
-            keys = [key for key, _ in shape[1]]
-            if index.value not in keys:
-                if "**" in keys:  # not written after the last `**`: one of the spread dicts'
-                    return Value(base.part(len(keys) - 1, len(keys)), UNKNOWN)
-                return base.with_shape(UNKNOWN)
-            position = keys.index(index.value)
-            return Value(base.part(position, len(keys)), shape[1][position][1])
+            return dict_entry(base, index.value)
         if isinstance(index, ast.Constant) and base.parts is None:
             return Value(self.item_graphs(base.graphs, index.value), shapes.item_shape(shape))
         return base.with_shape(shapes.item_shape(shape))
@@ -281,7 +277,8 @@ class ExpressionsMixin:
         return self._comprehension(node, env, [node.elt])
 
     def expr_DictComp(self, node: ast.DictComp, env: Env) -> Value:
-        return self._comprehension(node, env, [node.key, node.value])
+        built = self._comprehension(node, env, [node.key, node.value])
+        return Value(built.graphs, UNKNOWN_ENTRIES, (built.graphs,))
 
     def _is_known_name(self, name: str) -> bool:
         symbols = self.symbols

@@ -139,6 +139,45 @@ class Value:
         return self.graphs
 
 
+def keyed_graph(graph: Graph, key: object) -> Graph:
+    """`graph` as the entry `key` of a dict whose entries the model cannot tell apart holds
+    it (`dict(zip(names, losses))["D_fake"]`): another key's entry may hold other tensors,
+    so a backward that went through one key's graphs is not taken to have freed what a
+    backward through another key's needs (`EventsMixin._through_another_item`); consumption
+    and carrying stay the graph's, whatever key it is read under; a step's change of the graph
+    proves no version error through it (`is_entry`). A graph read through an item already,
+    or of unknown origin, is returned as is."""
+    if graph.item is not None or graph.opaque:
+        return graph
+    return dataclasses.replace(graph, item=("entry", key))
+
+
+def is_entry(graph: Graph) -> bool:
+    """Whether `graph` was read as an entry of a dict whose entries are not told apart."""
+    return isinstance(graph.item, tuple) and graph.item[:1] == ("entry",)
+
+
+def dict_entry(base: Value, key: object) -> Value:
+    """Entry `key` of a dict value (`base.shape` is `("dict", entries)`): a key written in
+    the literal has its own graphs; any other key, one of the spread dicts' (`{**d, "g":
+    loss_g}`) or of a dict built from pairs the model cannot read (`dict(zip(names,
+    losses))`), whose graphs it holds as that key's (`keyed_graph`)."""
+    entries = base.shape[1]
+    keys = [k for k, _ in entries]
+    if key not in keys:
+        if "**" in keys:  # not written after the last `**`
+            graphs = base.part(len(keys) - 1, len(keys))
+            return Value(frozenset(keyed_graph(g, key) for g in graphs), shapes.UNKNOWN)
+        return base.with_shape(shapes.UNKNOWN)
+    position = keys.index(key)
+    return Value(base.part(position, len(keys)), entries[position][1])
+
+
+# a dict whose entries are not known one by one (`dict(zip(names, losses))`, a dict
+# comprehension): every key is one of its `**` entry's
+UNKNOWN_ENTRIES = ("dict", (("**", shapes.UNKNOWN),))
+
+
 def item_graph(graph: Graph, key: object) -> Graph:
     """The reference item `key` (an int position or a constant key) of the output of a
     module whose forward loopfix cannot see holds to its graph. Which items share which

@@ -1411,13 +1411,20 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if items.item_parts is not None:
             return items.item_parts
         if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "zip":
-            # `for logp, r in zip(log_probs, rewards)`: each position from its own list
-            lists = [self._listed_value(a, env) for a in iterated.args]
+            # `for logp, r in zip(log_probs, rewards)`: each position from its own list, and
+            # numbers from `range(n)` (`zip(range(n_agents), log_pis, critic_rets)`)
+            lists = [
+                EMPTY if self._counts(a) else self._listed_value(a, env) for a in iterated.args
+            ]
             if iterated.args and all(v is not None for v in lists):
                 return tuple(v.graphs for v in lists)
             return None
         value = self._listed_value(iterated, env)
         return value.item_parts if value is not None and value.graphs == items.graphs else None
+
+    def _counts(self, node: ast.expr) -> bool:
+        """`range(n)` or `itertools.count()`: items that are plain numbers."""
+        return isinstance(node, ast.Call) and self.symbols.qualify(node.func) in COUNTERS
 
     def _listed_value(self, node: ast.expr, env: Env) -> Value | None:
         """The value of the list `node` walks (`reversed(xs)`, `xs[::-1]`, `xs`), or None."""
@@ -1890,6 +1897,10 @@ def _graph_loads(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
     return set().union(*(_graph_loads(child) for child in child_nodes(node)))
+
+
+# calls whose items are plain numbers
+COUNTERS = frozenset({"range", "itertools.count"})
 
 
 def _walks_elements(loop: ast.AST) -> bool:
