@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from scripts import run_python
 from typer.testing import CliRunner
 
 from loopfix.analysis import analyse_source
@@ -691,3 +692,74 @@ def test_a_script_written_later_moves_the_namespace_root(tmp_path):
     assert find_root(train) == (tmp_path / "gan").resolve()
     write(tmp_path, {"main.py": "from gan import train\n"})
     assert find_root(train) == tmp_path.resolve()
+
+
+LAMBDA_MODULE = """\
+import torch
+
+
+class VQ(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Linear(4, 4)
+        self.dec = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.dec(self.enc(x))
+
+    def calculate_lambda(self, perceptual_loss, gan_loss):
+        w = self.dec.weight
+        g1 = torch.autograd.grad(perceptual_loss, w, {keep})[0]
+        g2 = torch.autograd.grad(gan_loss, w, retain_graph=True)[0]
+        own = self.dec(torch.randn(2, 4)).pow(2).sum()
+        g3 = torch.autograd.grad(own, w, retain_graph=True)[0]
+        lam = (torch.norm(g1) + torch.norm(g3)) / (torch.norm(g2) + 1e-4)
+        return 0.8 * torch.clamp(lam, 0, 1e4).detach()
+"""
+
+VQGAN_TRAINER = """\
+import torch
+from lam import VQ
+
+
+class TrainVQGAN:
+    def __init__(self):
+        self.vqgan = VQ()
+        self.disc = torch.nn.Linear(4, 1)
+        self.opt_vq = torch.optim.Adam(self.vqgan.parameters(), 1e-3)
+        self.train()
+
+    def train(self):
+        for i in range(3):
+            x = torch.randn(8, 4)
+            out = self.vqgan(x)
+            rec = (out - x).abs().mean()
+            g_loss = -self.disc(out).mean()
+            lam = self.vqgan.calculate_lambda(rec, g_loss)
+            vq_loss = rec + lam * g_loss
+            self.opt_vq.zero_grad()
+            vq_loss.backward()
+            self.opt_vq.step()
+
+
+torch.manual_seed(0)
+TrainVQGAN()
+print("ok")
+"""
+
+
+def test_a_graph_a_method_is_handed_keeps_its_retain_for_the_callers_backward(tmp_path):
+    """VQGAN's `calculate_lambda(perceptual_loss, gan_loss)`: called from a trainer in
+    another module, it takes each loss's gradient with `retain_graph=True`, and the trainer
+    then backpropagates both losses: the retains are needed (without the first one the
+    second `autograd.grad` fails, and without either the trainer's backward would). Only the
+    retain on the graph the method builds itself (`own`) is needless."""
+    write(tmp_path, {"lam.py": LAMBDA_MODULE.format(keep="retain_graph=True")})
+    write(tmp_path, {"main.py": VQGAN_TRAINER})
+    assert run_python(["main.py"], tmp_path).stdout.strip() == "ok"
+    findings = analyse(tmp_path / "lam.py").findings
+    text = (tmp_path / "lam.py").read_text()
+    assert [(f.rule, text[: f.start].count("\n") + 1) for f in findings] == [("LF004", 18)]
+    write(tmp_path, {"lam.py": LAMBDA_MODULE.format(keep="retain_graph=False")})
+    failed = run_python(["main.py"], tmp_path)
+    assert "backward through the graph a second time" in failed.stderr, failed.stderr

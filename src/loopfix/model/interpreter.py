@@ -178,6 +178,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.held = HeldModules(body, body is module_body)
         self.leaves = set()
         splits = self._split_runs(self._scope_splits(function)) if function is not None else [{}]
+        given = self._given_graphs(function, env) if function is not None else frozenset()
         flow = None
         for assumed in splits:
             self.assumed.update(assumed)
@@ -188,13 +189,34 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                     del self.assumed[key]
             flow = run if flow is None else flow.join(run)
         # A retained graph still held by what the scope returns or keeps on `self` may be
-        # backwarded by code loopfix does not see.
-        kept = [flow.returned] if flow.returned is not None else []
+        # backwarded by code loopfix does not see; so may one its callers passed in (VQGAN's
+        # `calculate_lambda(perceptual_loss, gan_loss)`, whose caller backpropagates both
+        # losses after it took their gradients with `retain_graph=True`).
+        kept = [flow.returned.graphs] if flow.returned is not None else []
         for final in (flow.normal, flow.returns):
-            kept += [v for k, v in (final or {}).items() if k.startswith("self.")]
-        for value in kept:
-            self.obs.escaping |= {c for g in value.graphs if g.retained for c in g.consumers}
+            for key, value in (final or {}).items():
+                if key.startswith("self."):
+                    kept.append(value.graphs)
+                elif given:
+                    kept.append(frozenset(g for g in value.graphs if g.key in given))
+        for graphs in kept:
+            self.obs.escaping |= {c for g in graphs if g.retained for c in g.consumers}
         return join_envs(flow.normal, flow.returns) or {}
+
+    def _given_graphs(self, function: FunctionNode, env: Env) -> frozenset:
+        """The keys of the graphs the parameters of `function` hold as its scope starts (what
+        its callers pass; `self` aside)."""
+        arguments = function.args
+        names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+        names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        keys = set()
+        for name in names:
+            if name in ("self", "cls"):
+                continue
+            value = env.get(self.key_for(ast.Name(name)) or name)
+            if value is not None:
+                keys |= {g.key for g in value.graphs if not g.opaque}
+        return frozenset(keys)
 
     # ---------------------------------------------------------------- identities
     def _id(self, kind: str, node: ast.AST) -> int:

@@ -51,8 +51,11 @@ freed graph.
 ## Fix safety
 Safe (`[*]`; this rule has no unsafe fix) when the analysis sees every use of the graph. A
 graph passed to a function defined in another module and backwarded there is invisible;
-loopfix stays silent when the graph is returned or stored on `self`, but not when it is handed
-to an unknown callee.
+loopfix stays silent when the graph is returned or stored on `self`, or when it came in through
+a parameter of the function the backward is in (its callers hold it, and may backpropagate it
+afterwards, as VQGAN's trainer does after `calculate_lambda(perceptual_loss, gan_loss)` took
+each loss's gradient with `retain_graph=True`), but not when it is handed to an unknown
+callee.
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
