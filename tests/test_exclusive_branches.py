@@ -149,3 +149,63 @@ def test_a_setting_tested_in_separate_ifs_binds_the_loss_in_every_iteration(
         assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
         assert (run.returncode != 0) is raises
     assert rules_reported(source) == (["LF001"] if raises else [])
+
+
+SETTING_AND_FLAG = """\
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Args:
+    loss = int(sys.argv[1])
+    aux = sys.argv[2] == "aux"
+
+
+args = Args()
+torch.manual_seed(0)
+backbone, head, aux_head = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)
+params = [*backbone.parameters(), *head.parameters(), *aux_head.parameters()]
+optimizer = torch.optim.SGD(params, lr=0.1)
+for step in range(3):
+    feat = backbone(torch.randn(8, 4))
+    out = head(feat)
+    if args.aux:
+        aux_out = aux_head(feat)
+    if args.loss == 1:
+        loss = out.pow(2).mean()
+    if args.loss == 2:
+        loss = out.abs().mean()
+    if args.loss == 3:
+        loss = -out.mean()
+    if args.loss == 4:
+        loss = torch.relu(1 - out).mean()
+    if args.loss == 5:
+        loss = torch.relu(1 + out).mean()
+    if args.loss == 6:
+        loss = out.exp().mean()
+    if args.aux:
+        loss = loss + aux_out.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(loss.item())
+"""
+
+
+def test_a_setting_of_six_values_and_a_repeated_flag_both_split_the_loop(tmp_path):
+    """A loss chosen by a setting in six separate blocks and an auxiliary head under a flag
+    tested twice: both splits are followed (7 runs of the setting would leave no room for
+    the flag's 2 within twelve runs), and the setting is taken to be one of the values its
+    blocks list (they all bind `loss`, which the flag's second block reads: any other value
+    fails on the first iteration). No iteration reads the previous one's loss or head."""
+    (tmp_path / "script.py").write_text(SETTING_AND_FLAG)
+    for value in range(1, 7):
+        for aux in ("aux", "no"):
+            run = subprocess.run(
+                [sys.executable, "script.py", str(value), aux], cwd=tmp_path,
+                capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert run.returncode == 0, run.stderr
+    assert rules_reported(SETTING_AND_FLAG) == []

@@ -41,7 +41,7 @@ from loopfix.model.symbols import dotted_name
 MAX_SPLIT_TESTS = 2
 # at most this many runs of one loop or scope when a setting tested against several values
 # splits it (`invariant_splits`): one run per value, and one for any other
-MAX_SPLIT_RUNS = 12
+MAX_SPLIT_RUNS = 24
 
 _PURE = (
     ast.Name,
@@ -187,7 +187,8 @@ def _listed_only(bodies: list[ast.AST], subject: str) -> bool:
     """Whether the code takes the setting to be one of the values it lists: an `if` /
     `elif` chain of two tests or more of it, with no `else` (`if self.gan_type == "lsgan":
     ... elif self.gan_type == "vanilla": ...`, each branch computing the loss a later line
-    uses), as `Interpreter._setting_branches` reads such a chain in a loop."""
+    uses), as `Interpreter._setting_branches` reads such a chain in a loop, or separate
+    `if` statements of it that all assign one name (`_blocks_bind_one_name`)."""
     for body in bodies:
         for node in walk(body):
             if not isinstance(node, ast.If):
@@ -204,7 +205,48 @@ def _listed_only(bodies: list[ast.AST], subject: str) -> bool:
             tested = [tested_constants(t, (ast.Eq, ast.In)) for t in tests]
             if all(t is not None and t[0] == subject for t in tested):
                 return True
+        if any(_blocks_bind_one_name(block, subject) for block in _statement_lists(body)):
+            return True
     return False
+
+
+def _statement_lists(node: ast.AST) -> list[list[ast.stmt]]:
+    """Every list of statements in `node` (bodies, `else` and `finally` blocks)."""
+    found = []
+    for inner in walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(inner, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                found.append(block)
+    return found
+
+
+def _blocks_bind_one_name(statements: list[ast.stmt], subject: str) -> bool:
+    """Whether `statements` hold two or more consecutive `if` statements without `else`, each
+    testing `subject` against constants of its own (`if param.loss_D == 1: errG = ...`, then
+    `if param.loss_D == 2: errG = ...`), that all assign one name: the code reads it after
+    them, taking the setting to be one of the values they list (any other would read it
+    unbound, in the first iteration)."""
+    run: list[set[str]] = []
+    for statement in [*statements, None]:
+        tested = None
+        if isinstance(statement, ast.If) and not statement.orelse:
+            tested = tested_constants(statement.test, (ast.Eq, ast.In))
+        if tested is not None and tested[0] == subject:
+            run.append(_names_stored(statement))
+            continue
+        if len(run) >= 2 and set.intersection(*run):
+            return True
+        run = []
+    return False
+
+
+def _names_stored(statement: ast.stmt) -> set[str]:
+    return {
+        node.id
+        for node in walk(statement)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
 
 
 def _constants(test: ast.Compare) -> list[object]:
