@@ -1023,6 +1023,9 @@ class CallsMixin:
         return ("method", info, method, key)
 
     def _resolve_name(self, func: ast.Name, env: Env, call: ast.Call) -> tuple:
+        method = self.frame.method_aliases.get(func.id)
+        if method is not None:  # `act = agent.act`, then `act(state)`
+            return self._resolve(method, env, call)
         key = self.key_for(func)
         value = env.get(key) if key else None
         if value is not None and shapes.is_module(value.shape):

@@ -161,6 +161,9 @@ class Frame:
     # parameter -> the caller's key of the variable it was given (`detach_(state)`): a
     # change in place of the object reaches the caller's variable
     given_keys: dict[str, str] = field(default_factory=dict)
+    # names bound once to a method of a project object (`act = agent.act`): called, the
+    # method runs on that object
+    method_aliases: dict[str, ast.Attribute] = field(default_factory=dict)
 
     def given_key(self, key: str) -> str | None:
         """The caller's key for this frame's parameter `key` (prefixed), else None."""

@@ -501,6 +501,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         for target in node.targets:
             self.bind(target, value, env)
             self._alias_attribute(target, source, value, env)
+            self._alias_method(target, source, env)
             self._note_leaf(target, source)
         env.update(handed_back)
         self.hand_back_attributes(node, env)
@@ -621,6 +622,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.frame.aliases[target.id] = path
             self.frame.attribute_aliases.add(target.id)
             env.setdefault(path, value)
+
+    def _alias_method(self, target: ast.expr, source: ast.expr, env: Env) -> None:
+        """`action_train = player.action_train`, bound once in the scope: a call of the name
+        runs the method on that object, as `player.action_train(...)` would (a3c_continuous'
+        worker). Bound to anything else, the name is its own again (`bind`)."""
+        if not isinstance(target, ast.Name):
+            return
+        self.frame.method_aliases.pop(target.id, None)
+        if not isinstance(source, ast.Attribute) or dotted_name(source) is None:
+            return
+        function = self.followed[-1][0] if self.followed and not self.frame.is_top else None
+        if not self.held.bound_once(target.id, function):
+            return
+        root = dotted_name(source).partition(".")[0]
+        if root != "self" and not self.held.keeps(root, function, target.lineno):
+            return  # the object's name is bound again: which object runs it is not known
+        resolved = self._resolve(source, env, ast.Call(func=source, args=[], keywords=[]))
+        if resolved[0] == "method":
+            self.frame.method_aliases[target.id] = source
 
     def _note_listed(self, node: ast.Assign, target: ast.expr, source: ast.expr) -> None:
         """`models = [encoder, regressor]`: the list's items are those names' objects.
