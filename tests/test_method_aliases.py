@@ -48,9 +48,7 @@ print(loss.item())
     [("state", False), ("state + hx.sum()", True)],
     ids=["observation", "state_built_from_the_lstm"],
 )
-def test_a_method_called_through_a_name_bound_to_it_runs_on_its_object(
-    returned, raises, tmp_path
-):
+def test_a_method_called_through_a_name_bound_to_it_runs_on_its_object(returned, raises, tmp_path):
     """The state the method hands back is an observation (no graph), as the worker's is:
     followed into the method, the loop carries no graph. The control hands back a state
     built from the LSTM's output: the next update's backward goes through the previous
