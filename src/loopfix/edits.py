@@ -105,6 +105,21 @@ class Layout:
             lineno -= 1
         return self.line_start(lineno)
 
+    def moved_start(self, statement: ast.stmt) -> int:
+        """Where a statement moved elsewhere begins: with the comment lines that introduce
+        it, unless another statement of its block follows on the very next line: the
+        comment then heads that group (`# backward` above `scheduler.step()`,
+        `optimizer.zero_grad()`, `loss.backward()`) and stays with the statements that
+        remain."""
+        after = statement.end_lineno + 1
+        if after <= len(self.starts):
+            line = self.line_text(after)
+            indent = self.indent(statement)
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and _is_code_at(line, indent):
+                return self.line_start(statement.lineno)
+        return self.leading_start(statement)
+
     def insert_before(self, statement: ast.stmt, lines: list[str]) -> Edit:
         """Above the statement and above the comment lines that introduce it."""
         indent = self.indent(statement)
@@ -146,6 +161,10 @@ class Layout:
         if "#" in removed or "\\" in removed:
             return None
         return Edit(start, end, "")
+
+
+def _is_code_at(line: str, indent: str) -> bool:
+    return line.startswith(indent) and not line[len(indent) :][:1].isspace()
 
 
 def _is_comment_at(line: str, indent: str) -> bool:

@@ -48,7 +48,8 @@ for epoch in range(epochs):
 ```
 
 ## What the fix preserves
-The fix moves the scheduler's `step()` (with the comment lines above it) to just after the
+The fix moves the scheduler's `step()` (with the comment lines above it, unless the next line
+is another statement of the block, which the comment then heads) to just after the
 statement that steps its optimizer: after `optimizer.step()` (or the `if` / `scaler.step()`
 holding it, or the call that steps it) for a per-iteration schedule, after the batch loop for
 a per-epoch one. A call that steps the scheduler is moved whole (`lr =
@@ -251,7 +252,7 @@ class SchedulerBeforeStep(Rule):
         layout = context.layout
         if not (layout.stands_alone(statement) and layout.stands_alone(anchor)):
             return None
-        start, end = layout.leading_start(statement), layout.line_end(statement.end_lineno)
+        start, end = layout.moved_start(statement), layout.line_end(statement.end_lineno)
         moved = context.text[start:end].rstrip("\r\n").splitlines()
         indent = layout.indent(statement)
         lines = [line[len(indent) :] if line.startswith(indent) else line for line in moved]
