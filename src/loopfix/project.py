@@ -358,6 +358,9 @@ class Project:
     _folders: dict[Path, Path] = field(default_factory=dict)  # importer -> its folder
     # (module file, fact) -> (the text it was computed from, the fact): see `_remember`
     _text_facts: dict[tuple[Path, str], tuple[str, object]] = field(default_factory=dict)
+    # importer -> (epoch, `_path_additions`), asked for every import it makes: found again
+    # once per run, as `_files` is
+    _additions: dict[Path, tuple[int, tuple]] = field(default_factory=dict)
     # importer -> what its import lines named when `imports_changed` last read them
     _last_imports: dict[Path, list] = field(default_factory=dict)
     # folder -> the names in it (None: not a folder), read once per lookup of new imports:
@@ -408,11 +411,16 @@ class Project:
         (searched before its folder, searched after it), as `sys_path_entries`."""
         if importer.suffix != ".py":
             return (), ()
+        cached = self._additions.get(importer)
+        if cached is not None and cached[0] == self.epoch:
+            return cached[1]
         before, after = self._remember(importer, "sys.path", sys_path_entries)
-        return (
+        folders = (
             tuple(importer.parent / folder for folder in before),
             tuple(importer.parent / folder for folder in after),
         )
+        self._additions[importer] = (self.epoch, folders)
+        return folders
 
     def _folder_of(self, importer: Path) -> Path:
         """`importer.parent`, made once per importer: a lookup key built for every import
