@@ -97,6 +97,12 @@ def invariant_tests(
 Assignment = dict  # test key -> the value it has in one run
 
 
+class ListedValues(tuple):
+    """The runs of a setting taken to be one of the values its tests list (`_listed_only`):
+    no run for any other value. A conclusion that holds only on every path (LF004's "no
+    later backward uses it") is not drawn where such runs are the only ones."""
+
+
 def invariant_splits(
     loop: ast.AST,
     rebound: frozenset[str] = frozenset(),
@@ -180,7 +186,7 @@ def _setting_runs(
         run = {key: _holds(test, value) for key, test in group}
         if run not in runs:  # `in ['vanilla', 'lsgan']` alone: one run for both
             runs.append(run)
-    return tuple(runs)
+    return ListedValues(runs) if listed_only else tuple(runs)
 
 
 def _listed_only(bodies: list[ast.AST], subject: str) -> bool:

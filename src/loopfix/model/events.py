@@ -39,6 +39,8 @@ class EventsMixin:
         still counts as reached (precision first: a retain it may need is kept)."""
         self.env_events += 1
         backward_id = self._id("backward", node)
+        if self.listed_runs:
+            self.obs.listed_backwards.add(backward_id)
         loops = tuple(self.loop_stack)
         site = self.obs.backwards.get(backward_id)
         if site is None:

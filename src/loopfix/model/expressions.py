@@ -44,6 +44,17 @@ class ExpressionsMixin:
             value = Value(union(children), UNKNOWN)
         return Value(frozenset(), value.shape) if self.no_grad and not _is_alias(node) else value
 
+    def expr_Yield(self, node: ast.Yield | ast.YieldFrom, env: Env) -> Value:
+        """`yield out`: the consumer holds what is yielded, and may backpropagate it; a
+        graph kept by `retain_graph=True` before is not needlessly kept (LF004). What the
+        consumer sends back is not known."""
+        value = self.eval(node.value, env)
+        self.obs.escaping |= {c for g in value.graphs if g.retained for c in g.consumers}
+        self.yielded |= {g.key for g in value.graphs if not g.opaque}
+        return OPAQUE
+
+    expr_YieldFrom = expr_Yield
+
     def expr_Constant(self, node: ast.Constant, env: Env) -> Value:
         return EMPTY.with_shape(NONE if node.value is None else OTHER)
 

@@ -62,6 +62,8 @@ class Observations:
     leaf_sites: set[tuple[int, ...]] = field(default_factory=set)
     # backwards whose retained graph is still held when its scope ends (returned, on self)
     escaping: set[int] = field(default_factory=set)
+    # backwards run where a split assumed a setting takes one of its listed values
+    listed_backwards: set[int] = field(default_factory=set)
     # backwards whose loss has no graph loopfix can see, or some of unknown origin
     partly_unknown: set[int] = field(default_factory=set)
     # reads of other elements of a per-element list inside the loop over its elements

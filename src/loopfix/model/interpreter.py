@@ -16,7 +16,12 @@ import dataclasses
 
 from loopfix.model import shapes
 from loopfix.model.calls import CallsMixin, concatenated_positions
-from loopfix.model.conditions import invariant_splits, tested_constants, unnegated
+from loopfix.model.conditions import (
+    ListedValues,
+    invariant_splits,
+    tested_constants,
+    unnegated,
+)
 from loopfix.model.counters import Counter, Phase, loop_counter, names_assigned_in
 from loopfix.model.events import EventsMixin
 from loopfix.model.expressions import ExpressionsMixin
@@ -129,6 +134,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # tests an enclosing loop cannot change (`conditions.unnegated` keys) -> the value the
         # loop is being run with
         self.assumed: dict[str, bool] = {}
+        # how many of the split loops and scopes being run assume a setting takes one of the
+        # values its tests list (`conditions.ListedValues`)
+        self.listed_runs = 0
+        self.yielded: set = set()
         # the attributes the last followed call set on the local it returned (a factory's
         # `return model`), for the assignment of its value (`hand_back_attributes`)
         self.returned_attributes: tuple[FunctionNode, str, Env] | None = None
@@ -177,17 +186,24 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         module_body = self.symbols.tree.body if self.symbols.tree is not None else None
         self.held = HeldModules(body, body is module_body)
         self.leaves = set()
-        splits = self._split_runs(self._scope_splits(function)) if function is not None else [{}]
+        dimensions = self._scope_splits(function) if function is not None else []
+        splits = self._split_runs(dimensions) if function is not None else [{}]
         given = self._given_graphs(function, env) if function is not None else frozenset()
+        self.yielded = set()  # the keys of the graphs the scope yields (`expr_Yield`)
+        listed = any(isinstance(d, ListedValues) for d in dimensions)
+        self.listed_runs += listed
         flow = None
-        for assumed in splits:
-            self.assumed.update(assumed)
-            try:
-                run = self.exec_block(body, dict(env) if len(splits) > 1 else env)
-            finally:
-                for key in assumed:
-                    del self.assumed[key]
-            flow = run if flow is None else flow.join(run)
+        try:
+            for assumed in splits:
+                self.assumed.update(assumed)
+                try:
+                    run = self.exec_block(body, dict(env) if len(splits) > 1 else env)
+                finally:
+                    for key in assumed:
+                        del self.assumed[key]
+                flow = run if flow is None else flow.join(run)
+        finally:
+            self.listed_runs -= listed
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see; so may one its callers passed in (VQGAN's
         # `calculate_lambda(perceptual_loss, gan_loss)`, whose caller backpropagates both
@@ -197,8 +213,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             for key, value in (final or {}).items():
                 if key.startswith("self."):
                     kept.append(value.graphs)
-                elif given:
-                    kept.append(frozenset(g for g in value.graphs if g.key in given))
+                elif given or self.yielded:
+                    shared = given | self.yielded
+                    kept.append(frozenset(g for g in value.graphs if g.key in shared))
         for graphs in kept:
             self.obs.escaping |= {c for g in graphs if g.retained for c in g.consumers}
         return join_envs(flow.normal, flow.returns) or {}
@@ -1061,19 +1078,25 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         once per value of it (`conditions`); the flows after it are joined."""
         flow = None
         items = self._literal_items(node, env)
-        for assumed in self._split_runs(self._loop_facts(node, env)[1]):
-            self.assumed.update(assumed)
-            try:
-                if items is not None:
-                    run = self._run_unrolled(node, dict(env), items)
-                else:
-                    run = self.loop_memo.run(
-                        self, node, dict(env), lambda entry: self._run_loop(node, entry)
-                    )
-            finally:
-                for key in assumed:
-                    del self.assumed[key]
-            flow = run if flow is None else flow.join(run)
+        dimensions = self._loop_facts(node, env)[1]
+        listed = any(isinstance(d, ListedValues) for d in dimensions)
+        self.listed_runs += listed
+        try:
+            for assumed in self._split_runs(dimensions):
+                self.assumed.update(assumed)
+                try:
+                    if items is not None:
+                        run = self._run_unrolled(node, dict(env), items)
+                    else:
+                        run = self.loop_memo.run(
+                            self, node, dict(env), lambda entry: self._run_loop(node, entry)
+                        )
+                finally:
+                    for key in assumed:
+                        del self.assumed[key]
+                flow = run if flow is None else flow.join(run)
+        finally:
+            self.listed_runs -= listed
         return flow
 
     def _split_runs(self, dimensions: list[tuple[dict, ...]]) -> list[dict]:

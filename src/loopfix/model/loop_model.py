@@ -18,6 +18,7 @@ from loopfix.model.calls import (
     MODULE_PLUMBING,
     MODULE_QUERIES,
     WORKER_CLASSES,
+    local_names,
 )
 from loopfix.model.counters import entered
 from loopfix.model.frames import Effect, Frame, Observations
@@ -52,6 +53,14 @@ _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
 # together, nearest first: the corpus's callers run at most 150; a framework's entry
 # script, which builds everything, runs far more and would cost more than the file itself
 CALLERS_BUDGET = 1000
+
+
+# what a test of a setting is built from: names, attributes, subscripts by a constant, and
+# comparisons of them with constants (`params['lr_decay']`, `args.decay and not args.fixed`)
+_SETTING_NODES = (
+    ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Compare, ast.BoolOp,
+    ast.UnaryOp, ast.Load, ast.cmpop, ast.boolop, ast.unaryop,
+)  # fmt: skip
 
 
 @dataclass
@@ -137,6 +146,12 @@ class LoopModel:
 
     def modules_reached_by(self, backward_id: int) -> set[str | None]:
         return set(self.observations.backward_modules.get(backward_id, set()))
+
+    def assumes_listed_setting(self, backward_id: int) -> bool:
+        """Whether the backward ran only in runs that took a setting to be one of the values
+        its tests list (`conditions.ListedValues`): another value may take a path no run
+        followed."""
+        return backward_id in self.observations.listed_backwards
 
     def retained_graph_escapes(self, backward_id: int) -> bool:
         return backward_id in self.observations.escaping
@@ -759,6 +774,35 @@ class LoopModel:
             test = test.left
         return owner if syntax_key(test) == syntax_key(call.func.value) else None
 
+    def setting_guard(self, statement: ast.stmt) -> ast.If | None:
+        """The `if params['lr_decay']:` (or `if args.decay:`), without `else`, whose only
+        statement is `statement`, inside a loop, when its test reads only names, attributes
+        and constant subscripts that nothing in the loop changes (`changes_condition`) and
+        not the loop's target: every iteration takes the same side, so the statement runs in
+        every iteration or in none, and moves with its test. None for a test of the
+        iteration (`if epoch > 0:`) or of what the loop computes."""
+        owner, block = self.block_of(statement)
+        if not (
+            isinstance(owner, ast.If)
+            and block is owner.body
+            and len(block) == 1
+            and not owner.orelse
+            and all(isinstance(n, _SETTING_NODES) for n in walk(owner.test))
+        ):
+            return None
+        loop, _ = self.block_of(owner)
+        if not isinstance(loop, ast.For | ast.AsyncFor | ast.While):
+            return None
+        read = {n.id for n in walk(owner.test) if isinstance(n, ast.Name)}
+        bound = (
+            {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+            if not isinstance(loop, ast.While)
+            else set()
+        )
+        if not read or read & bound or self.changes_condition(owner.test, loop.body):
+            return None
+        return owner
+
     def changes_condition(self, test: ast.expr, statements: list[ast.stmt]) -> ast.stmt | None:
         """The first of `statements` that may change what `test` evaluates to: it binds,
         deletes or stores into a name the test reads (`counts["d"] += 1`, `self.k = ...`), or
@@ -767,6 +811,11 @@ class LoopModel:
         function of the file (it may change a global)."""
         roots = {n.id for n in walk(test) if isinstance(n, ast.Name)}
         counters = self._loop_counters(statements[0]) if statements else set()
+        # a function of the file may rebind a global the test reads, not a local of the
+        # function around the statements (`params` of `train(..., params)`), which it can
+        # change only when handed it
+        around = self._function_around(statements[0]) if statements else None
+        own_locals = local_names(around) if around is not None else frozenset()
         own_functions = set(self.symbols.functions)
         for statement in statements:
             for node in walk(statement):
@@ -775,8 +824,19 @@ class LoopModel:
                 if _stores_into(node, roots) or _hands_to_call(node, roots - counters):
                     return statement
                 calls_own = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                if calls_own and node.func.id in own_functions and roots - counters:
+                if calls_own and node.func.id in own_functions and roots - counters - own_locals:
                     return statement
+        return None
+
+    def _function_around(
+        self, statement: ast.stmt
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function whose body holds `statement` (directly or in blocks), or None."""
+        node = statement
+        while id(node) in self.parents:
+            node = self.parents[id(node)][0]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return node
         return None
 
     def counts_iterations(self, test: ast.expr, loop_id: int) -> bool:

@@ -54,8 +54,10 @@ graph passed to a function defined in another module and backwarded there is inv
 loopfix stays silent when the graph is returned or stored on `self`, or when it came in through
 a parameter of the function the backward is in (its callers hold it, and may backpropagate it
 afterwards, as VQGAN's trainer does after `calculate_lambda(perceptual_loss, gan_loss)` took
-each loss's gradient with `retain_graph=True`), but not when it is handed to an unknown
-callee.
+each loss's gradient with `retain_graph=True`), or when a generator yields it to its
+consumer, but not when it is handed to an unknown callee. Nor does it report a retain where the
+analysis took a setting to be one of the values its tests list (an `if`/`elif` chain, or
+separate `if` blocks that all bind one name): another value may take a path no run followed.
 
 ## References
 - PyTorch docs, `torch.Tensor.backward` (`retain_graph`)
@@ -80,6 +82,8 @@ class NeedlessRetainGraph(Rule):
                 continue
             if not model.loss_fully_visible(site.id):
                 continue  # part of the graph comes from code loopfix cannot see
+            if model.assumes_listed_setting(site.id):
+                continue  # a setting's other values, which no run followed, may need it
             if any(
                 _may_follow(model, b, site) and not model.loss_fully_visible(b.id)
                 for b in model.backwards()

@@ -49,7 +49,9 @@ for epoch in range(epochs):
 
 ## What the fix preserves
 The fix moves the scheduler's `step()` (with the comment lines above it, unless the next line
-is another statement of the block, which the comment then heads) to just after the
+is another statement of the block, which the comment then heads; with the `if` of a setting
+around it that nothing in the loop changes, `if params['lr_decay']:`, which steps it in every
+epoch or in none) to just after the
 statement that steps its optimizer: after `optimizer.step()` (or the `if` / `scaler.step()`
 holding it, or the call that steps it) for a per-iteration schedule, after the batch loop for
 a per-epoch one. A call that steps the scheduler is moved whole (`lr =
@@ -111,7 +113,10 @@ class SchedulerBeforeStep(Rule):
         model, findings = context.model, []
         for site, statement, optimizers in self._scheduler_steps(context):
             # `if scheduler is not None: scheduler.step()` steps whenever there is a schedule
-            statement = model.existence_guard(statement) or statement
+            # `if params['lr_decay']: lr_scheduler.step()`: every epoch or none, as the setting
+            statement = (
+                model.existence_guard(statement) or model.setting_guard(statement) or statement
+            )
             owner, block = model.block_of(statement)
             if not isinstance(owner, LOOPS | ast.FunctionDef | ast.AsyncFunctionDef):
                 continue  # guarded, or at module level outside a loop: it may follow a step
