@@ -209,3 +209,44 @@ def test_a_setting_of_six_values_and_a_repeated_flag_both_split_the_loop(tmp_pat
             )  # fmt: skip
             assert run.returncode == 0, run.stderr
     assert rules_reported(SETTING_AND_FLAG) == []
+
+
+EQUAL_CONSTANTS = """\
+import torch
+import torch.nn as nn
+
+
+class Args:
+    loss = 1
+
+
+args = Args()
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    out = model(torch.randn(8, 4)).tanh()
+    if args.loss == 1:
+        loss = out.pow(2).mean()
+        loss.backward()
+    if args.loss == {second}:
+        loss = out.abs().mean()
+        loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    "second, raises",
+    [("1.0", True), ("True", True), ("2", False)],
+    ids=["float", "bool", "other_value"],
+)
+def test_a_setting_split_compares_constants_as_python_does(second, raises, tmp_path):
+    """`1 == 1.0 == True` in Python: a run that takes the setting to be 1 takes both blocks,
+    and the second backward goes through the graph the first one freed."""
+    source = EQUAL_CONSTANTS.format(second=second)
+    run = run_script(source, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
+    assert rules_reported(source) == (["LF003"] if raises else [])

@@ -178,7 +178,7 @@ def _setting_runs(
     values: list[object] = []
     for _, test in group:
         for value in _constants(test):
-            if not any(type(v) is type(value) and v == value for v in values):
+            if not any(v == value for v in values):  # as Python compares: 1 == 1.0 == True
                 values.append(value)
     other = object()  # equal to no constant
     runs: list[Assignment] = []
@@ -263,7 +263,7 @@ def _constants(test: ast.Compare) -> list[object]:
 
 def _holds(test: ast.Compare, value: object) -> bool:
     """The test's value when its subject is `value` (`==`, `!=`, `in`, `not in`)."""
-    inside = any(type(c) is type(value) and c == value for c in _constants(test))
+    inside = any(c == value for c in _constants(test))
     return inside if isinstance(test.ops[0], ast.Eq | ast.In) else not inside
 
 
