@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 
 from loopfix.model import shapes
@@ -137,6 +138,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # how many of the split loops and scopes being run assume a setting takes one of the
         # values its tests list (`conditions.ListedValues`)
         self.listed_runs = 0
+        # whether modules of the project call into this one (`loop_model.record_calls_into`)
+        self.external_callers = False
         self.yielded: set = set()
         # the attributes the last followed call set on the local it returned (a factory's
         # `return model`), for the assignment of its value (`hand_back_attributes`)
@@ -188,26 +191,28 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.leaves = set()
         dimensions = self._scope_splits(function) if function is not None else []
         splits = self._split_runs(dimensions) if function is not None else [{}]
-        given = self._given_graphs(function, env) if function is not None else frozenset()
+        # what callers in other modules pass in (their later backwards are not seen here)
+        given = (
+            self._given_graphs(function, env)
+            if function is not None and self.external_callers
+            else frozenset()
+        )
         self.yielded = set()  # the keys of the graphs the scope yields (`expr_Yield`)
         listed = any(isinstance(d, ListedValues) for d in dimensions)
         self.listed_runs += listed
         flow = None
         try:
             for assumed in splits:
-                self.assumed.update(assumed)
-                try:
+                with self._assuming(assumed):
                     run = self.exec_block(body, dict(env) if len(splits) > 1 else env)
-                finally:
-                    for key in assumed:
-                        del self.assumed[key]
                 flow = run if flow is None else flow.join(run)
         finally:
             self.listed_runs -= listed
         # A retained graph still held by what the scope returns or keeps on `self` may be
-        # backwarded by code loopfix does not see; so may one its callers passed in (VQGAN's
-        # `calculate_lambda(perceptual_loss, gan_loss)`, whose caller backpropagates both
-        # losses after it took their gradients with `retain_graph=True`).
+        # backwarded by code loopfix does not see; so may one callers in other modules passed
+        # in (VQGAN's `calculate_lambda(perceptual_loss, gan_loss)`, whose trainer
+        # backpropagates both losses after it took their gradients with `retain_graph=True`;
+        # this file's own calls run the body where they are, and show what follows)
         kept = [flow.returned.graphs] if flow.returned is not None else []
         for final in (flow.normal, flow.returns):
             for key, value in (final or {}).items():
@@ -1083,21 +1088,27 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         self.listed_runs += listed
         try:
             for assumed in self._split_runs(dimensions):
-                self.assumed.update(assumed)
-                try:
+                with self._assuming(assumed):
                     if items is not None:
                         run = self._run_unrolled(node, dict(env), items)
                     else:
                         run = self.loop_memo.run(
                             self, node, dict(env), lambda entry: self._run_loop(node, entry)
                         )
-                finally:
-                    for key in assumed:
-                        del self.assumed[key]
                 flow = run if flow is None else flow.join(run)
         finally:
             self.listed_runs -= listed
         return flow
+
+    @contextlib.contextmanager
+    def _assuming(self, assumed: dict):
+        """One split run: the tests it assumes hold their values until it ends."""
+        self.assumed.update(assumed)
+        try:
+            yield
+        finally:
+            for key in assumed:
+                del self.assumed[key]
 
     def _split_runs(self, dimensions: list[tuple[dict, ...]]) -> list[dict]:
         """What each run of a split loop or scope assumes beyond what is assumed already

@@ -55,6 +55,7 @@ _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
 CALLERS_BUDGET = 1000
 
 
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # what a test of a setting is built from: names, attributes, subscripts by a constant, and
 # comparisons of them with constants (`params['lr_decay']`, `args.decay and not args.fixed`)
 _SETTING_NODES = (
@@ -794,12 +795,12 @@ class LoopModel:
         if not isinstance(loop, ast.For | ast.AsyncFor | ast.While):
             return None
         read = {n.id for n in walk(owner.test) if isinstance(n, ast.Name)}
-        bound = (
-            {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
-            if not isinstance(loop, ast.While)
-            else set()
-        )
-        if not read or read & bound or self.changes_condition(owner.test, loop.body):
+        # not a test of any loop around it (`if epoch > 0:` in the batch loop), nor of what
+        # one of them changes
+        if not read or read & self._loop_counters(owner):
+            return None
+        loops = [s for s in self.enclosing_statements(owner) if isinstance(s, _LOOPS)]
+        if any(self.changes_condition(owner.test, outer.body) for outer in loops):
             return None
         return owner
 
@@ -1280,6 +1281,7 @@ def build_model(
             symbols.adopt(*adopted)
     instances = Instances(symbols, call_sites)
     interpreter = Interpreter(symbols, observations, instances, kept=kept)
+    interpreter.external_callers = bool(chain)
     _run_scopes(interpreter, tree, index, relevant, _keeps_totals_in_loops)
     model = LoopModel(tree=tree, symbols=symbols, observations=observations)
     model.summaries = interpreter.summaries

@@ -52,8 +52,8 @@ freed graph.
 Safe (`[*]`; this rule has no unsafe fix) when the analysis sees every use of the graph. A
 graph passed to a function defined in another module and backwarded there is invisible;
 loopfix stays silent when the graph is returned or stored on `self`, or when it came in through
-a parameter of the function the backward is in (its callers hold it, and may backpropagate it
-afterwards, as VQGAN's trainer does after `calculate_lambda(perceptual_loss, gan_loss)` took
+a parameter of a function that other project modules call (they hold it, and may backpropagate
+it afterwards, as VQGAN's trainer does after `calculate_lambda(perceptual_loss, gan_loss)` took
 each loss's gradient with `retain_graph=True`), or when a generator yields it to its
 consumer, but not when it is handed to an unknown callee. Nor does it report a retain where the
 analysis took a setting to be one of the values its tests list (an `if`/`elif` chain, or
