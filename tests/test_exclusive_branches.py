@@ -250,3 +250,56 @@ def test_a_setting_split_compares_constants_as_python_does(second, raises, tmp_p
     run = run_script(source, tmp_path)
     assert ("backward through the graph a second time" in run.stderr) is raises, run.stderr
     assert rules_reported(source) == (["LF003"] if raises else [])
+
+
+TWO_SETTINGS_AND_FLAG = """\
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Args:
+    act, loss, aux = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "aux"
+
+
+args = Args()
+torch.manual_seed(0)
+model, head = nn.Linear(4, 1), nn.Linear(4, 1)
+opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)
+for i in range(3):
+    x = torch.randn(8, 4)
+    out = model(x)
+    if args.act == "tanh":
+        out = out.tanh()
+    if args.act == "relu":
+        out = out.relu()
+    if args.aux:
+        aux_out = head(x).sigmoid()
+    if args.loss == 1:
+        loss = out.pow(2).mean()
+    if args.loss == 2:
+        loss = out.abs().mean()
+    if args.aux:
+        loss = loss + aux_out.mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(loss.item())
+"""
+
+
+def test_two_settings_and_a_repeated_flag_all_split_the_loop(tmp_path):
+    """Two settings compared with constants and an auxiliary head under a flag tested twice:
+    the flag's split is followed beside the settings' (three splits), so the head's output
+    is never read in an iteration that did not compute it."""
+    (tmp_path / "script.py").write_text(TWO_SETTINGS_AND_FLAG)
+    for act in ("tanh", "relu"):
+        for loss in ("1", "2"):
+            for aux in ("aux", "no"):
+                run = subprocess.run(
+                    [sys.executable, "script.py", act, loss, aux], cwd=tmp_path,
+                    capture_output=True, text=True, timeout=120,
+                )  # fmt: skip
+                assert run.returncode == 0, run.stderr
+    assert rules_reported(TWO_SETTINGS_AND_FLAG) == []

@@ -38,7 +38,7 @@ from loopfix.model.index import syntax_key, walk
 from loopfix.model.symbols import dotted_name
 
 # at most this many invariant tests split one loop (2 ** n runs of it)
-MAX_SPLIT_TESTS = 2
+MAX_SPLIT_TESTS = 3
 # at most this many runs of one loop or scope when a setting tested against several values
 # splits it (`invariant_splits`): one run per value, and one for any other
 MAX_SPLIT_RUNS = 24
