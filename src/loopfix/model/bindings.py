@@ -28,7 +28,7 @@ def bound_before(model, statement: ast.stmt, name: str) -> bool:
         ):
             return True  # `if t == 0: h = zeros(...)`: bound on the first pass, kept after
         if isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            return name in _parameters(owner)
+            return name in parameter_names(owner)
         if isinstance(owner, ast.If) and _tests_unbound(owner.test, name) and block is owner.orelse:
             return True  # the `else` of `if "h" not in locals():`
         if not isinstance(owner, ast.stmt):
@@ -90,7 +90,8 @@ def _tests_unbound(test: ast.expr, name: str) -> bool:
     )
 
 
-def _parameters(function) -> set[str]:
+def parameter_names(function) -> set[str]:
+    """Every parameter name of `function`: positional, keyword-only, `*args`, `**kwargs`."""
     args = function.args
     names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]

@@ -34,7 +34,8 @@ from __future__ import annotations
 import ast
 from collections import Counter as Tally
 
-from loopfix.model.index import syntax_key, walk
+from loopfix.model.counters import names_assigned_in
+from loopfix.model.index import BLOCK_FIELDS, syntax_key, walk
 from loopfix.model.symbols import dotted_name
 
 # at most this many invariant tests split one loop (2 ** n runs of it)
@@ -220,7 +221,7 @@ def _statement_lists(node: ast.AST) -> list[list[ast.stmt]]:
     """Every list of statements in `node` (bodies, `else` and `finally` blocks)."""
     found = []
     for inner in walk(node):
-        for field in ("body", "orelse", "finalbody"):
+        for field in BLOCK_FIELDS:
             block = getattr(inner, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 found.append(block)
@@ -239,20 +240,12 @@ def _blocks_bind_one_name(statements: list[ast.stmt], subject: str) -> bool:
         if isinstance(statement, ast.If) and not statement.orelse:
             tested = tested_constants(statement.test, (ast.Eq, ast.In))
         if tested is not None and tested[0] == subject:
-            run.append(_names_stored(statement))
+            run.append(names_assigned_in(statement))
             continue
         if len(run) >= 2 and set.intersection(*run):
             return True
         run = []
     return False
-
-
-def _names_stored(statement: ast.stmt) -> set[str]:
-    return {
-        node.id
-        for node in walk(statement)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
 
 
 def _constants(test: ast.Compare) -> list[object]:

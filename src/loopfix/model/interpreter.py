@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 
 from loopfix.model import shapes
+from loopfix.model.bindings import parameter_names
 from loopfix.model.calls import CallsMixin, concatenated_positions
 from loopfix.model.conditions import (
     ListedValues,
@@ -198,16 +199,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             else frozenset()
         )
         self.yielded = set()  # the keys of the graphs the scope yields (`expr_Yield`)
-        listed = any(isinstance(d, ListedValues) for d in dimensions)
-        self.listed_runs += listed
         flow = None
-        try:
+        with self._listing(dimensions):
             for assumed in splits:
                 with self._assuming(assumed):
                     run = self.exec_block(body, dict(env) if len(splits) > 1 else env)
                 flow = run if flow is None else flow.join(run)
-        finally:
-            self.listed_runs -= listed
         # A retained graph still held by what the scope returns or keeps on `self` may be
         # backwarded by code loopfix does not see; so may one callers in other modules passed
         # in (VQGAN's `calculate_lambda(perceptual_loss, gan_loss)`, whose trainer
@@ -228,13 +225,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
     def _given_graphs(self, function: FunctionNode, env: Env) -> frozenset:
         """The keys of the graphs the parameters of `function` hold as its scope starts (what
         its callers pass; `self` aside)."""
-        arguments = function.args
-        names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
-        names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
         keys = set()
-        for name in names:
-            if name in ("self", "cls"):
-                continue
+        for name in parameter_names(function) - {"self", "cls"}:
             value = env.get(self.key_for(ast.Name(name)) or name)
             if value is not None:
                 keys |= {g.key for g in value.graphs if not g.opaque}
@@ -1084,9 +1076,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         flow = None
         items = self._literal_items(node, env)
         dimensions = self._loop_facts(node, env)[1]
-        listed = any(isinstance(d, ListedValues) for d in dimensions)
-        self.listed_runs += listed
-        try:
+        with self._listing(dimensions):
             for assumed in self._split_runs(dimensions):
                 with self._assuming(assumed):
                     if items is not None:
@@ -1096,9 +1086,18 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                             self, node, dict(env), lambda entry: self._run_loop(node, entry)
                         )
                 flow = run if flow is None else flow.join(run)
+        return flow
+
+    @contextlib.contextmanager
+    def _listing(self, dimensions: list[tuple[dict, ...]]):
+        """The runs of a split loop or scope: those of a setting taken to be one of its
+        listed values (`conditions.ListedValues`) count in `listed_runs` while they run."""
+        listed = any(isinstance(d, ListedValues) for d in dimensions)
+        self.listed_runs += listed
+        try:
+            yield
         finally:
             self.listed_runs -= listed
-        return flow
 
     @contextlib.contextmanager
     def _assuming(self, assumed: dict):

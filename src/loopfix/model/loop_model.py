@@ -55,7 +55,6 @@ _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
 CALLERS_BUDGET = 1000
 
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # what a test of a setting is built from: names, attributes, subscripts by a constant, and
 # comparisons of them with constants (`params['lr_decay']`, `args.decay and not args.fixed`)
 _SETTING_NODES = (
@@ -778,8 +777,8 @@ class LoopModel:
     def setting_guard(self, statement: ast.stmt) -> ast.If | None:
         """The `if params['lr_decay']:` (or `if args.decay:`), without `else`, whose only
         statement is `statement`, inside a loop, when its test reads only names, attributes
-        and constant subscripts that nothing in the loop changes (`changes_condition`) and
-        not the loop's target: every iteration takes the same side, so the statement runs in
+        and constant subscripts that no loop around it changes (`changes_condition`) or
+        binds as its target: every iteration takes the same side, so the statement runs in
         every iteration or in none, and moves with its test. None for a test of the
         iteration (`if epoch > 0:`) or of what the loop computes."""
         owner, block = self.block_of(statement)
@@ -791,15 +790,14 @@ class LoopModel:
             and all(isinstance(n, _SETTING_NODES) for n in walk(owner.test))
         ):
             return None
-        loop, _ = self.block_of(owner)
-        if not isinstance(loop, ast.For | ast.AsyncFor | ast.While):
+        if not isinstance(self.block_of(owner)[0], LOOPS):
             return None
         read = {n.id for n in walk(owner.test) if isinstance(n, ast.Name)}
         # not a test of any loop around it (`if epoch > 0:` in the batch loop), nor of what
         # one of them changes
         if not read or read & self._loop_counters(owner):
             return None
-        loops = [s for s in self.enclosing_statements(owner) if isinstance(s, _LOOPS)]
+        loops = [s for s in self.enclosing_statements(owner) if isinstance(s, LOOPS)]
         if any(self.changes_condition(owner.test, outer.body) for outer in loops):
             return None
         return owner
@@ -829,9 +827,7 @@ class LoopModel:
                     return statement
         return None
 
-    def _function_around(
-        self, statement: ast.stmt
-    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    def _function_around(self, statement: ast.stmt) -> FunctionNode | None:
         """The function whose body holds `statement` (directly or in blocks), or None."""
         node = statement
         while id(node) in self.parents:
