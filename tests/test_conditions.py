@@ -101,8 +101,9 @@ def test_a_read_under_a_flag_the_write_does_not_share_is_still_found(tmp_path):
         ("", "    alias = args\n"),
         ("alias = args\n", "    alias.aux = False\n"),
         ("", "    args.step += 1\n"),  # `aux` may be a property of `step`
+        ("", "    d = vars(args)\n"),  # the namespace itself, which its user may change
     ],
-    ids=["method", "passed", "setattr", "aliased", "alias_before", "property"],
+    ids=["method", "passed", "setattr", "aliased", "alias_before", "property", "vars"],
 )
 def test_a_test_of_what_the_loop_hands_to_other_code_is_not_invariant(before, inside):
     loop = (
@@ -111,6 +112,27 @@ def test_a_test_of_what_the_loop_hands_to_other_code_is_not_invariant(before, in
     )
     module = ast.parse(before + loop)
     assert invariant_tests(module.body[-1]) == []
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        "    print(args)\n",
+        "    text = repr(args)\n",
+        "    text = f'{args}'\n",
+        "    k = int(args.every) + len(args.name)\n",
+        "    ok = hasattr(args, 'aux') and isinstance(args.every, int)\n",
+    ],
+    ids=["print", "repr", "fstring", "int_len", "hasattr"],
+)
+def test_python_builtins_that_only_read_leave_a_setting_invariant(inside):
+    """Person_reID logs `opt` between its two tests: printing, formatting or converting a
+    setting reads it and changes nothing."""
+    loop = (
+        "for x in xs:\n    if args.aux:\n        a = f(x)\n    if args.aux:\n        g(a)\n"
+        + inside
+    )
+    assert invariant_tests(ast.parse(loop).body[0]) == [key("args.aux")]
 
 
 def test_a_name_a_function_declares_global_is_not_invariant():
@@ -432,3 +454,141 @@ def test_a_string_method_of_a_setting_reads_it_without_handing_it_over():
     """)
     hinge, lsgan = "self.opt.gan_type == 'hinge'", "self.opt.gan_type == 'lsgan'"
     assert runs == [{hinge: True, lsgan: False}, {hinge: False, lsgan: True}]
+
+
+# An ACER learner (jingweiz/pytorch-rl): `self.master.enable_lstm` is tested around the
+# rollout's detach and around the LSTM's step in `_forward`, which also calls the average
+# model the master holds. With the setting on, every rollout starts from a detached state;
+# with it off, the state's cell is never changed.
+MASTER_HOLDS_AVERAGE = """\
+import torch
+import torch.nn as nn
+
+
+class Master:
+    def __init__(self):
+        self.enable_lstm = True
+        self.model = nn.LSTMCell(4, 4)
+        self.avg_model = nn.LSTMCell(4, 4)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+
+class Learner:
+    def __init__(self, master):
+        self.master = master
+        zeros = torch.zeros(1, 4)
+        self.hidden = (zeros, zeros)
+        self.avg_hidden = (zeros, zeros)
+
+    def _forward(self, x):
+        if self.master.enable_lstm:
+            self.hidden = self.master.model(x, self.hidden)
+        else:
+            self.hidden = (self.master.model(x)[0], self.hidden[1])
+        with torch.no_grad():
+            self.avg_hidden = self.master.avg_model(x, self.avg_hidden)
+        return self.hidden[0]
+
+    def run(self, steps):
+        for _ in range(steps):
+            if self.master.enable_lstm:  # cut the previous rollout's graph
+                self.hidden = (self.hidden[0].detach(), self.hidden[1].detach())
+            loss = sum(self._forward(torch.randn(1, 4)).sum() for _ in range(3))
+            self.master.optimizer.zero_grad()
+            loss.backward()
+            self.master.optimizer.step()
+
+
+Learner(Master()).run(4)
+"""
+AVERAGE_AS_METHOD = (
+    "    def avg_model(self, x, h):\n"
+    "        self.enable_lstm = not self.enable_lstm\n"
+    "        return self.average(x, h)\n"
+)
+
+
+@pytest.mark.parametrize("setting", [True, False])
+@pytest.mark.parametrize("average", ["held module", "method that flips the setting"])
+def test_calling_a_module_another_object_holds_leaves_its_settings(tmp_path, average, setting):
+    """`self.master.avg_model(x, h)`, where the master's class stores `avg_model` (an LSTM
+    cell) and defines no attribute of that name, is a forward pass: it cannot change
+    `self.master.enable_lstm`, so the tests split the loop and neither value carries a graph.
+    A method of that name may change it (this one flips it on every call): the state is
+    then read undetached, and both the run and the finding say so."""
+    text = MASTER_HOLDS_AVERAGE.replace("enable_lstm = True", f"enable_lstm = {setting}")
+    if average != "held module":
+        text = text.replace("self.avg_model = nn.LSTMCell", "self.average = nn.LSTMCell")
+        text = text.replace("\n\n\nclass Learner", f"\n\n{AVERAGE_AS_METHOD}\n\nclass Learner")
+    fails = average != "held module"
+    run = run_script(text, tmp_path)
+    assert ("backward through the graph a second time" in run.stderr) is fails, run.stderr
+    assert ("LF001" in rules_reported(text)) is fails
+
+
+FIXED_BINDING = (
+    "for x in xs:\n{before}    use_aux = {value}\n{after}"
+    "    if use_aux:\n        a = f(x)\n    if use_aux:\n        g(a)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "value", "after", "invariant"),
+    [
+        # Person_reID's `return_feature = opt.arcface or opt.cosface or ...` at the top
+        ("", "opt.arcface or opt.cosface", "", True),
+        ("", "args.aux_weight > 0", "", True),
+        # it reads what the loop changes
+        ("", "opt.arcface", "    opt.arcface = x\n", False),
+        ("", "x > 0", "", False),
+        # a test of the name before the binding reads the previous value
+        ("    if use_aux:\n        pass\n", "opt.arcface", "", False),
+        # bound again later in the iteration
+        ("", "opt.arcface", "    use_aux = not use_aux\n", False),
+        # handed to other code, or a call's value
+        ("", "opt.arcface", "    h(use_aux)\n", False),
+        ("", "ready()", "", False),
+    ],
+    ids=["settings", "compare", "changed", "target", "tested_first", "rebound", "handed", "call"],
+)
+def test_a_name_bound_each_iteration_to_the_same_settings_is_invariant(
+    before, value, after, invariant
+):
+    loop = FIXED_BINDING.format(before=before, value=value, after=after)
+    assert (keys_of(loop) == [key("use_aux")]) is invariant
+
+
+AUXILIARY_HEAD_EACH_ITERATION = """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--aux_weight", type=float, default=0.3)
+args = parser.parse_args([])
+
+torch.manual_seed(0)
+body, head, aux_head = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+params = [*body.parameters(), *head.parameters(), *aux_head.parameters()]
+optimizer = torch.optim.SGD(params, lr=0.1)
+for step in range(4):
+    features = torch.relu(body(torch.randn(6, 4)))
+    use_aux = args.aux_weight > 0
+    if use_aux:
+        aux = aux_head(features).pow(2).mean()
+    loss = head(features).pow(2).mean()
+    if use_aux:
+        loss = loss + args.aux_weight * aux
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_flag_bound_each_iteration_from_settings_correlates_its_tests(tmp_path):
+    """`use_aux = args.aux_weight > 0` at the top of every iteration: the auxiliary loss is
+    made and added under the same value, so no iteration reads the previous one's."""
+    run = run_script(AUXILIARY_HEAD_EACH_ITERATION, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert rules_reported(AUXILIARY_HEAD_EACH_ITERATION) == []

@@ -8,6 +8,7 @@ import weakref
 import zlib
 
 from loopfix.model import shapes
+from loopfix.model.bindings import parameter_names
 from loopfix.model.counters import int_constant
 from loopfix.model.frames import Call, Frame
 from loopfix.model.graphs import (
@@ -603,8 +604,11 @@ class CallsMixin:
                 continue
             path = self.module_path(item) if isinstance(item, ast.Name | ast.Attribute) else None
             shape = self._peek(item, env).shape
+            parameter = shape == shapes.module("Parameter")  # `self.goal_init`, built as one
             if path is None or (
-                shape not in (shapes.TENSOR, UNKNOWN, None) and path not in self.leaves
+                shape not in (shapes.TENSOR, UNKNOWN, None)
+                and not parameter
+                and path not in self.leaves
             ):
                 return None
             paths.add(shapes.TENSOR_PATH + path)
@@ -1028,6 +1032,10 @@ class CallsMixin:
             return self._resolve(method, env, call)
         key = self.key_for(func)
         value = env.get(key) if key else None
+        nested = self.frame.nested.get(func.id)
+        if nested is not None and value is None:  # `zero_grad_all()` defined in `train()`
+            self.closures.add(id(nested))
+            return ("function", nested)
         if value is not None and shapes.is_module(value.shape):
             return ("module", value.shape, key)
         unknown = value is None or value.shape in (None, UNKNOWN)
@@ -1088,7 +1096,43 @@ class CallsMixin:
                 # whose clearing the model can follow
                 return ("constructed", UNKNOWN)
             return ("optimizer",)
+        if (
+            self._derives_from_scheduler(info, 0)
+            and not self._binds_step(info, 0)
+            and self.symbols.home(info.node).stores_attribute("step") == 0
+            and self.symbols.stores_attribute("step") == 0
+        ):
+            # `class FindLR(_LRScheduler)` with its own `get_lr()`: the base's `step()` moves
+            # the schedule, which starts from the optimizer's learning rate (a module that
+            # sets a `step` attribute, `Frozen.step = ...`, may replace it)
+            return ("scheduler",)
         return ("construct", info)
+
+    def _binds_step(self, info: ClassInfo, depth: int) -> bool:
+        """Whether the class or a project class it derives from defines or assigns its own
+        `step` (`def step(...)`, `step = _advance`)."""
+        for statement in info.node.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                if statement.name == "step":
+                    return True
+            elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = getattr(statement, "targets", None) or [statement.target]
+                if any(isinstance(t, ast.Name) and t.id == "step" for t in targets):
+                    return True
+        if depth >= 3:
+            return False
+        home = self.symbols.home(info.node)
+        return any(self._binds_step(b, depth + 1) for b in home.file_bases(info))
+
+    def _derives_from_scheduler(self, info: ClassInfo, depth: int) -> bool:
+        """A project class deriving from one of `torch.optim.lr_scheduler`'s."""
+        home = self.symbols.home(info.node)
+        for base in info.node.bases:
+            if (home.qualify(base) or "").startswith("torch.optim.lr_scheduler."):
+                return True
+        if depth >= 3:
+            return False
+        return any(self._derives_from_scheduler(b, depth + 1) for b in home.file_bases(info))
 
     def _derives_from_optimizer(self, info: ClassInfo, depth: int) -> bool:
         home = self.symbols.home(info.node)
@@ -1417,11 +1461,28 @@ class CallsMixin:
         site_prefix = call.site or self.frame.site_prefix
         locals_ = self.instances.local_names(call.function)
         frame = Frame(prefix, self_path, {}, call.cls, site_prefix, depth, locals=locals_)
+        if id(call.function) in self.closures:
+            self._see_enclosing_names(call.function, frame)
+            if "self" not in locals_:  # the enclosing method's `self`
+                frame.self_path, frame.cls = self.frame.self_path, self.frame.cls
         var_keywords = call.function.args.kwarg
         frame.var_keywords = var_keywords.arg if var_keywords is not None else None
         frame.passed = call.passed
         frame.literals = call.literals
         return frame
+
+    def _see_enclosing_names(self, function: FunctionNode, frame: Frame) -> None:
+        """A closure's names that are not its own mean the enclosing function's, as the
+        frame calling it (the one whose body defined it) keys them: `optimizer_g` in
+        `zero_grad_all()` is `train()`'s local."""
+        own = frame.locals or frozenset()
+        params = parameter_names(function)
+        for node in walk(function):
+            if type(node) is not ast.Name or node.id in own or node.id in params:
+                continue
+            outer = self.key_for(node)
+            if outer is not None and outer != node.id:
+                frame.enclosing[node.id] = outer
 
     def _literal_arguments(self, function: FunctionNode, node: ast.Call, method: bool) -> dict:
         """`Call.literals`: the literal each parameter the body tests and never binds again
@@ -1483,7 +1544,7 @@ class CallsMixin:
         for decorator in function.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = dotted_name(target) or ""
-            if name not in ("staticmethod", "classmethod") and not _no_grad_decorator(
+            if name not in ("staticmethod", "classmethod") and not no_grad_decorator(
                 decorator, home
             ):
                 return False
@@ -1596,12 +1657,10 @@ def local_names(function: FunctionNode, parameters: bool = True) -> frozenset[st
     if parameters:
         names |= {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
         names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-    declared: set[str] = set()
+    declared = _declared_outside(function)
     for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
-        elif isinstance(node, ast.Global):
-            declared.update(node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if node is not function:
                 names.add(node.name)
@@ -1614,6 +1673,21 @@ def local_names(function: FunctionNode, parameters: bool = True) -> frozenset[st
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names.add(node.rest)
     return frozenset(names - declared)
+
+
+def _declared_outside(function: FunctionNode) -> set[str]:
+    """The names `function`'s own body (not a function defined in it) declares `global` or
+    `nonlocal`: binding them binds the module's or the enclosing function's name."""
+    declared: set[str] = set()
+    todo = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            blocks = (ast.stmt, ast.excepthandler, ast.match_case)
+            todo += [n for n in ast.iter_child_nodes(node) if isinstance(n, blocks)]
+    return declared
 
 
 def _record(fields: tuple[str, ...], node: ast.Call, positional, keywords) -> Value:
@@ -1701,10 +1775,11 @@ def _retain_flag(node: ast.Call) -> bool | None:
 def _decorated_no_grad(function: FunctionNode, symbols: Symbols) -> bool:
     """`@torch.no_grad()`, `@torch.inference_mode()`, `@torch.set_grad_enabled(False)`, or a
     project decorator that applies one of them (YOLOv5's `@smart_inference_mode()`)."""
-    return any(_no_grad_decorator(d, symbols) for d in function.decorator_list)
+    return any(no_grad_decorator(d, symbols) for d in function.decorator_list)
 
 
-def _no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
+def no_grad_decorator(decorator: ast.expr, symbols: Symbols) -> bool:
+    """`decorator` applies a no-grad mode (`_decorated_no_grad`)."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     qualified = symbols.qualify(target)
     if qualified in NO_GRAD_CONTEXTS or is_no_grad_alias(decorator, symbols):
@@ -1836,6 +1911,19 @@ def is_text(node: ast.expr) -> bool:
     return isinstance(node, ast.JoinedStr) or (
         isinstance(node, ast.Constant) and isinstance(node.value, str)
     )
+
+
+def closure_work(function: FunctionNode) -> bool:
+    """Whether a function defined inside another names autograd work (`AUTOGRAD_WORK`, or a
+    `detach`) or declares `nonlocal` names (`nonlocal hidden; hidden = hidden.detach()`):
+    what a rule may ask about when the enclosing function calls it."""
+    for node in walk(function):
+        if isinstance(node, ast.Nonlocal):
+            return True
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        if name in AUTOGRAD_WORK or name in ("detach", "detach_"):
+            return True
+    return False
 
 
 def inert(function: FunctionNode, symbols: Symbols, depth: int = 0) -> bool:

@@ -110,6 +110,7 @@ def invariant_splits(
     methods: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = (),
     computed: frozenset[str] | None = None,
     held: frozenset[str] = frozenset(),
+    forwards: frozenset[str] = frozenset(),
 ) -> list[tuple[Assignment, ...]]:
     """How to split the runs of a loop (or of a function run as its own scope) on the tests
     it cannot change: a list of dimensions, each the assignments (test key -> value) one run
@@ -122,7 +123,8 @@ def invariant_splits(
     any other value, each giving every test of that setting the value Python would (the
     tests of one setting are not independent: `== 'wgan_gp'` and `== 're_avg_gan'` never
     hold together). At most `MAX_SPLIT_TESTS` dimensions, the settings' first, then in
-    source order, and at most `MAX_SPLIT_RUNS` runs in all."""
+    source order, and at most `MAX_SPLIT_RUNS` runs in all. `forwards`: the calls (by
+    dotted path) of a module that another object holds (`_exposed_paths`)."""
     bodies = [loop, *methods]
     tests = [
         node.test for body in bodies for node in walk(body) if isinstance(node, ast.If | ast.IfExp)
@@ -132,7 +134,8 @@ def invariant_splits(
     tally = Tally(unnegated(test)[0] for test in tests)
     assigned = set().union(*(_assigned_paths(body) for body in bodies))
     inlined = {method.name for method in methods}
-    exposed = set().union(*(_exposed_paths(b, inlined, computed, held) for b in bodies))
+    exposed = set().union(*(_exposed_paths(b, inlined, computed, held, forwards) for b in bodies))
+    assigned -= _fixed_bindings(loop, bodies, assigned, exposed)
 
     def invariant(test: ast.expr) -> bool:
         return _invariant(test, assigned, exposed, computed, held, rebound)
@@ -169,6 +172,95 @@ def invariant_splits(
         runs *= len(dimension)
         dimensions.append(dimension)
     return dimensions
+
+
+def _fixed_bindings(
+    loop: ast.AST, bodies: list[ast.AST], assigned: set[str], exposed: set[str]
+) -> set[str]:
+    """Names the loop binds, at the top of every iteration, to the same expression of what
+    it cannot change (Person_reID's `return_feature = opt.arcface or opt.cosface or ...`
+    before its tests `if return_feature:`): each binding is a statement of the loop's body
+    itself, before any test of the name, its only binding in the loop, and the value reads
+    nothing the loop assigns or hands to other code. Every test of the name then sees that
+    one value."""
+    found: set[str] = set()
+    tested: set[str] = set()  # names a test of an earlier statement reads
+    stores = Tally(
+        node.id
+        for body in bodies
+        for node in walk(body)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+    )
+    for statement in getattr(loop, "body", []):
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            name, value = statement.targets[0].id, statement.value
+            read = {dotted_name(n) for n in walk(value) if isinstance(n, ast.Name | ast.Attribute)}
+            if (
+                stores[name] == 1
+                and name not in tested
+                and name not in exposed
+                and all(isinstance(n, _PURE) for n in walk(value))
+                and None not in read
+                and not any(_within_any(path, assigned | exposed) for path in read)
+            ):
+                found.add(name)
+        for node in walk(statement):
+            if isinstance(node, ast.If | ast.IfExp | ast.While):
+                tested |= {n.id for n in walk(node.test) if isinstance(n, ast.Name)}
+    return found
+
+
+def iteration_splits(
+    loop: ast.AST, rebound: frozenset[str] = frozenset()
+) -> list[tuple[Assignment, ...]]:
+    """The repeated tests of a `for` loop's body that read its target and that nothing in
+    the body can change (Person_reID's `if opt.adv > 0 and iter % opt.aiter == 0:` where the
+    adversarial output is made, and again where its loss is added): within one iteration
+    every occurrence takes the same value, though the value may change from one iteration to
+    the next. Each is a dimension of two runs, true and false, of every iteration (not of
+    the whole loop, as `invariant_splits`' are); at most `MAX_SPLIT_TESTS`."""
+    if not isinstance(loop, ast.For | ast.AsyncFor):
+        return []
+    targets = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    tests = [
+        node.test
+        for statement in loop.body
+        for node in walk(statement)
+        if isinstance(node, ast.If | ast.IfExp)
+    ]
+    tally = Tally(unnegated(test)[0] for test in tests)
+    body = ast.Module(body=loop.body, type_ignores=[])  # the body without the loop's head
+    # an int counter (`for step in range(n)`, `for step, batch in enumerate(loader)`) handed
+    # to a call cannot be changed by it
+    assigned, exposed = _assigned_paths(body), _exposed_paths(body) - _counted(loop)
+    dimensions: list[tuple[Assignment, ...]] = []
+    for test in tests:
+        key = unnegated(test)[0]
+        if tally[key] < 2 or any(key in d[0] for d in dimensions):
+            continue
+        reads_target = any(isinstance(n, ast.Name) and n.id in targets for n in walk(test))
+        if reads_target and _invariant(test, assigned, exposed, None, frozenset(), rebound):
+            dimensions.append(({key: True}, {key: False}))
+        if len(dimensions) == MAX_SPLIT_TESTS:
+            break
+    return dimensions
+
+
+def _counted(loop: ast.For | ast.AsyncFor) -> set[str]:
+    """The loop's target names that hold ints: `range(...)`'s, or `enumerate(...)`'s index."""
+    call = loop.iter
+    name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
+    target = loop.target
+    if name == "range" and isinstance(target, ast.Name):
+        return {target.id}
+    if name == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+        first = target.elts[0]
+        return {first.id} if isinstance(first, ast.Name) else set()
+    return set()
 
 
 def _setting_runs(
@@ -374,6 +466,7 @@ def _exposed_paths(
     inlined: set[str] = frozenset(),
     computed: frozenset[str] | None = None,
     held: frozenset[str] = frozenset(),
+    forwards: frozenset[str] = frozenset(),
 ) -> set[str]:
     """Objects the loop hands to code that may change them: the object a method is called on
     (`model.train()` hands over `model`, `self.optimizer.step()` hands over
@@ -383,7 +476,10 @@ def _exposed_paths(
     attribute (`args.lr`) hands over nothing, and neither does calling an object, a module's
     forward (`model(x)`, or `self.cell(x)` where the class has no method `cell`,
     `computed`, or stores `self.cell`, `held`): a forward pass does not reconfigure its
-    module; nor calling one of `READING_METHODS` (`model.parameters()`). An attribute path
+    module; nor calling a module another object holds (`self.master.avg_model(x)`, one of
+    `forwards`: the interpreter knows the class of `self.master`, which stores `avg_model`
+    and has no method of that name); nor calling one of `READING_METHODS`
+    (`model.parameters()`). An attribute path
     handed to a call (`update(self.opt, step)`, `setattr(self.opt, "mode", m)`), or whose
     `__dict__` a method is called on, is handed over."""
     bases: set[int] = set()  # names read only for an attribute, or tested
@@ -399,6 +495,8 @@ def _exposed_paths(
                 continue
             if node.func.attr in READING_METHODS | STRING_METHODS:
                 continue  # `clip_grad_norm_(self.acmodel.parameters(), ...)`
+            if path is not None and f"{path}.{node.func.attr}" in forwards:
+                continue
             if (
                 path == "self"
                 and node.func.attr not in (computed or ())
@@ -409,7 +507,12 @@ def _exposed_paths(
                 exposed.add(path.removesuffix(".__dict__"))  # `cfg.__dict__.update(...)`
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             bases.add(id(node.func))  # `model(x)`: called, its forward run, not handed over
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.FormattedValue):
+            bases.add(id(node.value))  # `f"{opt}"`: formatted, not handed over
+        if isinstance(node, ast.Call) and _only_reads(node):
+            # `print(opt)`, `repr(opt)`, `int(opt.aiter)`: Python's own readers change nothing
+            bases |= {id(a) for a in [*node.args, *(k.value for k in node.keywords)]}
+        elif isinstance(node, ast.Call):
             # an attribute path handed whole (`update(self.opt, step)`, `setattr(self.opt,
             # ...)`, `vars(self.opt)`): the callee may change what it holds
             for argument in [*node.args, *(k.value for k in node.keywords)]:
@@ -420,6 +523,21 @@ def _exposed_paths(
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in bases:
             exposed.add(node.id)
     return exposed
+
+
+# Python builtins that read their arguments and change none of them (not `vars`, whose
+# result is the object's own namespace, nor `setattr`)
+READING_BUILTINS = frozenset(
+    {
+        *("print", "repr", "str", "format", "len", "int", "float", "bool", "round", "abs"),
+        *("hasattr", "getattr", "isinstance", "issubclass", "id", "type", "hash"),
+    }
+)
+
+
+def _only_reads(call: ast.Call) -> bool:
+    """A call of one of `READING_BUILTINS` by its own name."""
+    return isinstance(call.func, ast.Name) and call.func.id in READING_BUILTINS
 
 
 def _assigned_paths(loop: ast.AST) -> set[str]:

@@ -164,10 +164,14 @@ class ExpressionsMixin:
     def expr_Tuple(self, node: ast.Tuple, env: Env) -> Value:
         items = [self.eval(e, env) for e in node.elts]
         parts = None if any(isinstance(e, ast.Starred) for e in node.elts) else items
+        inner = None
+        if parts is not None and any(i.parts is not None for i in items):
+            inner = tuple(i.parts for i in items)  # `return SACLosses(...), stats`
         return Value(
             union(items),
             ("tuple", tuple(i.shape for i in items)),
             tuple(i.graphs for i in parts) if parts is not None else None,
+            inner=inner,
         )
 
     def expr_List(self, node: ast.List, env: Env) -> Value:
@@ -224,6 +228,17 @@ class ExpressionsMixin:
         paths = (shapes.param_paths(left.shape), shapes.param_paths(right.shape))
         if isinstance(node.op, ast.Add) and None not in paths:
             shape = ("params", paths[0] | paths[1])  # list(a.parameters()) + list(b...)
+        elif isinstance(node.op, ast.Add) and any(
+            isinstance(side, ast.List) or path is not None
+            for side, path in zip((node.left, node.right), paths, strict=True)
+        ):
+            # `list(self.manager.parameters()) + [self.goal_init]` bound before an optimizer
+            # is built over it (LeakGAN's `split_params()`), as when it is given directly
+            sides = [
+                path if path is not None else self._tensor_params(side, env)
+                for side, path in zip((node.left, node.right), paths, strict=True)
+            ]
+            shape = ("params", sides[0] | sides[1]) if None not in sides else shape
         graphs = left.graphs | right.graphs
         if isinstance(node.op, SAVING_OPERATORS):  # `x @ W`, `h * gate`
             graphs |= self.leaf_graphs([node.left, node.right])

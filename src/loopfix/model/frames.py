@@ -166,6 +166,12 @@ class Frame:
     # names bound once to a method of a project object (`act = agent.act`): called, the
     # method runs on that object
     method_aliases: dict[str, ast.Attribute] = field(default_factory=dict)
+    # functions this frame's function defines in its body (`def zero_grad_all():` in
+    # `train()`), by name, once their `def` has run: a call of one runs it as a closure
+    nested: dict[str, FunctionNode] = field(default_factory=dict)
+    # a closure's names that are the enclosing function's (not its own, not the module's),
+    # with the keys the enclosing frame gives them
+    enclosing: dict[str, str] = field(default_factory=dict)
 
     def given_key(self, key: str) -> str | None:
         """The caller's key for this frame's parameter `key` (prefixed), else None."""

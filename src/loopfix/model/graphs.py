@@ -119,18 +119,27 @@ class Value:
     # graphs each position of an item may hold, so that `for r, prob in self.data` gives `r`
     # only what rewards hold
     item_parts: tuple[frozenset[Graph], ...] | None = None
+    # a tuple built from items that hold parts of their own (`return SACLosses(...), stats`):
+    # each item's `parts` (None for an item without), so that unpacking it (`losses, stats =
+    # ...`) gives the record back its fields' graphs
+    inner: tuple[tuple[frozenset[Graph], ...] | None, ...] | None = None
 
     def with_shape(self, shape: Shape) -> Value:
         return Value(self.graphs, shape)
 
     def map_graphs(self, change) -> Value:
         """This value with `change(graph)` in place of each graph, item by item too."""
-        parts = items = None
+        parts = items = inner = None
         if self.parts is not None:
             parts = tuple(frozenset(map(change, part)) for part in self.parts)
         if self.item_parts is not None:
             items = tuple(frozenset(map(change, part)) for part in self.item_parts)
-        return Value(frozenset(map(change, self.graphs)), self.shape, parts, items)
+        if self.inner is not None:
+            inner = tuple(
+                None if item is None else tuple(frozenset(map(change, p)) for p in item)
+                for item in self.inner
+            )
+        return Value(frozenset(map(change, self.graphs)), self.shape, parts, items, inner)
 
     def part(self, index: int, count: int) -> frozenset[Graph]:
         """The graphs item `index` of `count` unpacked items may hold."""
@@ -203,7 +212,25 @@ def join_values(a: Value | None, b: Value | None) -> Value | None:
         return a
     parts = _join_parts(a.parts, b.parts, a.graphs, b.graphs)
     items = _join_parts(a.item_parts, b.item_parts, a.graphs, b.graphs)
-    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape), parts, items)
+    inner = _join_inner(a, b) if parts is not None else None
+    return Value(a.graphs | b.graphs, shapes.join(a.shape, b.shape), parts, items, inner)
+
+
+def _join_inner(a: Value, b: Value):
+    """Each item's own parts, joined position by position (`Value.inner`); a side without
+    graph adds nothing."""
+    if a.inner == b.inner:
+        return a.inner
+    if not b.graphs:
+        return a.inner
+    if not a.graphs:
+        return b.inner
+    if a.inner is None or b.inner is None or len(a.inner) != len(b.inner):
+        return None
+    joined = []
+    for x, y, gx, gy in zip(a.inner, b.inner, a.parts, b.parts, strict=True):
+        joined.append(_join_parts(x, y, gx, gy))
+    return tuple(joined)
 
 
 def _join_parts(a, b, a_graphs: frozenset, b_graphs: frozenset):

@@ -55,10 +55,12 @@ class CallSites:
     called_with_grad: set[int] = field(default_factory=set)
 
     def note_class(self, info, home) -> None:
-        """An object of `info`'s class (defined in `home`) was passed at a call site."""
+        """An object of `info`'s class (defined in `home`) was passed at a call site. The
+        first site's `home` is kept: a later one may be inside a callee of another module
+        (`super().__init__(master)` in the analysed module), which does not know the class."""
         name = info.node.name
         known = self.classes.get(name, (info, home))
-        self.classes[name] = (info, home) if known is not None and known[0] is info else None
+        self.classes[name] = known if known is not None and known[0] is info else None
 
     def record(
         self,
@@ -230,7 +232,10 @@ class Instances:
         symbols = self.symbols.home(init)  # its names are its own module's
         env = {"self": EMPTY.with_shape(self_shape(info))}
         env.update({f"self.{k}": v for k, v in attributes.items()})
-        visible = set(symbols.globals) | {"self"}
+        # the names of the class's module, and of the analysed one, whose code built the
+        # object and calls its methods (`DiscLoss(opt_d)` in `main.py` for `losses.py`'s
+        # class: the optimizer steps `main.py`'s `D`)
+        visible = set(symbols.globals) | set(self.symbols.globals) | {"self"}
         env.update(self.call_sites.parameter_values(init, visible))
         stored = stored_parameters(init) | stored_through_super(init, symbols, info)
         frame = Frame(self_path="self", cls=info, aliases=stored)

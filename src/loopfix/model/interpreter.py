@@ -17,10 +17,16 @@ import dataclasses
 
 from loopfix.model import shapes
 from loopfix.model.bindings import parameter_names
-from loopfix.model.calls import CallsMixin, concatenated_positions
+from loopfix.model.calls import (
+    CallsMixin,
+    closure_work,
+    concatenated_positions,
+    no_grad_decorator,
+)
 from loopfix.model.conditions import (
     ListedValues,
     invariant_splits,
+    iteration_splits,
     tested_constants,
     unnegated,
 )
@@ -145,6 +151,8 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         # the attributes the last followed call set on the local it returned (a factory's
         # `return model`), for the assignment of its value (`hand_back_attributes`)
         self.returned_attributes: tuple[FunctionNode, str, Env] | None = None
+        # ids of the functions defined in another's body that a call ran (`Frame.nested`)
+        self.closures: set[int] = set()
         self._facts: dict[tuple[int, int], tuple[Counter | None, list[str], set[str]]] = {}
         # loop id -> (the loop, the loop as its iterations walk it, the calls its iterable
         # makes that build the items, each with the name standing for it: `_walked`)
@@ -190,7 +198,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         module_body = self.symbols.tree.body if self.symbols.tree is not None else None
         self.held = HeldModules(body, body is module_body)
         self.leaves = set()
-        dimensions = self._scope_splits(function) if function is not None else []
+        dimensions = self._scope_splits(function, env) if function is not None else []
         splits = self._split_runs(dimensions) if function is not None else [{}]
         # what callers in other modules pass in (their later backwards are not seen here)
         given = (
@@ -259,7 +267,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             # `model = self.model` makes `model` itself the attribute (`_alias_attribute`)
             base = frame.aliases[root]
         elif frame.locals is not None and root not in frame.locals:
-            base = root
+            base = frame.enclosing.get(root, root) if frame.enclosing else root
         else:
             base = frame.prefix + root
         return f"{base}.{rest}" if rest else base
@@ -786,10 +794,28 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             self.slots.forget(key, env)
 
     def stmt_FunctionDef(self, node: ast.stmt, env: Env) -> Flow:
+        """A function defined inside the function being run (not one of the module's): its
+        calls there run it as a closure (`Frame.nested`) when it does autograd work or
+        rebinds the enclosing function's names (`closure_work`); others stay unknown calls,
+        as a closure building a configuration is. A decorator other than a no-grad one may
+        wrap it in anything: such a function is not followed."""
+        if self.symbols.functions.get(node.name) is not node:
+            key = self.key_for(ast.Name(node.name))
+            plain = all(no_grad_decorator(d, self.symbols) for d in node.decorator_list)
+            worth = self.symbols.remember(("closure work", id(node)), closure_work, node)
+            if plain and worth and key is not None:
+                env.pop(key, None)  # the name means the function now, not what it held
+                self.frame.nested[node.name] = node
+            else:
+                self.frame.nested.pop(node.name, None)
         return Flow(normal=env)
 
-    stmt_AsyncFunctionDef = stmt_ClassDef = stmt_Import = stmt_ImportFrom = stmt_FunctionDef
-    stmt_Global = stmt_Nonlocal = stmt_Pass = stmt_FunctionDef
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def stmt_Pass(self, node: ast.stmt, env: Env) -> Flow:
+        return Flow(normal=env)
+
+    stmt_ClassDef = stmt_Import = stmt_ImportFrom = stmt_Global = stmt_Nonlocal = stmt_Pass
 
     def stmt_If(self, node: ast.If, env: Env) -> Flow:
         decided = self._constant_test(node.test)
@@ -1130,37 +1156,88 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
 
     stmt_AsyncFor = stmt_While = stmt_For
 
-    def _literal_items(self, node: ast.AST, env: Env) -> list[list[ast.expr]] | None:
+    def _literal_items(
+        self, node: ast.AST, env: Env
+    ) -> list[list[tuple[ast.expr, ast.expr]]] | None:
         """The items of a `for` loop over a literal list or tuple of names (`for loss in
-        [loss_a, loss_b]:`, `for opt, loss in zip([opt_a, opt_b], [loss_a, loss_b]):`), each
-        as the expressions its target takes, when the body carries nothing from one item to
-        the next: Python runs the body once per item, in order, each time on that item alone
-        (`_run_unrolled`). None for any other loop."""
+        [loss_a, loss_b]:`, `for opt, loss in zip([opt_a, opt_b], [loss_a, loss_b]):`), or
+        over such lists passed under a name (`for i, (opt, loss) in enumerate(zip(opts,
+        losses)):` in LeakGAN's `optimize_multi(self.gen_opt, [mana_loss, work_loss])`, each
+        item then read as `opts[0]`, ...), each as (target, expression it takes) pairs, when
+        the body carries nothing from one item to the next: Python runs the body once per
+        item, in order, each time on that item alone (`_run_unrolled`). None for any other
+        loop."""
         if not isinstance(node, ast.For) or node.orelse:
             return None
-        lists, targets = [node.iter], [node.target]
-        called = node.iter.func if isinstance(node.iter, ast.Call) else None
-        if isinstance(called, ast.Name) and called.id == "zip" and not node.iter.keywords:
-            lists = node.iter.args
-            targets = node.target.elts if isinstance(node.target, ast.Tuple) else []
+        target, iterable, index = node.target, node.iter, None
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "enumerate"
+            and len(iterable.args) == 1
+            and not iterable.keywords
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(target.elts[0], ast.Name)
+        ):
+            index, target, iterable = target.elts[0], target.elts[1], iterable.args[0]
+        lists, targets = [iterable], [target]
+        called = iterable.func if isinstance(iterable, ast.Call) else None
+        if isinstance(called, ast.Name) and called.id == "zip" and not iterable.keywords:
+            lists = iterable.args
+            targets = target.elts if isinstance(target, ast.Tuple) else []
         if not targets or len(targets) != len(lists):
             return None
         if not all(isinstance(t, ast.Name) for t in targets):
             return None
-        elements = [e.elts if isinstance(e, ast.List | ast.Tuple) else None for e in lists]
+        # lists passed under a name are read by position only where paired by `zip`: a loop
+        # over one (`for h in hidden: h.detach_()`) changes what its items are held by
+        paired = len(lists) > 1
+        elements = [self._listed_elements(e, env, named=paired) for e in lists]
         if any(e is None for e in elements) or len({len(e) for e in elements}) != 1:
             return None
         count = len(elements[0])
         if not 2 <= count <= MAX_UNROLLED or not all(
-            isinstance(item, ast.Name | ast.Attribute) for e in elements for item in e
+            _named_item(item) for e in elements for item in e
         ):
             return None
         carried = self._loop_facts(node, env)[2] - {t.id for t in targets}
         if carried:
             return None  # a state carried across items: the loop is run as a loop
-        return [[e[position] for e in elements] for position in range(count)]
+        items = []
+        for position in range(count):
+            pairs = [(t, e[position]) for t, e in zip(targets, elements, strict=True)]
+            if index is not None:
+                pairs.insert(0, (index, ast.Constant(position)))
+            items.append(pairs)
+        return items
 
-    def _run_unrolled(self, node: ast.For, env: Env, items: list[list[ast.expr]]) -> Flow:
+    def _listed_elements(self, container: ast.expr, env: Env, named: bool) -> list[ast.expr] | None:
+        """The items of a literal list or tuple; with `named`, of a name holding a list or
+        tuple whose items the model keeps apart (`[opt_a, opt_b]`, `[loss_a, loss_b]` passed
+        in), each read by its position (`opts[0]`); None otherwise."""
+        if isinstance(container, ast.List | ast.Tuple):
+            return container.elts
+        if not named or not isinstance(container, ast.Name | ast.Attribute):
+            return None
+        key = self.key_for(container)
+        value = env.get(key) if key is not None else None
+        if value is None:
+            return None
+        if isinstance(value.shape, tuple) and value.shape[:1] == ("tuple",):
+            count = len(value.shape[1])
+        elif value.parts is not None:
+            count = len(value.parts)
+        else:
+            return None
+        return [
+            ast.Subscript(value=container, slice=ast.Constant(k), ctx=ast.Load())
+            for k in range(count)
+        ]
+
+    def _run_unrolled(
+        self, node: ast.For, env: Env, items: list[list[tuple[ast.expr, ast.expr]]]
+    ) -> Flow:
         """`_literal_items`' loop: its body once per item, in order, the target bound to
         that item alone (a loss built from another network than the one before it is not
         the graph the backward before it freed)."""
@@ -1168,13 +1245,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         if self.frame.is_top:
             self.obs.loops[loop_id] = node
             self.top_loops.add(loop_id)
-        targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         exits, current = Flow(normal=None), env
         self.loop_stack.append(loop_id)
         try:
             for item in items:
                 body_env = dict(current)
-                for target, element in zip(targets, item, strict=True):
+                for target, element in item:
                     self.bind(target, self.eval(element, body_env), body_env)
                 flow = self.exec_block(node.body, body_env)
                 exits = exits.join(Flow(None, None, flow.breaks, flow.returns, flow.returned))
@@ -1197,17 +1273,47 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         receiver = "self"
         if cls is None and env is not None:
             receiver, cls = self._object_class(node, env)
-        key = (id(node), id(cls))  # a base class's loop: its subclass's methods
+        forwards = self._held_forwards(node, cls, receiver, env)
+        key = (id(node), id(cls), forwards)  # a base class's loop: its subclass's methods
         facts = self._facts.get(key)
         if facts is None:
-            facts = self._facts[key] = self._kept_loop_facts(node, cls, receiver)
+            facts = self._facts[key] = self._kept_loop_facts(node, cls, receiver, forwards)
         return facts
 
-    def _scope_splits(self, function: FunctionNode) -> list[tuple[dict, ...]]:
+    def _held_forwards(
+        self, node: ast.AST, cls: ClassInfo | None, receiver: str, env: Env | None
+    ) -> frozenset[str]:
+        """The calls, in the loop or function `node` and the methods it calls on `self`, of
+        a module that another object holds (`self.master.avg_model(x)`, where `self.master`
+        is an object of a project class that stores `avg_model` and computes no attribute of
+        that name): a forward pass, which hands nothing over (`conditions.invariant_splits`).
+        By dotted path, as the code spells them."""
+        if env is None:
+            return frozenset()
+        key = ("held calls", id(node), id(cls))
+        calls = self._facts.get(key)
+        if calls is None:
+            bodies = (node, *self._methods_called_on_self(node, cls, receiver))
+            # a method's `self` is the loop's only where the loop's receiver is `self` too
+            calls = self._facts[key] = _calls_on_paths(bodies if receiver == "self" else (node,))
+        found = set()
+        for path, owner in calls:
+            value = env.get(self.key_for(owner) or "")
+            info = self.class_of(value.shape) if value is not None else None
+            if info is None:
+                continue
+            computed, held = self.symbols.class_attributes(info)
+            name = path.rpartition(".")[2]
+            if computed is not None and name not in computed and name in held:
+                found.add(path)
+        return frozenset(found)
+
+    def _scope_splits(self, function: FunctionNode, env: Env) -> list[tuple[dict, ...]]:
         """The splits of a function run as its own scope (`invariant_splits`, with the
         function's body and the methods it calls on `self` read as one iteration)."""
         cls = self.frame.cls if self.frame.self_path is not None else None
-        key = ("scope", id(function), id(cls))
+        forwards = self._held_forwards(function, cls, "self", env)
+        key = ("scope", id(function), id(cls), forwards)
         splits = self._facts.get(key)
         if splits is None:
             methods = self._methods_called_on_self(function, cls)
@@ -1217,7 +1323,9 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                     self.symbols.class_attributes(cls) if cls is not None else (None, None)
                 )
                 rebound = self.symbols.global_names()
-                splits = invariant_splits(function, rebound, methods, computed, held or frozenset())
+                splits = invariant_splits(
+                    function, rebound, methods, computed, held or frozenset(), forwards
+                )
             self._facts[key] = splits
         return splits
 
@@ -1249,7 +1357,11 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return next(iter(found.items()))
 
     def _kept_loop_facts(
-        self, node: ast.AST, cls: ClassInfo | None, receiver: str = "self"
+        self,
+        node: ast.AST,
+        cls: ClassInfo | None,
+        receiver: str = "self",
+        forwards: frozenset[str] = frozenset(),
     ) -> tuple[Counter | None, list[tuple[dict, ...]], set[str]]:
         """`_loop_facts` as an earlier analysis of the same document found them (`kept`),
         while the loop is the same object and every answer they used from outside it is too:
@@ -1264,7 +1376,7 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             found is not None
             and found[0] is node
             and found[1][0] == rebound
-            and found[1][2] == (computed, held)
+            and found[1][2] == (computed, held, forwards)
             and len(found[1][3]) == len(methods)
             and all(a is b for a, b in zip(found[1][3], methods, strict=True))
             and all(self._module_constant(name) == value for name, value in found[1][1])
@@ -1276,10 +1388,10 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             asked.append((name, self._module_constant(name)))
             return asked[-1][1]
 
-        splits = invariant_splits(node, rebound, methods, computed, held or frozenset())
+        splits = invariant_splits(node, rebound, methods, computed, held or frozenset(), forwards)
         facts = (loop_counter(node, constant), splits, _loop_carried_names(node))
         if self.kept is not None:
-            inputs = (rebound, tuple(asked), (computed, held), methods)
+            inputs = (rebound, tuple(asked), (computed, held, forwards), methods)
             keep(self.kept, ("loop facts", id(node)), (node, inputs, facts))
         return facts
 
@@ -1442,13 +1554,27 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
                 )
                 self.bind(node.target, item, body_env)
                 self.iterate_elements(node.target, walked.iter, body_env)
-            flow = self.exec_block(node.body, body_env)
+            flow = None
+            runs = self._split_runs(self._iteration_splits(node))
+            for assumed in runs:  # one per value of the tests an iteration keeps
+                with self._assuming(assumed):
+                    run = self.exec_block(node.body, dict(body_env) if len(runs) > 1 else body_env)
+                flow = run if flow is None else flow.join(run)
         finally:
             written = self.written_stack.pop()
             self.element_loops.pop()
             self.element_indices.pop()
             self.iterated_containers.pop()
         return flow, written
+
+    def _iteration_splits(self, node: ast.AST) -> list[tuple[dict, ...]]:
+        """`conditions.iteration_splits` of the loop, read once per loop; none of a test a
+        split of an enclosing loop or scope already assumes."""
+        key = ("iteration", id(node))
+        splits = self._facts.get(key)
+        if splits is None:
+            splits = self._facts[key] = iteration_splits(node, self.symbols.global_names())
+        return [d for d in splits if not any(k in self.assumed for k in d[0])]
 
     def _iterable(self, node: ast.expr, env: Env) -> Value:
         """A loop's iterable, or a call in it, evaluated for the items it gives."""
@@ -1612,9 +1738,12 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
             items = _item_shapes(value.shape, target.elts)
             count = len(target.elts)
             known = value.parts is not None and len(value.parts) == count
+            inner = value.inner if known and value.inner is not None else (None,) * count
             for index, (element, shape) in enumerate(zip(target.elts, items, strict=True)):
                 graphs = value.part(index, count)
                 part = Value(graphs if known else self.item_graphs(graphs, index), shape)
+                if inner[index] is not None:  # a record or tuple item: its own parts
+                    part = Value(graphs, shape, inner[index])
                 self.bind(element, part, env, write=write)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value.with_shape(("seq", value.shape)), env, write=write)
@@ -1931,6 +2060,28 @@ def _indexed_reads(loop: ast.For | ast.AsyncFor, index: str) -> list[ast.expr]:
         and isinstance(node.slice, ast.Name)
         and node.slice.id == index
     ]
+
+
+def _named_item(item: ast.expr) -> bool:
+    """A name, an attribute path, or one read by position (`opts[0]`)."""
+    if isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant):
+        item = item.value
+    return isinstance(item, ast.Name | ast.Attribute)
+
+
+def _calls_on_paths(bodies: tuple[ast.AST, ...]) -> tuple[tuple[str, ast.expr], ...]:
+    """The calls in `bodies` of an attribute of an object other than `self`
+    (`self.master.avg_model(x)`, `agent.net(x)`): each as its dotted path, with the
+    expression of the object it is read from (`self.master`), once per path."""
+    found: dict[str, ast.expr] = {}
+    for body in bodies:
+        for node in walk(body):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            path = dotted_name(node.func)
+            if path is not None and dotted_name(node.func.value) != "self":
+                found.setdefault(path, node.func.value)
+    return tuple(found.items())
 
 
 def _method_receivers(loop: ast.AST) -> tuple[str, ...]:

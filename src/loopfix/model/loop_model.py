@@ -49,6 +49,13 @@ from loopfix.model.symbols import (
 
 Block = list[ast.stmt]
 _OWNER_CALLS_WITHOUT_STATE = MODULE_PLUMBING | MODULE_QUERIES
+# module methods whose result refers to the module's own tensors (`holders_of`)
+REFERENCE_METHODS = frozenset(
+    {
+        *("state_dict", "parameters", "named_parameters", "buffers", "named_buffers"),
+        *("modules", "named_modules", "children", "named_children"),
+    }
+)
 # statements the modules calling into a file may run for what they pass it, all of them
 # together, nearest first: the corpus's callers run at most 150; a framework's entry
 # script, which builds everything, runs far more and would cost more than the file itself
@@ -79,6 +86,8 @@ class LoopModel:
     _names: frozenset[str] | None = field(default=None, repr=False)  # see `names_in_use`
     # (question, loop or function id) -> answer: questions rules ask of a loop again
     _answers: dict[tuple[str, object], bool] = field(default_factory=dict, repr=False)
+    _holders: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, repr=False)
+    _readers: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _handovers: dict[int, list[Handover]] = field(default_factory=dict, repr=False)
     summaries: Summaries | None = field(default=None, repr=False)
     # statements the build interpreted (the callers' pass included): what the model's cost
@@ -164,6 +173,75 @@ class LoopModel:
         """Module paths whose forward `statement` runs (None: a module it cannot name)."""
         return set(self.observations.statement_modules.get(id(statement), set()))
 
+    def holders_of(self, modules: frozenset[str]) -> frozenset[str]:
+        """The names (and attribute paths) of the file that may keep a reference to one of
+        `modules` or to something of one: bound to a value built from it (`ema = EMA(D,
+        0.9)`, `ema = make_ema(D)`, `trackers = {"d": EMA(D)}`, `sd = D.state_dict()`, `w =
+        D[0].weight`, `snap = lambda: D[2].weight.sum()`), to such a name (`e = ema`), or
+        given one later (`ema.model = D`); and the functions and methods of the file that
+        read one (`def record(): print(D[0].weight)`, `self.log_d()`). Using any of them may
+        read those weights (`ema.update()` averages them). Not a deep copy, nor an optimizer
+        (its steps are the updates the rules order), nor what a forward returns (`D(x)`)."""
+        found = self._holders.get(modules)
+        if found is None:
+            found = self._holders[modules] = self._holders_of(modules)
+        return found
+
+    def _holders_of(self, modules: frozenset[str]) -> frozenset[str]:
+        bindings = kept_fact(
+            self.kept, "object bindings", self.tree, lambda: _object_bindings(self.tree)
+        )
+        # what a call returns as a tensor is a new value (`advantage = td_target(critic,
+        # batch)`), and an optimizer's steps are the updates the rules order
+        bindings = [
+            (target, given)
+            for target, given, statement in bindings
+            if not (
+                isinstance(given, ast.Call)
+                and _tensor_or_optimizer(self.shape_after(statement, target))
+            )
+        ]
+        held: set[str] = set()
+        changed = True
+        while changed:  # `e = ema` after `ema = EMA(D)`
+            changed = False
+            for target, given in bindings:
+                if target not in held and self._references(given, modules | held):
+                    held.add(target)
+                    changed = True
+        for name, function in self.symbols.functions.items():
+            if self._references(function, modules | held):
+                held.add(name)
+        for info in self.symbols.classes.values():
+            for name, method in info.methods.items():
+                if self._references(method, modules | held):
+                    held.add(f"self.{name}")
+        return frozenset(held)
+
+    def _references(self, node: ast.AST, paths: frozenset[str] | set[str]) -> bool:
+        """Whether `node` names one of `paths` (or something below one) other than as the
+        module a call runs (`D(x)`, `D.features(x)`: a forward's new tensor), inside a deep
+        copy or in an optimizer's construction. A method that gives references
+        (`D.state_dict()`, `D.parameters()`) counts."""
+        skipped: set[int] = set()
+        for child in walk(node):
+            if not isinstance(child, ast.Call) or id(child) in skipped:
+                continue
+            qualified = self.symbols.qualify(child.func) or ""
+            if qualified == "copy.deepcopy" or qualified.startswith("torch.optim."):
+                skipped |= {id(n) for n in walk(child)}
+            elif dotted_name(child.func) is not None and not (
+                isinstance(child.func, ast.Attribute) and child.func.attr in REFERENCE_METHODS
+            ):
+                skipped |= {id(n) for n in walk(child.func)}  # the module a forward runs
+        for child in walk(node):
+            if id(child) in skipped or not isinstance(child, ast.Name | ast.Attribute):
+                continue
+            path = dotted_name(child)
+            if path is not None and any(shapes.within(path, p) for p in paths):
+                return True
+        return False
+
     def events_within(self, statement: ast.stmt) -> list[tuple]:
         """Backwards and updates run by functions of the file that `statement` calls:
         ("backward" | "update", id, the modules an update touches as this scope names them),
@@ -238,12 +316,22 @@ class LoopModel:
     def may_clear_elsewhere(self, loop_id: int) -> bool:
         """Whether the loop may clear gradients in a way no update event shows: a call of
         any `zero_grad` in the loop or in a project function or method it calls (by name
-        too: `cb.on_batch_begin()` of a callback list), a hook that may (`hooks_may_clear`),
-        or a call of a name bound to what a project function returns whose module names a
-        way of clearing (`clear = hooks.make_clear(model)`, a `functools.partial`)."""
+        too: `cb.on_batch_begin()` of a callback list, or one its function defines), a hook
+        that may (`hooks_may_clear`), or a call of a name bound to what a project function
+        returns whose module names a way of clearing (`clear = hooks.make_clear(model)`, a
+        `functools.partial`)."""
         loop = self.region(loop_id)
         if _anywhere_called(loop, self.symbols, _calls_zero_grad) or self.hooks_may_clear():
             return True
+        # a function the loop's function defines and the loop calls (`zero_grad_all()`)
+        nested = _nested_functions(self.function_around(loop))
+        for node in walk(loop) if nested else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                function = nested.get(node.func.id)
+                if function is not None and _anywhere_called(
+                    function, self.symbols, _calls_zero_grad
+                ):
+                    return True
         made = _made_by_project_calls(self.function_around(loop) or self.tree, self.symbols)
         called = {
             n.func.id
@@ -1048,10 +1136,17 @@ class LoopModel:
         """Whether `node` may read `var` (a name or an attribute path such as `model.hidden`).
 
         Calling the object that owns an attribute path counts as reading it: `model(x)` may
-        read `model.hidden` in `forward`.
+        read `model.hidden` in `forward`; so do handing the owner to a call
+        (`activation_reg(model, ar)`) and naming an object that keeps it (`reg()` of `reg =
+        ActivationReg(model)`, `holders_of`).
         """
         owner = var.rpartition(".")[0]
+        holders = self.holders_of(frozenset({owner})) if owner else frozenset()
         for child in walk(node):
+            if holders and isinstance(child, ast.Name | ast.Attribute):
+                dotted = dotted_name(child)
+                if dotted is not None and any(shapes.within(dotted, h) for h in holders):
+                    return True
             if isinstance(child, ast.Name | ast.Attribute) and isinstance(child.ctx, ast.Load):
                 dotted = dotted_name(child)
                 if dotted == var or (dotted or "").startswith(var + "."):
@@ -1063,6 +1158,9 @@ class LoopModel:
                     called.startswith(owner + ".") and method not in _OWNER_CALLS_WITHOUT_STATE
                 ):
                     return True
+                given = [*child.args, *(k.value for k in child.keywords)]
+                if any(dotted_name(a) == owner for a in given):
+                    return True  # `activation_reg(model, ar)` may read `model.hiddens`
         return False
 
     def feeds(self, source: ast.stmt, target: ast.stmt) -> bool:
@@ -1100,8 +1198,24 @@ class LoopModel:
             later = block[block.index(current) + 1 :]
             if any(self.reads(s, var) for s in later for var in variables):
                 return True
+            readers = set().union(*(self._readers_of(var) for var in variables))
+            if readers and any(_calls_named(s, readers) for s in later):
+                return True  # `penalty()` of `def penalty(): return hidden.pow(2).mean()`
             current = owner
         return False
+
+    def _readers_of(self, var: str) -> frozenset[str]:
+        """The functions of the file (nested ones too) and the names bound to a lambda that
+        read the plain name `var` without binding it: a call of one reads the enclosing
+        function's or the module's `var`."""
+        if "." in var:
+            return frozenset()
+        found = self._readers.get(var)
+        if found is None:
+            found = self._readers[var] = frozenset(
+                name for name, body in _callables(self.tree) if _reads_free(body, var)
+            )
+        return found
 
     def exposed_modules(
         self, backward_id: int, loop_id: int | ast.AST, modules: set[str]
@@ -1630,6 +1744,75 @@ def _anywhere_called(
         if _anywhere_called(callee, symbols.home(callee), test, depth + 1, seen):
             return True
     return False
+
+
+def _object_bindings(tree: ast.Module) -> tuple[tuple[str, ast.expr, ast.stmt], ...]:
+    """(target, the value bound to it, the assignment) for each assignment of one name or
+    attribute path (`ema = EMA(D)`), and (owner, value, assignment) for each attribute set
+    on an object other than `self` (`ema.model = D` gives `ema` a reference; a method's
+    `self.model = model` is read through `self.model`)."""
+    found: list[tuple[str, ast.expr, ast.stmt]] = []
+    for node in walk(tree):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        path = dotted_name(target) if isinstance(target, ast.Name | ast.Attribute) else None
+        if path is None:
+            continue
+        found.append((path, node.value, node))
+        owner = path.rpartition(".")[0]
+        if isinstance(target, ast.Attribute) and owner != "self":
+            found.append((owner, node.value, node))
+    return tuple(found)
+
+
+def _callables(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """(name, function) for every function of the tree, nested ones too, and for every name
+    bound to a lambda (`penalty = lambda: hidden.pow(2).mean()`)."""
+    found: list[tuple[str, ast.AST]] = []
+    for node in walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append((node.name, node))
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Lambda)
+        ):
+            found.append((node.targets[0].id, node.value))
+    return found
+
+
+def _reads_free(function: ast.AST, var: str) -> bool:
+    """Whether `function` reads `var` and never binds it (a parameter or a local would be
+    its own)."""
+    arguments = function.args
+    parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    if var in parameters:
+        return False
+    read = False
+    for node in walk(function):
+        if isinstance(node, ast.Name) and node.id == var:
+            if not isinstance(node.ctx, ast.Load):
+                return isinstance(node.ctx, ast.Store) and _declares_nonlocal(function, var)
+            read = True
+    return read
+
+
+def _declares_nonlocal(function: ast.AST, var: str) -> bool:
+    return any(isinstance(n, ast.Nonlocal | ast.Global) and var in n.names for n in walk(function))
+
+
+def _calls_named(statement: ast.AST, names: set[str] | frozenset[str]) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+        for n in walk(statement)
+    )
+
+
+def _tensor_or_optimizer(shape) -> bool:
+    shape = shapes.present(shape) if shape is not None else None
+    return shape == shapes.TENSOR or shapes.is_optimizer(shape)
 
 
 def _tested_below(node: ast.AST, symbols: Symbols, test) -> tuple[bool, tuple[FunctionNode, ...]]:

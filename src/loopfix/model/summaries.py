@@ -93,6 +93,8 @@ class Summaries:
         from an earlier run of a plain call (`plain`), or None when the body must run."""
         if not ENABLED or sets_up_returned_object(call.function):
             return None  # a factory: its caller's name gets the attributes it sets
+        if id(call.function) in interpreter.closures:
+            return None  # a closure: its free names are the enclosing frame's, not roots
         plain = call.function in UNSUMMARISABLE or _ruled_out(interpreter, call.function)
         if plain and not self.plain.may_take(interpreter, call):
             return None
@@ -501,6 +503,11 @@ def _apply(interpreter, call: Call, env: dict, summary: Summary, roots: dict[str
         shapes.rename_paths(returned.shape, roots),
         None if returned.parts is None else tuple(graphs_of(p) for p in returned.parts),
         None if returned.item_parts is None else tuple(graphs_of(p) for p in returned.item_parts),
+        None
+        if returned.inner is None
+        else tuple(
+            None if item is None else tuple(graphs_of(p) for p in item) for item in returned.inner
+        ),
     )
 
 
@@ -546,7 +553,11 @@ def _rename_path(path: str | None, renames: dict[str, str]) -> str | None:
 
 def _rename_value_paths(value: Value, renames: dict[str, str]) -> Value:
     return Value(
-        value.graphs, shapes.rename_paths(value.shape, renames), value.parts, value.item_parts
+        value.graphs,
+        shapes.rename_paths(value.shape, renames),
+        value.parts,
+        value.item_parts,
+        value.inner,
     )
 
 

@@ -47,9 +47,10 @@ opt_a.step()
 Every module forward and every loss the original computed before it failed is computed again,
 bit for bit and in the same order: the fix never moves a forward that reads weights a step
 changes before that step, nor a step after a statement that reads what it changes (a module
-handed to a helper, or a tensor the optimizer steps itself: SAC's `alpha = log_alpha.exp()`
-after `Adam([log_alpha])` steps); where the only reorder would, it offers no safe fix and
-says why.
+handed to a helper, an object that may keep the module, as `ema.update()` of `ema = EMA(D,
+0.9)`, or a tensor the optimizer steps itself: SAC's `alpha = log_alpha.exp()` after
+`Adam([log_alpha])` steps); where the only reorder would, it offers no safe fix and says
+why.
 Every backward runs before any step. The correctness criterion: each optimizer steps with
 exactly the gradients it would have stepped with in the original code if no parameter had
 changed during the iteration, i.e. the sum of the gradients of the losses whose backward ran
@@ -171,11 +172,12 @@ class StepBeforeBackward(ReorderRule):
             stepped = _step_named(model, step, anchor or site.statement, steps)
             if anchor is not None:  # a helper of another module: reported where it is called
                 start, end = context.layout.node_range(anchor)
-                called = ast.unparse(getattr(update_calls.called_name(anchor), "func", anchor))
+                call = update_calls.called_name(anchor)
+                called = ast.unparse(getattr(call, "func", anchor))
                 message = (
                     f"the backward inside `{called}` goes through weights that {stepped} "
                     "already changed in place"
-                    if isinstance(anchor, ast.Expr) and isinstance(anchor.value, ast.Call)
+                    if isinstance(anchor, ast.Expr | ast.Assign) and isinstance(call, ast.Call)
                     else "a backward called from here goes through weights an optimizer "
                     "step already changed in place"
                 )

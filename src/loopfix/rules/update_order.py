@@ -507,6 +507,15 @@ def _refuse_forwards_across_steps(context: FileContext, units: list[Unit], order
                     f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
                     "moving the step after it would change what it reads"
                 )
+            holders = context.model.holders_of(step.update.modules)
+            used = _names_owned(unit.statement, holders) if holders else None
+            if used is not None:  # `ema.update()` of `ema = EMA(D, 0.9)`: it may read them
+                holder = next(h for h in sorted(holders) if shapes.within(used, h))
+                raise NotReorderable(
+                    f"line {unit.statement.lineno} uses `{holder}`, which keeps weights "
+                    f"`{_optimizer(step)}` (line {step.statement.lineno}) has just stepped; "
+                    "moving the step after it could change what it reads"
+                )
 
 
 def _shared_name(model, statement: ast.stmt, loop: ast.stmt) -> str | None:
