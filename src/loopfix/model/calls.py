@@ -1090,14 +1090,14 @@ class CallsMixin:
         (`class SharedAdam(torch.optim.Adam)`, A3C's optimizer over the shared model; a
         custom `Optimizer`), whose first argument is the parameters it steps; else its
         `__init__` runs."""
-        if self._derives_from_optimizer(info, 0):
+        if self._derives_from(info, _optimizer_class):
             if _clears_own_gradients(info, self.symbols.home(info.node)):
                 # its own step (or another method) clears the gradients: not an optimizer
                 # whose clearing the model can follow
                 return ("constructed", UNKNOWN)
             return ("optimizer",)
         if (
-            self._derives_from_scheduler(info, 0)
+            self._derives_from(info, _scheduler_class)
             and not self._binds_step(info, 0)
             and self.symbols.home(info.node).stores_attribute("step") == 0
             and self.symbols.stores_attribute("step") == 0
@@ -1124,25 +1124,15 @@ class CallsMixin:
         home = self.symbols.home(info.node)
         return any(self._binds_step(b, depth + 1) for b in home.file_bases(info))
 
-    def _derives_from_scheduler(self, info: ClassInfo, depth: int) -> bool:
-        """A project class deriving from one of `torch.optim.lr_scheduler`'s."""
+    def _derives_from(self, info: ClassInfo, base_test, depth: int = 0) -> bool:
+        """Whether the class, or a project class it derives from (three deep), names a base
+        whose qualified name `base_test` accepts (`torch.optim.Adam`)."""
         home = self.symbols.home(info.node)
-        for base in info.node.bases:
-            if (home.qualify(base) or "").startswith("torch.optim.lr_scheduler."):
-                return True
+        if any(base_test(home.qualify(base) or "") for base in info.node.bases):
+            return True
         if depth >= 3:
             return False
-        return any(self._derives_from_scheduler(b, depth + 1) for b in home.file_bases(info))
-
-    def _derives_from_optimizer(self, info: ClassInfo, depth: int) -> bool:
-        home = self.symbols.home(info.node)
-        for base in info.node.bases:
-            qualified = home.qualify(base) or ""
-            if qualified.startswith("torch.optim.") and ".lr_scheduler." not in qualified:
-                return True
-        if depth >= 3:
-            return False
-        return any(self._derives_from_optimizer(b, depth + 1) for b in home.file_bases(info))
+        return any(self._derives_from(b, base_test, depth + 1) for b in home.file_bases(info))
 
     def _resolve_torch(self, call: ast.Call, qualified: str) -> tuple:
         name = qualified.rsplit(".", 1)[-1]
@@ -1657,7 +1647,7 @@ def local_names(function: FunctionNode, parameters: bool = True) -> frozenset[st
     if parameters:
         names |= {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
         names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-    declared = _declared_outside(function)
+    declared = declared_outside(function)
     for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
@@ -1675,7 +1665,7 @@ def local_names(function: FunctionNode, parameters: bool = True) -> frozenset[st
     return frozenset(names - declared)
 
 
-def _declared_outside(function: FunctionNode) -> set[str]:
+def declared_outside(function: FunctionNode) -> set[str]:
     """The names `function`'s own body (not a function defined in it) declares `global` or
     `nonlocal`: binding them binds the module's or the enclosing function's name."""
     declared: set[str] = set()
@@ -1913,6 +1903,26 @@ def is_text(node: ast.expr) -> bool:
     )
 
 
+def _optimizer_class(qualified: str) -> bool:
+    return qualified.startswith("torch.optim.") and ".lr_scheduler." not in qualified
+
+
+def _scheduler_class(qualified: str) -> bool:
+    return qualified.startswith("torch.optim.lr_scheduler.")
+
+
+def _mentioned(node: ast.AST) -> str | None:
+    """The name an attribute, a name or a keyword argument says."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.arg if isinstance(node, ast.keyword) else None
+
+
+CLOSURE_WORK = AUTOGRAD_WORK | {"detach", "detach_"}
+
+
 def closure_work(function: FunctionNode) -> bool:
     """Whether a function defined inside another names autograd work (`AUTOGRAD_WORK`, or a
     `detach`) or declares `nonlocal` names (`nonlocal hidden; hidden = hidden.detach()`):
@@ -1920,8 +1930,7 @@ def closure_work(function: FunctionNode) -> bool:
     for node in walk(function):
         if isinstance(node, ast.Nonlocal):
             return True
-        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
-        if name in AUTOGRAD_WORK or name in ("detach", "detach_"):
+        if not isinstance(node, ast.keyword) and _mentioned(node) in CLOSURE_WORK:
             return True
     return False
 
@@ -1949,11 +1958,7 @@ def _inert(function: FunctionNode, symbols: Symbols, depth: int) -> bool:
     for node in walk(function):
         if isinstance(node, ast.Global | ast.Nonlocal):
             return False
-        if isinstance(node, ast.Attribute) and node.attr in AUTOGRAD_WORK:
-            return False
-        if isinstance(node, ast.Name) and node.id in AUTOGRAD_WORK:
-            return False
-        if isinstance(node, ast.keyword) and node.arg in AUTOGRAD_WORK:
+        if _mentioned(node) in AUTOGRAD_WORK:
             return False
         stored = isinstance(node, ast.Attribute | ast.Subscript) and isinstance(
             node.ctx, ast.Store | ast.Del

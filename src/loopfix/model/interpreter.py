@@ -1568,13 +1568,13 @@ class Interpreter(ExpressionsMixin, CallsMixin, EventsMixin):
         return flow, written
 
     def _iteration_splits(self, node: ast.AST) -> list[tuple[dict, ...]]:
-        """`conditions.iteration_splits` of the loop, read once per loop; none of a test a
-        split of an enclosing loop or scope already assumes."""
+        """`conditions.iteration_splits` of the loop, read once per loop (`_split_runs`
+        leaves out a test an enclosing split already assumes)."""
         key = ("iteration", id(node))
         splits = self._facts.get(key)
         if splits is None:
             splits = self._facts[key] = iteration_splits(node, self.symbols.global_names())
-        return [d for d in splits if not any(k in self.assumed for k in d[0])]
+        return splits
 
     def _iterable(self, node: ast.expr, env: Env) -> Value:
         """A loop's iterable, or a call in it, evaluated for the items it gives."""

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field, replace
 
 from loopfix.model import shapes
 from loopfix.model.batches import BatchSource, batch_source
+from loopfix.model.bindings import parameter_names
 from loopfix.model.calls import (
     BACKWARD_FUNCTIONS,
     MODULE_PLUMBING,
     MODULE_QUERIES,
     WORKER_CLASSES,
+    declared_outside,
     local_names,
 )
 from loopfix.model.counters import entered
@@ -1143,13 +1145,11 @@ class LoopModel:
         owner = var.rpartition(".")[0]
         holders = self.holders_of(frozenset({owner})) if owner else frozenset()
         for child in walk(node):
-            if holders and isinstance(child, ast.Name | ast.Attribute):
-                dotted = dotted_name(child)
-                if dotted is not None and any(shapes.within(dotted, h) for h in holders):
+            if isinstance(child, ast.Name | ast.Attribute):
+                dotted = dotted_name(child) or ""
+                if holders and any(shapes.within(dotted, h) for h in holders):
                     return True
-            if isinstance(child, ast.Name | ast.Attribute) and isinstance(child.ctx, ast.Load):
-                dotted = dotted_name(child)
-                if dotted == var or (dotted or "").startswith(var + "."):
+                if isinstance(child.ctx, ast.Load) and shapes.within(dotted, var):
                     return True
             if owner and isinstance(child, ast.Call):
                 called = dotted_name(child.func) or ""
@@ -1784,23 +1784,18 @@ def _callables(tree: ast.Module) -> list[tuple[str, ast.AST]]:
 
 
 def _reads_free(function: ast.AST, var: str) -> bool:
-    """Whether `function` reads `var` and never binds it (a parameter or a local would be
-    its own)."""
-    arguments = function.args
-    parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-    if var in parameters:
+    """Whether `function` (a `def` or a lambda) reads `var` and does not bind it as its own
+    (a parameter, or a local it does not declare `nonlocal` or `global`)."""
+    if var in parameter_names(function):
         return False
     read = False
     for node in walk(function):
         if isinstance(node, ast.Name) and node.id == var:
             if not isinstance(node.ctx, ast.Load):
-                return isinstance(node.ctx, ast.Store) and _declares_nonlocal(function, var)
+                lambda_ = isinstance(function, ast.Lambda)
+                return not lambda_ and var in declared_outside(function)
             read = True
     return read
-
-
-def _declares_nonlocal(function: ast.AST, var: str) -> bool:
-    return any(isinstance(n, ast.Nonlocal | ast.Global) and var in n.names for n in walk(function))
 
 
 def _calls_named(statement: ast.AST, names: set[str] | frozenset[str]) -> bool:
